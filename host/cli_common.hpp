@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief Pieces shared by the sub-commands: exit codes, the usage-error exception, number-list parsing.
+ */
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace nhvk {
+
+/** @brief Documented exit codes of the `nhvk` binary (README "Exit codes"). */
+enum ExitCode : int {
+    exit_ok = 0,
+    exit_runtime = 1,      ///< I/O failure, CUDA error, internal error
+    exit_usage = 2,        ///< bad command line or bad config (the message names the option / file:line and key)
+    exit_integration = 3,  ///< `trajectory`: the integration of the single trajectory failed (rows so far written)
+    exit_no_valid = 4,     ///< `run`: not a single trajectory of the ensemble was valid
+};
+
+/** @brief A usage error: bad option values. Mapped to exit code 2. */
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/** @brief Parse "a,b,c" into doubles; `what` names the option in the message. */
+std::vector<double> parse_number_list(const std::string& text, const std::string& what);
+
+/** @brief Parse one finite double; `what` names the option in the message. */
+double parse_number(const std::string& text, const std::string& what);
+
+/** @brief Register `nhvk models`. */
+void add_models_command(CLI::App& app, int& exit_code);
+/** @brief Register `nhvk trajectory`. */
+void add_trajectory_command(CLI::App& app, int& exit_code);
+/** @brief Register `nhvk run`. */
+void add_run_command(CLI::App& app, int& exit_code);
+
+} // namespace nhvk

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief `nhvk models` and `nhvk trajectory`.
+ */
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "cli_common.hpp"
+#include "nhvk/dispatch.hpp"
+#include "registry.hpp"
+#include "trajectory.hpp"
+
+namespace nhvk {
+
+std::vector<double> parse_number_list(const std::string& text, const std::string& what) {
+    std::vector<double> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) out.push_back(parse_number(item, what));
+    if (out.empty()) throw UsageError(what + ": expected a comma-separated list of numbers, got '" + text + "'");
+    return out;
+}
+
+double parse_number(const std::string& text, const std::string& what) {
+    std::size_t used = 0;
+    double x = 0.0;
+    try {
+        x = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    while (used < text.size() && std::isspace(static_cast<unsigned char>(text[used]))) ++used;
+    if (used == 0 || used != text.size() || !std::isfinite(x))
+        throw UsageError(what + ": expected a finite number, got '" + text + "'");
+    return x;
+}
+
+void add_models_command(CLI::App& app, int& exit_code) {
+    auto* cmd = app.add_subcommand("models", "List the built-in models: n, k, coordinates (a = angle), parameters");
+    cmd->callback([&exit_code]() {
+        for (const ModelInfo& m : model_registry()) {
+            std::cout << m.name << "  n=" << m.n << " k=" << m.k << "  q=(";
+            for (int j = 0; j < m.n; ++j)
+                std::cout << (j ? ", " : "") << m.coords[j] << (m.angles[j] ? " (a)" : "");
+            std::cout << ")";
+            if (!m.params.empty()) {
+                std::cout << "  params:";
+                for (const ParamInfo& p : m.params) {
+                    std::cout << " " << p.name << "=";
+                    if (p.is_bool)
+                        std::cout << (p.default_value != 0.0 ? "true" : "false");
+                    else
+                        std::cout << p.default_value;
+                }
+            }
+            std::cout << "\n    " << m.description << "\n";
+        }
+        exit_code = exit_ok;
+    });
+}
+
+namespace {
+
+struct TrajectoryOptions {
+    std::string model;
+    std::vector<std::string> params;
+    std::string q0, v0, mu0;
+    double t0 = 0.0;
+    double t_end = 0.0;
+    std::string method = "dopri5";
+    double dt = 0.0;
+    bool dt_given = false;
+    double rtol = 1e-10, atol = 1e-12;
+    std::string times = "100";
+    bool project = false;
+    double constraint_tol = 1e-10;
+    std::string backend = "cpu";
+    std::string precision = "double";
+    long long max_steps = 10000000;
+};
+
+/** @brief Resolve `--param name=value` against the registry (unknown names list the valid ones). */
+std::vector<double> resolve_params(const ModelInfo& info, const std::vector<std::string>& assignments) {
+    std::vector<double> p;
+    for (const ParamInfo& pi : info.params) p.push_back(pi.default_value);
+    for (const std::string& a : assignments) {
+        const auto eq = a.find('=');
+        if (eq == std::string::npos) throw UsageError("--param " + a + ": expected name=value");
+        const std::string name = a.substr(0, eq), val = a.substr(eq + 1);
+        const int i = info.param_index(name);
+        if (i < 0) {
+            std::string valid;
+            for (const ParamInfo& pi : info.params) valid += (valid.empty() ? "" : ", ") + pi.name;
+            throw UsageError("--param " + a + ": model '" + info.name + "' has no parameter '" + name +
+                             "' (valid: " + (valid.empty() ? "none" : valid) + ")");
+        }
+        if (info.params[i].is_bool && (val == "true" || val == "false"))
+            p[i] = val == "true" ? 1.0 : 0.0;
+        else
+            p[i] = parse_number(val, "--param " + name);
+    }
+    return p;
+}
+
+std::vector<double> resolve_times(const std::string& spec, double t0, double t_end) {
+    const bool is_count = spec.find_first_of(".,eE") == std::string::npos;
+    std::vector<double> times;
+    if (is_count) {
+        const double n = parse_number(spec, "--times");
+        if (n < 1 || n != std::floor(n)) throw UsageError("--times: expected a count >= 1 or a list, got '" + spec + "'");
+        const int count = static_cast<int>(n);
+        for (int i = 1; i <= count; ++i) times.push_back(i == count ? t_end : t0 + (t_end - t0) * i / count);
+    } else {
+        times = parse_number_list(spec, "--times");
+        for (std::size_t i = 0; i < times.size(); ++i)
+            if (times[i] <= (i ? times[i - 1] : t0))
+                throw UsageError("--times: output times must be strictly increasing and > t0 (" + std::to_string(t0) +
+                                 ")");
+        if (times.back() > t_end) throw UsageError("--times: the last output time exceeds --t-end");
+    }
+    return times;
+}
+
+/** @brief The saddle-point multipliers λ of the nonholonomic motion at a recorded state. */
+template <class M> void nh_lambda(const M& model, const double* q, const double* v, double t, double* lambda) {
+    NonholonomicSystem<M, double> sys{model};
+    double y[2 * M::n], dy[2 * M::n];
+    for (int j = 0; j < M::n; ++j) {
+        y[j] = q[j];
+        y[M::n + j] = v[j];
+    }
+    if (sys.rhs(t, y, dy, lambda) != Status::ok)
+        for (int a = 0; a < M::k; ++a) lambda[a] = NAN;
+}
+
+template <class M>
+void write_csv(const M& model, const ModelInfo& info, const TrajectoryRequest& req, const TrajectoryResult& r,
+               std::FILE* out) {
+    constexpr int n = M::n, k = M::k;
+    std::string h = "t";
+    const char* groups[] = {"nh_q", "nh_v", "vk_q", "vk_v"};
+    for (const char* g : groups)
+        for (int j = 0; j < n; ++j) h += std::string(",") + g + std::to_string(j);
+    for (int a = 0; a < k; ++a) h += ",vk_mu" + std::to_string(a);
+    for (int a = 0; a < k; ++a) h += ",nh_res" + std::to_string(a);
+    for (int a = 0; a < k; ++a) h += ",vk_res" + std::to_string(a);
+    for (int a = 0; a < k; ++a) h += ",nh_lambda" + std::to_string(a);
+    h += ",nh_E,vk_E,vk_E_tilde,d_q,d_v\n";
+    std::fputs(h.c_str(), out);
+    for (int i = 0; i < r.rows; ++i) {
+        const double t = i == 0 ? req.t0 : req.times[i - 1];
+        const double* row = r.states.data() + static_cast<std::size_t>(i) * r.row_size;
+        const double *qn = row, *vn = row + n, *qk = row + 2 * n, *vk = row + 3 * n, *mu = row + 4 * n;
+        std::fprintf(out, "%.17g", t);
+        for (int j = 0; j < r.row_size; ++j) std::fprintf(out, ",%.17g", row[j]);
+        double pn[k], pk[k], lam[k];
+        model.constraints(qn, vn, t, pn);
+        model.constraints(qk, vk, t, pk);
+        nh_lambda(model, qn, vn, t, lam);
+        for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", pn[a]);
+        for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", pk[a]);
+        for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", lam[a]);
+        const StateDiagnostics<double> dn = diagnose(model, qn, vn, t);
+        const StateDiagnostics<double> dk = diagnose(model, qk, vk, t, mu);
+        double dq = 0, dv = 0;
+        for (int j = 0; j < n; ++j) {
+            double d = qn[j] - qk[j];
+            if (info.angles[j]) d = wrap_angle(d);
+            dq += d * d;
+            dv += (vn[j] - vk[j]) * (vn[j] - vk[j]);
+        }
+        std::fprintf(out, ",%.17g,%.17g,%.17g,%.17g,%.17g\n", dn.energy, dk.energy, dk.vk_energy, std::sqrt(dq),
+                     std::sqrt(dv));
+    }
+}
+
+int run_trajectory_command(const TrajectoryOptions& o) {
+    const std::vector<ModelInfo> reg = model_registry();
+    const ModelInfo* info = find_model(reg, o.model);
+    if (!info) {
+        std::string names;
+        for (const ModelInfo& m : reg) names += (names.empty() ? "" : ", ") + m.name;
+        throw UsageError("--model: unknown model '" + o.model + "' (known: " + names + ")");
+    }
+    TrajectoryRequest req;
+    req.model = o.model;
+    req.params = resolve_params(*info, o.params);
+    req.q0 = parse_number_list(o.q0, "--q0");
+    req.v0 = parse_number_list(o.v0, "--v0");
+    if (static_cast<int>(req.q0.size()) != info->n || static_cast<int>(req.v0.size()) != info->n)
+        throw UsageError("--q0/--v0: model '" + o.model + "' has n = " + std::to_string(info->n) +
+                         " coordinates, got " + std::to_string(req.q0.size()) + " and " +
+                         std::to_string(req.v0.size()) + " values");
+    req.mu0 = o.mu0.empty() ? std::vector<double>(info->k, 0.0) : parse_number_list(o.mu0, "--mu0");
+    if (static_cast<int>(req.mu0.size()) != info->k)
+        throw UsageError("--mu0: model '" + o.model + "' has k = " + std::to_string(info->k) + " constraints, got " +
+                         std::to_string(req.mu0.size()) + " values");
+    if (!(o.t_end > o.t0)) throw UsageError("--t-end: must be > t0 = " + std::to_string(o.t0));
+    req.t0 = o.t0;
+    req.times = resolve_times(o.times, o.t0, o.t_end);
+    if (o.method != "rk4" && o.method != "dopri5")
+        throw UsageError("--method: expected rk4 or dopri5, got '" + o.method + "'");
+    req.method = o.method == "rk4" ? Method::rk4 : Method::dopri5;
+    if (o.precision != "double" && o.precision != "float")
+        throw UsageError("--precision: expected double or float, got '" + o.precision + "'");
+    req.precision = o.precision == "float" ? Precision::float32 : Precision::float64;
+    req.ctl.rtol = o.rtol;
+    req.ctl.atol = o.atol;
+    req.ctl.dt = o.dt_given ? o.dt : (req.method == Method::rk4 ? 1e-3 : 0.0);
+    if (req.method == Method::rk4 && !(req.ctl.dt > 0)) throw UsageError("--dt: rk4 needs a step > 0");
+    if (!(o.rtol > 0) || !(o.atol >= 0)) throw UsageError("--rtol/--atol: expected rtol > 0 and atol >= 0");
+    req.ctl.max_steps = o.max_steps;
+    req.ctl.project = o.project;
+
+    // The initial velocity must satisfy the constraints, unless --project asks to project it.
+    bool violates = false;
+    double worst = 0.0;
+    visit_model(o.model, [&](auto mt) {
+        using M = typename decltype(mt)::type;
+        const M model = make_model<M>(req.params.data());
+        double phi[M::k];
+        model.constraints(req.q0.data(), req.v0.data(), req.t0, phi);
+        double scale = 1.0;
+        for (double x : req.v0) scale = std::max(scale, std::fabs(x));
+        for (int a = 0; a < M::k; ++a) worst = std::max(worst, std::fabs(phi[a]));
+        violates = !(worst <= o.constraint_tol * scale);
+    });
+    if (violates && !o.project) {
+        std::ostringstream os;
+        os << "--v0: violates the constraints: max |phi(q0, v0, t0)| = " << worst << " > " << o.constraint_tol
+           << " (pass --project to project v0 onto phi = 0 in the kinetic metric)";
+        throw UsageError(os.str());
+    }
+
+    TrajectoryResult r;
+    if (o.backend == "cpu")
+        r = run_trajectory_cpu(req);
+    else if (o.backend == "cuda")
+        r = run_trajectory_cuda(req);
+    else
+        throw UsageError("--backend: expected cpu or cuda, got '" + o.backend + "'");
+
+    visit_model(o.model, [&](auto mt) {
+        using M = typename decltype(mt)::type;
+        write_csv(make_model<M>(req.params.data()), *info, req, r, stdout);
+    });
+    std::fflush(stdout);
+    if (r.outcome.status != Status::ok) {
+        std::cerr << "nhvk: trajectory failed: " << status_name(r.outcome.status) << " in the "
+                  << (r.outcome.failed == Dynamics::nonholonomic ? "nonholonomic" : "vakonomic") << " dynamics before t = "
+                  << (r.outcome.time_index >= 0 ? req.times[r.outcome.time_index] : req.t0) << "\n";
+        return exit_integration;
+    }
+    return exit_ok;
+}
+
+} // namespace
+
+void add_trajectory_command(CLI::App& app, int& exit_code) {
+    auto opt = std::make_shared<TrajectoryOptions>();
+    auto* cmd = app.add_subcommand("trajectory", "Integrate one initial state with both dynamics; CSV to stdout");
+    cmd->add_option("--model", opt->model, "model name (see `nhvk models`)")->required();
+    cmd->add_option("--param", opt->params, "model parameter name=value (repeatable)");
+    cmd->add_option("--q0", opt->q0, "initial coordinates a,b,c")->required();
+    cmd->add_option("--v0", opt->v0, "initial velocities a,b,c (must satisfy the constraints)")->required();
+    cmd->add_option("--mu0", opt->mu0, "initial vakonomic multipliers (default zeros)");
+    cmd->add_option("--t0", opt->t0, "initial time")->capture_default_str();
+    cmd->add_option("--t-end", opt->t_end, "final time")->required();
+    cmd->add_option("--method", opt->method, "rk4 | dopri5")->capture_default_str();
+    cmd->add_option("--dt", opt->dt, "rk4 step (default 1e-3); dopri5 first step (default automatic)");
+    cmd->add_option("--rtol", opt->rtol, "dopri5 relative tolerance")->capture_default_str();
+    cmd->add_option("--atol", opt->atol, "dopri5 absolute tolerance")->capture_default_str();
+    cmd->add_option("--times", opt->times, "output times: a count N (uniform in (t0, t_end]) or a list t1,t2,...")
+        ->capture_default_str();
+    cmd->add_flag("--project", opt->project, "project v0 and, after every step, v onto phi = 0");
+    cmd->add_option("--constraint-tol", opt->constraint_tol, "largest |phi(q0,v0)| / max(1,|v0|) accepted")
+        ->capture_default_str();
+    cmd->add_option("--max-steps", opt->max_steps, "step limit per dynamics")->capture_default_str();
+    cmd->add_option("--precision", opt->precision, "double | float")->capture_default_str();
+    cmd->add_option("--backend", opt->backend, "cpu | cuda")->capture_default_str();
+    cmd->callback([opt, cmd, &exit_code]() {
+        opt->dt_given = cmd->count("--dt") > 0;
+        exit_code = run_trajectory_command(*opt);
+    });
+}
+
+} // namespace nhvk

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The CUDA entry points of a build without CUDA: each says so instead of pretending to run.
+ */
+#ifndef NHVK_HAVE_CUDA
+#include <stdexcept>
+
+#include "chunk_runner.hpp"
+#include "trajectory.hpp"
+
+namespace nhvk {
+
+bool cuda_available() { return false; }
+std::string cuda_unavailable_reason() { return "this nhvk was built without CUDA (NHVK_ENABLE_CUDA=OFF)"; }
+TrajectoryResult run_trajectory_cuda(const TrajectoryRequest&) {
+    throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
+}
+std::unique_ptr<ChunkRunner> make_cuda_runner(const ChunkLayout&, const ChunkCommon&) {
+    throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
+}
+
+} // namespace nhvk
+#endif

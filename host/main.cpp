@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The `nhvk` command line: `models`, `trajectory`, `run`.
+ */
+#include <iostream>
+
+#include "cli_common.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{"nhvk: ensembles of nonholonomic vs vakonomic motions of constrained mechanical systems"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "nhvk 0.1.0");
+    int exit_code = nhvk::exit_ok;
+    nhvk::add_models_command(app, exit_code);
+    nhvk::add_trajectory_command(app, exit_code);
+    nhvk::add_run_command(app, exit_code);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? nhvk::exit_ok : nhvk::exit_usage;
+    } catch (const nhvk::UsageError& e) {
+        std::cerr << "nhvk: error: " << e.what() << "\n";
+        return nhvk::exit_usage;
+    } catch (const std::exception& e) {
+        std::cerr << "nhvk: error: " << e.what() << "\n";
+        return nhvk::exit_runtime;
+    }
+    return exit_code;
+}

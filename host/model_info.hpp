@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief Run-time description of a built-in model: what the CLI, the config loader and the writers need to know.
+ */
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nhvk {
+
+/** @brief One model parameter as configs and `--param` spell it. */
+struct ParamInfo {
+    std::string name;
+    double default_value = 0.0;
+    bool is_bool = false; ///< stored as 0/1; configs may write true/false
+};
+
+/** @brief Names, sizes and defaults of one model of the catalogue. */
+struct ModelInfo {
+    std::string name;                ///< e.g. "nh_particle"
+    std::string description;         ///< one line
+    int n = 0;                       ///< number of generalized coordinates
+    int k = 0;                       ///< number of constraints
+    std::vector<std::string> coords; ///< coordinate names, in order (size n)
+    std::vector<bool> angles;        ///< which coordinates are angles (size n)
+    std::vector<ParamInfo> params;   ///< parameters, in order
+
+    /** @brief Index of a coordinate by name, or -1. */
+    int coord_index(const std::string& c) const {
+        for (int i = 0; i < static_cast<int>(coords.size()); ++i)
+            if (coords[i] == c) return i;
+        return -1;
+    }
+    /** @brief Index of a parameter by name, or -1. */
+    int param_index(const std::string& p) const {
+        for (int i = 0; i < static_cast<int>(params.size()); ++i)
+            if (params[i].name == p) return i;
+        return -1;
+    }
+};
+
+} // namespace nhvk

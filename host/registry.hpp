@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief Run-time view of the compile-time model list: names, sizes, parameters, and dispatch by name.
+ */
+#pragma once
+
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "model_info.hpp"
+#include "nhvk/model_params.hpp"
+#include "nhvk/models/all.hpp"
+
+namespace nhvk {
+
+/** @brief Carries a model type through a generic lambda: `visit_model(name, [](auto tag) { using M = ...; })`. */
+template <class M> struct ModelTag {
+    using type = M;
+};
+
+/** @brief Names, sizes, coordinates and default parameters of model `M`. */
+template <class M> ModelInfo model_info() {
+    ModelInfo info;
+    info.name = M::name;
+    info.description = M::description;
+    info.n = M::n;
+    info.k = M::k;
+    for (int j = 0; j < M::n; ++j) {
+        info.coords.emplace_back(M::coord_names[j]);
+        info.angles.push_back(M::angles[j]);
+    }
+    M defaults{};
+    defaults.visit_params([&](const char* name, auto& value) {
+        ParamInfo p;
+        p.name = name;
+        p.default_value = static_cast<double>(value);
+        p.is_bool = std::is_same<std::decay_t<decltype(value)>, bool>::value;
+        info.params.push_back(p);
+    });
+    return info;
+}
+
+namespace detail {
+template <class... Ms> std::vector<ModelInfo> infos(ModelList<Ms...>) { return {model_info<Ms>()...}; }
+template <class F, class... Ms> bool visit(const std::string& name, F&& f, ModelList<Ms...>) {
+    bool found = false;
+    // NOTE: a fold over the list; exactly one name matches because the registry test checks names are unique.
+    (void)((name == Ms::name ? (f(ModelTag<Ms>{}), found = true) : false) || ...);
+    return found;
+}
+} // namespace detail
+
+/** @brief Every built-in model, in catalogue order. */
+inline std::vector<ModelInfo> model_registry() { return detail::infos(BuiltinModels{}); }
+
+/** @brief Call `f(ModelTag<M>{})` for the model named `name`; false when there is none. */
+template <class F> bool visit_model(const std::string& name, F&& f) {
+    return detail::visit(name, std::forward<F>(f), BuiltinModels{});
+}
+
+/** @brief The registry entry of `name`, or nullptr. */
+inline const ModelInfo* find_model(const std::vector<ModelInfo>& reg, const std::string& name) {
+    for (const ModelInfo& m : reg)
+        if (m.name == name) return &m;
+    return nullptr;
+}
+
+} // namespace nhvk

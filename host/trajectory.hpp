@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief One initial state integrated with both dynamics, full states recorded (`nhvk trajectory`).
+ */
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "nhvk/ensemble_chunk.hpp"
+
+namespace nhvk {
+
+/** @brief Everything one trajectory needs; `params` is the full parameter vector in registry order. */
+struct TrajectoryRequest {
+    std::string model;
+    std::vector<double> params;
+    std::vector<double> q0, v0, mu0;
+    double t0 = 0.0;
+    std::vector<double> times; ///< strictly increasing, > t0
+    Method method = Method::dopri5;
+    Precision precision = Precision::float64;
+    StepControl ctl;
+};
+
+/** @brief Rows of `(q_NH, v_NH, q_VK, v_VK, μ)` at t0 and each output time reached. */
+struct TrajectoryResult {
+    MemberOutcome outcome;
+    int row_size = 0;          ///< 4n + k
+    int rows = 0;              ///< rows filled: 1 + output times reached
+    std::vector<double> states; ///< (times.size() + 1) × row_size, row-major
+};
+
+/** @brief Integrate on the CPU (the reference backend). Throws std::invalid_argument for an unknown model. */
+TrajectoryResult run_trajectory_cpu(const TrajectoryRequest& req);
+
+/** @brief Integrate on the GPU with the same per-trajectory code; throws std::runtime_error without CUDA. */
+TrajectoryResult run_trajectory_cuda(const TrajectoryRequest& req);
+
+/** @brief True when this build has the CUDA backend and a device is present. */
+bool cuda_available();
+
+/** @brief Why the CUDA backend is not available (empty when it is). */
+std::string cuda_unavailable_reason();
+
+} // namespace nhvk

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The nonholonomic (Talamucci eq. (19)) and vakonomic (Kozlov) equations of motion, derived automatically
+ *         from a model's `L`, `φ` and `F` by forward-mode AD (PHYSICS.md §1–3), for host and device.
+ *
+ *  A model is a small trivially copyable struct deriving from `ModelBase`:
+ *  @code
+ *  struct MyModel : nhvk::ModelBase {
+ *      static constexpr int n = 3, k = 1;
+ *      double m = 1.0;                                                        // parameters are members
+ *      template <class S> NHVK_HD S lagrangian(const S* q, const S* v, const S& t) const;
+ *      template <class S> NHVK_HD void constraints(const S* q, const S* v, const S& t, S* phi) const;
+ *      // optional: static constexpr bool has_force = true;  template <class S> NHVK_HD void force(q, v, t, S* F) const;
+ *      // optional: static constexpr bool has_chart = true;  template <class T> NHVK_HD bool in_chart(const T* q) const;
+ *  };
+ *  @endcode
+ */
+#pragma once
+
+#include "nhvk/config.hpp"
+#include "nhvk/dual.hpp"
+#include "nhvk/linalg.hpp"
+#include "nhvk/status.hpp"
+
+namespace nhvk {
+
+/** @brief Defaults for the optional parts of a model: no non-potential force, no chart restriction. */
+struct ModelBase {
+    static constexpr bool has_force = false;
+    static constexpr bool has_chart = false;
+    template <class S> NHVK_HD void force(const S*, const S*, const S&, S*) const {}
+    template <class T> NHVK_HD bool in_chart(const T*) const { return true; }
+};
+
+/** @brief `W = ∂²L̃/∂v²` and `b = (∂L̃_v/∂q)·v + ∂L̃_v/∂t − L̃_q − F` for `L̃ = L − μ·φ` (μ held constant;
+ *         `mu == nullptr` gives plain `L`). Also `L_v` of `L̃`. */
+template <class M, class T> struct LagrangianParts {
+    T W[M::n][M::n];
+    T b[M::n];
+    T Lv[M::n];
+};
+
+/** @brief `φ`, `J = ∂φ/∂v` and `γ = −(φ_q·v + φ_t)` at one point. */
+template <class M, class T> struct ConstraintParts {
+    T phi[M::k];
+    T J[M::k][M::n];
+    T gamma[M::k];
+};
+
+/**
+ * @brief Second-order Lagrangian terms by nested forward AD.
+ *
+ * Pass 1: `S2 = Dual<Dual<T, n>, n+1>`; inner tangents seed `v`, outer tangents `i < n` seed `v_i` and outer tangent
+ * `n` seeds the direction `(δq, δv, δt) = (v, 0, 1)`. Then `L.val.d[i] = L_v_i`, `L.d[i].d[j] = W_ij`,
+ * `L.d[n].d[i] = (∂L_v/∂q·v + ∂L_v/∂t)_i`. Pass 2: `Dual<T, n>` seeded on `q` gives `L_q`.
+ */
+template <class M, class T>
+NHVK_HD LagrangianParts<M, T> lagrangian_parts(const M& model, const T* q, const T* v, T t, const T* mu) {
+    constexpr int n = M::n, k = M::k;
+    LagrangianParts<M, T> out;
+    T dLv[n];
+    {
+        using S1 = Dual<T, n>;
+        using S2 = Dual<S1, n + 1>;
+        S2 qq[n], vv[n];
+        NHVK_UNROLL
+        for (int j = 0; j < n; ++j) {
+            qq[j] = S2(S1(q[j]));
+            qq[j].d[n] = S1(v[j]);
+            vv[j] = S2(S1(v[j]));
+            vv[j].val.d[j] = T(1);
+            vv[j].d[j] = S1(T(1));
+        }
+        S2 tt = S2(S1(t));
+        tt.d[n] = S1(T(1));
+        S2 L = model.lagrangian(qq, vv, tt);
+        if (mu) {
+            S2 ph[k];
+            model.constraints(qq, vv, tt, ph);
+            NHVK_UNROLL
+            for (int a = 0; a < k; ++a) L -= mu[a] * ph[a];
+        }
+        NHVK_UNROLL
+        for (int i = 0; i < n; ++i) {
+            out.Lv[i] = L.val.d[i];
+            dLv[i] = L.d[n].d[i];
+            NHVK_UNROLL
+            for (int j = 0; j < n; ++j) out.W[i][j] = L.d[i].d[j];
+        }
+    }
+    {
+        using S = Dual<T, n>;
+        S qq[n], vv[n];
+        NHVK_UNROLL
+        for (int j = 0; j < n; ++j) {
+            qq[j] = S(q[j]);
+            qq[j].d[j] = T(1);
+            vv[j] = S(v[j]);
+        }
+        const S tt = S(t);
+        S L = model.lagrangian(qq, vv, tt);
+        if (mu) {
+            S ph[k];
+            model.constraints(qq, vv, tt, ph);
+            NHVK_UNROLL
+            for (int a = 0; a < k; ++a) L -= mu[a] * ph[a];
+        }
+        T F[n];
+        NHVK_UNROLL
+        for (int i = 0; i < n; ++i) F[i] = T(0);
+        if constexpr (M::has_force) model.force(q, v, t, F);
+        NHVK_UNROLL
+        for (int i = 0; i < n; ++i) out.b[i] = dLv[i] - L.d[i] - F[i];
+    }
+    return out;
+}
+
+/** @brief `φ`, `J` and `γ` with one `Dual<T, n+1>` pass: tangents `j < n` seed `v_j`, tangent `n` the direction
+ *         `(v, 0, 1)`, so `φ.d[n] = φ_q·v + φ_t = −γ`. */
+template <class M, class T> NHVK_HD ConstraintParts<M, T> constraint_parts(const M& model, const T* q, const T* v, T t) {
+    constexpr int n = M::n, k = M::k;
+    using S = Dual<T, n + 1>;
+    S qq[n], vv[n];
+    NHVK_UNROLL
+    for (int j = 0; j < n; ++j) {
+        qq[j] = S(q[j]);
+        qq[j].d[n] = v[j];
+        vv[j] = S(v[j]);
+        vv[j].d[j] = T(1);
+    }
+    S tt = S(t);
+    tt.d[n] = T(1);
+    S ph[k];
+    model.constraints(qq, vv, tt, ph);
+    ConstraintParts<M, T> out;
+    NHVK_UNROLL
+    for (int a = 0; a < k; ++a) {
+        out.phi[a] = ph[a].val;
+        out.gamma[a] = -ph[a].d[n];
+        NHVK_UNROLL
+        for (int j = 0; j < n; ++j) out.J[a][j] = ph[a].d[j];
+    }
+    return out;
+}
+
+/** @brief Values of `φ` alone (no derivatives). */
+template <class M, class T> NHVK_HD void constraint_values(const M& model, const T* q, const T* v, T t, T* phi) {
+    model.constraints(q, v, t, phi);
+}
+
+/** @brief Energy `E = v·L_v − L` of the plain Lagrangian. */
+template <class M, class T> NHVK_HD T energy(const M& model, const T* q, const T* v, T t) {
+    constexpr int n = M::n;
+    using S = Dual<T, n>;
+    S qq[n], vv[n];
+    NHVK_UNROLL
+    for (int j = 0; j < n; ++j) {
+        qq[j] = S(q[j]);
+        vv[j] = S(v[j]);
+        vv[j].d[j] = T(1);
+    }
+    const S L = model.lagrangian(qq, vv, S(t));
+    T E = -L.val;
+    NHVK_UNROLL
+    for (int j = 0; j < n; ++j) E += v[j] * L.d[j];
+    return E;
+}
+
+/** @brief Solution of one saddle-point system `[Wt −Jᵀ; J 0][a; m] = [−b; γ]`. */
+template <class M, class T> struct SaddleSolution {
+    T a[M::n];
+    T mult[M::k];
+    Status status = Status::ok;
+};
+
+/** @brief Assemble and solve `[Wt −Jᵀ; J 0][a; m] = [−b; γ]` (eq. (19), or §3 with `Wt = W − Σμ H`). */
+template <class M, class T>
+NHVK_HD SaddleSolution<M, T> solve_saddle(const LagrangianParts<M, T>& lp, const ConstraintParts<M, T>& cp) {
+    constexpr int n = M::n, k = M::k, m = n + k;
+    T A[m][m], r[m];
+    NHVK_UNROLL
+    for (int i = 0; i < n; ++i) {
+        NHVK_UNROLL
+        for (int j = 0; j < n; ++j) A[i][j] = lp.W[i][j];
+        NHVK_UNROLL
+        for (int a = 0; a < k; ++a) {
+            A[i][n + a] = -cp.J[a][i];
+            A[n + a][i] = cp.J[a][i];
+        }
+        r[i] = -lp.b[i];
+    }
+    NHVK_UNROLL
+    for (int a = 0; a < k; ++a) {
+        NHVK_UNROLL
+        for (int c = 0; c < k; ++c) A[n + a][n + c] = T(0);
+        r[n + a] = cp.gamma[a];
+    }
+    SaddleSolution<M, T> s;
+    if (!lu_solve(A, r).ok) {
+        s.status = Status::singular;
+        return s;
+    }
+    NHVK_UNROLL
+    for (int i = 0; i < n; ++i) s.a[i] = r[i];
+    NHVK_UNROLL
+    for (int a = 0; a < k; ++a) s.mult[a] = r[n + a];
+    return s;
+}
+
+namespace detail {
+template <int N, class T> NHVK_HD bool all_finite(const T* x) {
+    bool ok = true;
+    NHVK_UNROLL
+    for (int i = 0; i < N; ++i) ok = ok && is_finite(x[i]);
+    return ok;
+}
+
+/**
+ * @brief Project `v` onto `φ(q, v, t) = 0` in the kinetic metric: Newton steps on
+ *        `[W Jᵀ; J 0][Δv; ν] = [0; −φ]` (minimum `|Δv|_W`), exact in one step for linear constraints.
+ */
+template <class M, class T> NHVK_HD Status project_velocity(const M& model, const T* q, T* v, T t, int max_iter = 8) {
+    constexpr int n = M::n, k = M::k, m = n + k;
+    const T eps = NumericLimits<T>::epsilon();
+    for (int it = 0; it < max_iter; ++it) {
+        const ConstraintParts<M, T> cp = constraint_parts(model, q, v, t);
+        T vmax = T(1), rmax = T(0);
+        NHVK_UNROLL
+        for (int j = 0; j < n; ++j) vmax = abs(v[j]) > vmax ? abs(v[j]) : vmax;
+        NHVK_UNROLL
+        for (int a = 0; a < k; ++a) rmax = abs(cp.phi[a]) > rmax ? abs(cp.phi[a]) : rmax;
+        if (!is_finite(rmax)) return Status::non_finite;
+        if (rmax <= T(4) * eps * vmax) return Status::ok;
+        const LagrangianParts<M, T> lp = lagrangian_parts(model, q, v, t, static_cast<const T*>(nullptr));
+        T A[m][m], r[m];
+        NHVK_UNROLL
+        for (int i = 0; i < n; ++i) {
+            NHVK_UNROLL
+            for (int j = 0; j < n; ++j) A[i][j] = lp.W[i][j];
+            NHVK_UNROLL
+            for (int a = 0; a < k; ++a) {
+                A[i][n + a] = cp.J[a][i];
+                A[n + a][i] = cp.J[a][i];
+            }
+            r[i] = T(0);
+        }
+        NHVK_UNROLL
+        for (int a = 0; a < k; ++a) {
+            NHVK_UNROLL
+            for (int c = 0; c < k; ++c) A[n + a][n + c] = T(0);
+            r[n + a] = -cp.phi[a];
+        }
+        if (!lu_solve(A, r).ok) return Status::singular;
+        NHVK_UNROLL
+        for (int j = 0; j < n; ++j) v[j] += r[j];
+    }
+    // NOTE: not converged after max_iter Newton steps; the residual is measured and reported by the caller.
+    return Status::ok;
+}
+} // namespace detail
+
+/** @brief Nonholonomic system (eq. (19)): state `y = (q, v)`, `q̇ = v`, `v̇ = a`, multiplier `λ` an output. */
+template <class M, class T> struct NonholonomicSystem {
+    static constexpr int n = M::n, k = M::k, dim = 2 * M::n;
+    M model;
+
+    /** @brief `dy = f(t, y)`; `lambda` (size k) receives the multipliers when non-null. */
+    NHVK_HD Status rhs(T t, const T* y, T* dy, T* lambda = nullptr) const {
+        const T* q = y;
+        const T* v = y + n;
+        if constexpr (M::has_chart)
+            if (!model.in_chart(q)) return Status::chart_singular;
+        const LagrangianParts<M, T> lp = lagrangian_parts(model, q, v, t, static_cast<const T*>(nullptr));
+        const ConstraintParts<M, T> cp = constraint_parts(model, q, v, t);
+        const SaddleSolution<M, T> s = solve_saddle(lp, cp);
+        if (s.status != Status::ok) return s.status;
+        NHVK_UNROLL
+        for (int i = 0; i < n; ++i) {
+            dy[i] = v[i];
+            dy[n + i] = s.a[i];
+        }
+        if (lambda)
+            NHVK_UNROLL
+        for (int a = 0; a < k; ++a) lambda[a] = s.mult[a];
+        return detail::all_finite<dim>(dy) ? Status::ok : Status::non_finite;
+    }
+    /** @brief Project `v` back onto `φ = 0` (PHYSICS §5). */
+    NHVK_HD Status project(T t, T* y) const { return detail::project_velocity(model, y, y + n, t); }
+};
+
+/** @brief Vakonomic system (§3): state `y = (q, v, μ)`, `[W − Σμ H  −Jᵀ; J 0][a; μ̇] = [−b + Σ μ c; γ]`. */
+template <class M, class T> struct VakonomicSystem {
+    static constexpr int n = M::n, k = M::k, dim = 2 * M::n + M::k;
+    M model;
+
+    NHVK_HD Status rhs(T t, const T* y, T* dy, T* mudot = nullptr) const {
+        const T* q = y;
+        const T* v = y + n;
+        const T* mu = y + 2 * n;
+        if constexpr (M::has_chart)
+            if (!model.in_chart(q)) return Status::chart_singular;
+        // NOTE: with L̃ = L − μ·φ (μ frozen) W̃ = W − Σ μ H and b̃ = b − Σ μ c, so one routine serves both dynamics.
+        const LagrangianParts<M, T> lp = lagrangian_parts(model, q, v, t, mu);
+        const ConstraintParts<M, T> cp = constraint_parts(model, q, v, t);
+        const SaddleSolution<M, T> s = solve_saddle(lp, cp);
+        if (s.status != Status::ok) return s.status;
+        NHVK_UNROLL
+        for (int i = 0; i < n; ++i) {
+            dy[i] = v[i];
+            dy[n + i] = s.a[i];
+        }
+        NHVK_UNROLL
+        for (int a = 0; a < k; ++a) dy[2 * n + a] = s.mult[a];
+        if (mudot)
+            NHVK_UNROLL
+        for (int a = 0; a < k; ++a) mudot[a] = s.mult[a];
+        return detail::all_finite<dim>(dy) ? Status::ok : Status::non_finite;
+    }
+    NHVK_HD Status project(T t, T* y) const { return detail::project_velocity(model, y, y + n, t); }
+};
+
+/** @brief Diagnostics of one state: `max_ν |φ_ν|`, the energy `E`, and (vakonomic) `E − μ·(J·v)`. */
+template <class T> struct StateDiagnostics {
+    T residual;  ///< max_ν |φ_ν(q, v, t)|
+    T energy;    ///< E = v·L_v − L
+    T vk_energy; ///< E − μ·(J·v); equals E when no μ is given
+};
+
+template <class M, class T>
+NHVK_HD StateDiagnostics<T> diagnose(const M& model, const T* q, const T* v, T t, const T* mu = nullptr) {
+    StateDiagnostics<T> d;
+    const ConstraintParts<M, T> cp = constraint_parts(model, q, v, t);
+    d.residual = T(0);
+    NHVK_UNROLL
+    for (int a = 0; a < M::k; ++a) {
+        // NOTE: a NaN residual must stay NaN (a plain max would drop it), so the caller can count it.
+        const T r = abs(cp.phi[a]);
+        d.residual = (r > d.residual || !is_finite(r)) ? r : d.residual;
+        if (!is_finite(r)) break;
+    }
+    d.energy = energy(model, q, v, t);
+    d.vk_energy = d.energy;
+    if (mu) {
+        NHVK_UNROLL
+        for (int a = 0; a < M::k; ++a) {
+            T Jv = T(0);
+            NHVK_UNROLL
+            for (int j = 0; j < M::n; ++j) Jv += cp.J[a][j] * v[j];
+            d.vk_energy -= mu[a] * Jv;
+        }
+    }
+    return d;
+}
+
+} // namespace nhvk

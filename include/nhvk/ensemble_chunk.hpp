@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief One chunk of the ensemble in structure-of-arrays form, and the per-member work on it. The CPU backend
+ *         calls `run_chunk_member` in an OpenMP loop; the CUDA kernel calls it with one thread per trajectory.
+ */
+#pragma once
+
+#include <cstdint>
+
+#include "nhvk/config.hpp"
+#include "nhvk/member.hpp"
+#include "nhvk/model_params.hpp"
+
+namespace nhvk {
+
+/** @brief Integration method, chosen at run time and dispatched to a stepper template. */
+enum class Method : std::uint8_t { rk4 = 0, dopri5 = 1 };
+/** @brief Scalar type of the integration. */
+enum class Precision : std::uint8_t { float32 = 0, float64 = 1 };
+
+/**
+ * @brief A chunk of `m` members, structure of arrays, every array in double. Member `j` reads `q0[c * ld + j]` for
+ *        coordinate `c` (likewise `v0`, `mu0`, `params` with `params_ld`, 0 meaning one shared parameter set) and
+ *        writes `metrics[(metric * nt + i) * ld + j]`, `status[j]`, `failed[j]`, `fail_index[j]`, `onset[j]`.
+ *        Pointers are host pointers for the CPU backend and device pointers inside the CUDA kernel.
+ */
+struct ChunkArgs {
+    long long m = 0;  ///< members in this chunk
+    long long ld = 0; ///< leading dimension of every per-member array (≥ m)
+    int nt = 0;       ///< output times
+    double t0 = 0.0;
+    const double* times = nullptr; ///< nt output times
+    const double* q0 = nullptr;
+    const double* v0 = nullptr;
+    const double* mu0 = nullptr;
+    const double* params = nullptr; ///< nullptr: model defaults
+    long long params_ld = 0;        ///< 0: one parameter set for all members (params[p]); else params[p * ld + j]
+    int n_params = 0;
+    StepControl ctl;
+    unsigned divergence_mask = ~0u;
+    unsigned angle_mask = 0u;
+    double onset_threshold = 1e-3;
+    double* metrics = nullptr;       ///< metric_count · nt · ld
+    std::uint8_t* status = nullptr;  ///< Status per member
+    std::uint8_t* failed = nullptr;  ///< Dynamics that failed per member
+    std::int32_t* fail_index = nullptr; ///< output index that could not be reached
+    std::int32_t* onset = nullptr;   ///< first output index with d_q > threshold, −1 never
+};
+
+/** @brief Maximum number of model parameters a chunk carries per member. */
+inline constexpr int max_params = 16;
+
+/** @brief Integrate member `j` of the chunk with both dynamics and write its metrics (no trajectory stored). */
+template <class M, class T, template <class, class> class Stepper>
+NHVK_HD void run_chunk_member(const ChunkArgs& a, long long j) {
+    constexpr int n = M::n, k = M::k;
+    double p[max_params > 0 ? max_params : 1];
+    const double* pp = nullptr;
+    if (a.params && a.n_params > 0) {
+        for (int i = 0; i < a.n_params && i < max_params; ++i) p[i] = a.params[i * a.params_ld + (a.params_ld ? j : 0)];
+        pp = p;
+    }
+    const M model = make_model<M>(pp);
+    T q0[n], v0[n], mu0[k > 0 ? k : 1];
+    NHVK_UNROLL
+    for (int c = 0; c < n; ++c) {
+        q0[c] = T(a.q0[c * a.ld + j]);
+        v0[c] = T(a.v0[c * a.ld + j]);
+    }
+    NHVK_UNROLL
+    for (int c = 0; c < k; ++c) mu0[c] = a.mu0 ? T(a.mu0[c * a.ld + j]) : T(0);
+    DivergenceObserver<M, T> obs{model, a.divergence_mask, a.angle_mask, a.nt, a.metrics + j, a.ld, a.onset_threshold};
+    const MemberOutcome out =
+        integrate_member<Stepper>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs);
+    a.status[j] = static_cast<std::uint8_t>(out.status);
+    a.failed[j] = static_cast<std::uint8_t>(out.failed);
+    a.fail_index[j] = out.time_index;
+    a.onset[j] = out.status == Status::ok ? obs.onset_index : -1;
+}
+
+} // namespace nhvk

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief One ensemble member: integrate the nonholonomic and the vakonomic dynamics from the same `(q0, v0)` (and
+ *         `μ0`) to each output time in turn, and hand both states to an observer. This is the per-trajectory code
+ *         that the CPU backend, the CUDA kernel and `nhvk trajectory` all run.
+ */
+#pragma once
+
+#include "nhvk/config.hpp"
+#include "nhvk/dynamics.hpp"
+#include "nhvk/status.hpp"
+#include "nhvk/steppers.hpp"
+
+namespace nhvk {
+
+/** @brief How one member ended: the status, which dynamics failed, and before which output time. */
+struct MemberOutcome {
+    Status status = Status::ok;
+    Dynamics failed = Dynamics::none;
+    int time_index = -1; ///< index of the output time that could not be reached (-1: failed at t0)
+};
+
+/** @brief Metrics per output time written by the ensemble observer (the order of the `metric_*` indices). */
+enum Metric : int {
+    metric_dq = 0,        ///< |q_NH − q_VK| over the divergence coordinates (angles wrapped to (−π, π])
+    metric_dv = 1,        ///< |v_NH − v_VK| over the divergence coordinates
+    metric_res_nh = 2,    ///< max_ν |φ_ν| along the nonholonomic motion
+    metric_res_vk = 3,    ///< max_ν |φ_ν| along the vakonomic motion
+    metric_energy_nh = 4, ///< |E(t) − E(t0)| along the nonholonomic motion
+    metric_energy_vk = 5, ///< |Ẽ(t) − Ẽ(t0)|, Ẽ = E − μ·(J·v), along the vakonomic motion
+    metric_count = 6
+};
+
+/** @brief Wrap an angle difference to (−π, π]. */
+template <class T> NHVK_HD T wrap_angle(T d) {
+    const T two_pi = T(6.283185307179586476925286766559);
+    const T pi = T(3.141592653589793238462643383279);
+    d = d - two_pi * T(::floor(double(d) / double(two_pi)));
+    // now d ∈ [0, 2π)
+    return d > pi ? d - two_pi : d;
+}
+
+/**
+ * @brief Integrate both dynamics of one member to `times[0..nt)` and call `obs(i, t_i, y_nh, y_vk)` at each.
+ *
+ * `times` is strictly increasing and > t0 (double also for float runs). `Stepper` is a stepper template (`Rk4`, `Dopri5`). The observer is called with `i = -1` at `t0` first (after the
+ * optional projection). The two dynamics are advanced independently, each with its own adaptive steps.
+ */
+template <template <class, class> class Stepper, class M, class T, class Observer>
+NHVK_HD MemberOutcome integrate_member(const M& model, const T* q0, const T* v0, const T* mu0, T t0,
+                                       const double* times, int nt, const StepControl& ctl, Observer& obs) {
+    constexpr int n = M::n, k = M::k;
+    using NH = NonholonomicSystem<M, T>;
+    using VK = VakonomicSystem<M, T>;
+    const NH nh{model};
+    const VK vk{model};
+    T y_nh[NH::dim], y_vk[VK::dim];
+    NHVK_UNROLL
+    for (int j = 0; j < n; ++j) {
+        y_nh[j] = y_vk[j] = q0[j];
+        y_nh[n + j] = y_vk[n + j] = v0[j];
+    }
+    NHVK_UNROLL
+    for (int a = 0; a < k; ++a) y_vk[2 * n + a] = mu0 ? mu0[a] : T(0);
+
+    MemberOutcome out;
+    Stepper<NH, T> a;
+    Stepper<VK, T> b;
+    Status s = a.init(nh, t0, y_nh, ctl);
+    if (s != Status::ok) {
+        out.status = s;
+        out.failed = Dynamics::nonholonomic;
+        return out;
+    }
+    s = b.init(vk, t0, y_vk, ctl);
+    if (s != Status::ok) {
+        out.status = s;
+        out.failed = Dynamics::vakonomic;
+        return out;
+    }
+    obs(-1, t0, a.y, b.y);
+    for (int i = 0; i < nt; ++i) {
+        const T ti = T(times[i]); // NOTE: the grid is double; a float run lands on its float rounding
+        s = a.advance_to(nh, ti);
+        if (s != Status::ok) {
+            out.status = s;
+            out.failed = Dynamics::nonholonomic;
+            out.time_index = i;
+            return out;
+        }
+        s = b.advance_to(vk, ti);
+        if (s != Status::ok) {
+            out.status = s;
+            out.failed = Dynamics::vakonomic;
+            out.time_index = i;
+            return out;
+        }
+        obs(i, ti, a.y, b.y);
+    }
+    return out;
+}
+
+/**
+ * @brief The ensemble observer: at each output time computes the `Metric`s from both states without storing the
+ *        trajectory, writing `metrics[(m * nt + i) * stride]` (structure of arrays: the caller offsets `metrics` by
+ *        the member's column and passes the chunk size as `stride`).
+ */
+template <class M, class T> struct DivergenceObserver {
+    M model;
+    unsigned divergence_mask; ///< bit j set: coordinate j enters d_q and d_v
+    unsigned angle_mask;      ///< bit j set: coordinate j is an angle (its difference is wrapped)
+    int nt;
+    double* metrics;
+    long long stride;
+    double onset_threshold;
+    int onset_index = -1; ///< first output index with d_q > threshold (-1: never)
+    T e0_nh = T(0), e0_vk = T(0);
+
+    NHVK_HD void operator()(int i, T t, const T* y_nh, const T* y_vk) {
+        constexpr int n = M::n;
+        const T* mu = y_vk + 2 * n;
+        const StateDiagnostics<T> dn = diagnose(model, y_nh, y_nh + n, t);
+        const StateDiagnostics<T> dk = diagnose(model, y_vk, y_vk + n, t, mu);
+        if (i < 0) {
+            e0_nh = dn.energy;
+            e0_vk = dk.vk_energy;
+            return;
+        }
+        double dq = 0.0, dv = 0.0;
+        NHVK_UNROLL
+        for (int j = 0; j < n; ++j) {
+            if (!((divergence_mask >> j) & 1u)) continue;
+            T d = y_nh[j] - y_vk[j];
+            if ((angle_mask >> j) & 1u) d = wrap_angle(d);
+            const double e = double(y_nh[n + j] - y_vk[n + j]);
+            dq += double(d) * double(d);
+            dv += e * e;
+        }
+        dq = sqrt(dq);
+        dv = sqrt(dv);
+        metrics[(metric_dq * nt + i) * stride] = dq;
+        metrics[(metric_dv * nt + i) * stride] = dv;
+        metrics[(metric_res_nh * nt + i) * stride] = double(dn.residual);
+        metrics[(metric_res_vk * nt + i) * stride] = double(dk.residual);
+        metrics[(metric_energy_nh * nt + i) * stride] = abs(double(dn.energy - e0_nh));
+        metrics[(metric_energy_vk * nt + i) * stride] = abs(double(dk.vk_energy - e0_vk));
+        if (onset_index < 0 && dq > onset_threshold) onset_index = i;
+    }
+};
+
+/**
+ * @brief Observer that records both full states at t0 and each output time: row `i + 1` of `out` holds
+ *        `(q_NH, v_NH, q_VK, v_VK, μ)`, `row_size() = 4n + k` values (used by `nhvk trajectory` and
+ *        `--save-trajectories`).
+ */
+template <class M, class T> struct StateRecorder {
+    T* out;
+    static constexpr int row_size() { return 4 * M::n + M::k; }
+    NHVK_HD void operator()(int i, T, const T* y_nh, const T* y_vk) {
+        T* row = out + (i + 1) * row_size();
+        for (int j = 0; j < 2 * M::n; ++j) row[j] = y_nh[j];
+        for (int j = 0; j < 2 * M::n + M::k; ++j) row[2 * M::n + j] = y_vk[j];
+    }
+};
+
+} // namespace nhvk

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief Steppers, templated on the system and the scalar (the stepper/system separation of Boost.Odeint):
+ *         classical RK4 with a fixed step and Dormand–Prince 5(4) with per-trajectory adaptive step control.
+ *         Both land exactly on every requested output time and can project `v` onto `φ = 0` after each step.
+ *
+ *  A system provides `static constexpr int dim`, `Status rhs(T t, const T* y, T* dy) const` and
+ *  `Status project(T t, T* y) const`.
+ */
+#pragma once
+
+#include "nhvk/config.hpp"
+#include "nhvk/dual.hpp"
+#include "nhvk/linalg.hpp"
+#include "nhvk/status.hpp"
+
+namespace nhvk {
+
+/** @brief Integrator settings shared by both steppers (doubles also for float runs). */
+struct StepControl {
+    double rtol = 1e-10;       ///< dopri5 relative tolerance
+    double atol = 1e-12;       ///< dopri5 absolute tolerance
+    double dt = 1e-3;          ///< rk4: the step; dopri5: the first step (0 = automatic)
+    double min_step = 1e-14;   ///< dopri5: a proposed step below this is a step-size underflow
+    long long max_steps = 10000000; ///< attempted steps per trajectory and dynamics
+    bool project = false;      ///< project `v` onto `φ = 0` after each accepted step
+};
+
+/** @brief Classical 4th-order Runge–Kutta with a fixed step, shortened uniformly to land on output times. */
+template <class Sys, class T> class Rk4 {
+public:
+    static constexpr int dim = Sys::dim;
+    T t;
+    T y[dim];
+    long long steps = 0;
+
+    NHVK_HD Status init(const Sys& sys, T t0, const T* y0, const StepControl& c) {
+        ctl_ = c;
+        t = t0;
+        NHVK_UNROLL
+        for (int i = 0; i < dim; ++i) y[i] = y0[i];
+        steps = 0;
+        if (c.project) return sys.project(t, y);
+        return Status::ok;
+    }
+
+    /** @brief Advance to `t_target` (≥ t) in `⌈(t_target − t)/dt⌉` equal steps. */
+    NHVK_HD Status advance_to(const Sys& sys, T t_target) {
+        const double span = double(t_target - t);
+        if (!(span > 0.0)) return Status::ok;
+        long long m = (long long)(span / ctl_.dt);
+        if (double(m) * ctl_.dt < span * (1.0 - 1e-12)) ++m;
+        if (m < 1) m = 1;
+        if (steps + m > ctl_.max_steps) return Status::step_limit;
+        const T t_start = t;
+        const T h = T(span / double(m));
+        for (long long i = 0; i < m; ++i) {
+            T k1[dim], k2[dim], k3[dim], k4[dim], tmp[dim];
+            Status s = sys.rhs(t, y, k1);
+            if (s != Status::ok) return s;
+            NHVK_UNROLL
+            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + T(0.5) * h * k1[j];
+            if ((s = sys.rhs(t + T(0.5) * h, tmp, k2)) != Status::ok) return s;
+            NHVK_UNROLL
+            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + T(0.5) * h * k2[j];
+            if ((s = sys.rhs(t + T(0.5) * h, tmp, k3)) != Status::ok) return s;
+            NHVK_UNROLL
+            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * k3[j];
+            if ((s = sys.rhs(t + h, tmp, k4)) != Status::ok) return s;
+            NHVK_UNROLL
+            for (int j = 0; j < dim; ++j) y[j] += h / T(6) * (k1[j] + T(2) * (k2[j] + k3[j]) + k4[j]);
+            // NOTE: t from the start of the interval, not accumulated, so the last step lands on t_target exactly.
+            t = (i + 1 == m) ? t_target : t_start + T(i + 1) * h;
+            ++steps;
+            if (ctl_.project && (s = sys.project(t, y)) != Status::ok) return s;
+            if (!detail_all_finite(y)) return Status::non_finite;
+        }
+        return Status::ok;
+    }
+
+private:
+    StepControl ctl_;
+    NHVK_HD static bool detail_all_finite(const T* x) {
+        bool ok = true;
+        NHVK_UNROLL
+        for (int i = 0; i < dim; ++i) ok = ok && is_finite(x[i]);
+        return ok;
+    }
+};
+
+/**
+ * @brief Dormand–Prince 5(4) (Hairer, Nørsett & Wanner, DOPRI5) with FSAL, a PI-free standard controller
+ *        (`h ← h · clamp(0.9 · err^(−1/5), 0.2, 10)`, no growth right after a rejection), Hairer's starting-step
+ *        heuristic, and steps clipped to land exactly on each output time.
+ */
+template <class Sys, class T> class Dopri5 {
+public:
+    static constexpr int dim = Sys::dim;
+    T t;
+    T y[dim];
+    long long steps = 0;    ///< attempted steps
+    long long rejected = 0; ///< rejected steps
+
+    NHVK_HD Status init(const Sys& sys, T t0, const T* y0, const StepControl& c) {
+        ctl_ = c;
+        t = t0;
+        NHVK_UNROLL
+        for (int i = 0; i < dim; ++i) y[i] = y0[i];
+        steps = rejected = 0;
+        Status s = Status::ok;
+        if (c.project && (s = sys.project(t, y)) != Status::ok) return s;
+        if ((s = sys.rhs(t, y, k1_)) != Status::ok) return s;
+        h_ = T(c.dt);
+        if (!(c.dt > 0.0)) h_ = initial_step(sys);
+        return is_finite(h_) ? Status::ok : Status::non_finite;
+    }
+
+    NHVK_HD Status advance_to(const Sys& sys, T t_target) {
+        // Butcher tableau of DOPRI5.
+        const T c2 = T(1.0 / 5), c3 = T(3.0 / 10), c4 = T(4.0 / 5), c5 = T(8.0 / 9);
+        const T a21 = T(1.0 / 5);
+        const T a31 = T(3.0 / 40), a32 = T(9.0 / 40);
+        const T a41 = T(44.0 / 45), a42 = T(-56.0 / 15), a43 = T(32.0 / 9);
+        const T a51 = T(19372.0 / 6561), a52 = T(-25360.0 / 2187), a53 = T(64448.0 / 6561), a54 = T(-212.0 / 729);
+        const T a61 = T(9017.0 / 3168), a62 = T(-355.0 / 33), a63 = T(46732.0 / 5247), a64 = T(49.0 / 176),
+                a65 = T(-5103.0 / 18656);
+        const T b1 = T(35.0 / 384), b3 = T(500.0 / 1113), b4 = T(125.0 / 192), b5 = T(-2187.0 / 6784),
+                b6 = T(11.0 / 84);
+        // error coefficients e_i = b_i − b*_i
+        const T e1 = T(71.0 / 57600), e3 = T(-71.0 / 16695), e4 = T(71.0 / 1920), e5 = T(-17253.0 / 339200),
+                e6 = T(22.0 / 525), e7 = T(-1.0 / 40);
+
+        bool last_rejected = false;
+        while (t < t_target) {
+            if (steps >= ctl_.max_steps) return Status::step_limit;
+            if (!(h_ >= T(ctl_.min_step))) return Status::step_underflow;
+            T h = h_;
+            bool clipped = false;
+            // NOTE: land exactly on the output time; a remainder below 1e-10 h would leave a sliver step.
+            if (t + h * T(1 + 1e-10) >= t_target) {
+                h = t_target - t;
+                clipped = true;
+            }
+            T k2[dim], k3[dim], k4[dim], k5[dim], k6[dim], k7[dim], tmp[dim], y5[dim];
+            Status s;
+            NHVK_UNROLL
+            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * a21 * k1_[j];
+            if ((s = sys.rhs(t + c2 * h, tmp, k2)) != Status::ok) return s;
+            NHVK_UNROLL
+            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * (a31 * k1_[j] + a32 * k2[j]);
+            if ((s = sys.rhs(t + c3 * h, tmp, k3)) != Status::ok) return s;
+            NHVK_UNROLL
+            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * (a41 * k1_[j] + a42 * k2[j] + a43 * k3[j]);
+            if ((s = sys.rhs(t + c4 * h, tmp, k4)) != Status::ok) return s;
+            NHVK_UNROLL
+            for (int j = 0; j < dim; ++j)
+                tmp[j] = y[j] + h * (a51 * k1_[j] + a52 * k2[j] + a53 * k3[j] + a54 * k4[j]);
+            if ((s = sys.rhs(t + c5 * h, tmp, k5)) != Status::ok) return s;
+            NHVK_UNROLL
+            for (int j = 0; j < dim; ++j)
+                tmp[j] = y[j] + h * (a61 * k1_[j] + a62 * k2[j] + a63 * k3[j] + a64 * k4[j] + a65 * k5[j]);
+            if ((s = sys.rhs(t + h, tmp, k6)) != Status::ok) return s;
+            NHVK_UNROLL
+            for (int j = 0; j < dim; ++j)
+                y5[j] = y[j] + h * (b1 * k1_[j] + b3 * k3[j] + b4 * k4[j] + b5 * k5[j] + b6 * k6[j]);
+            if ((s = sys.rhs(t + h, y5, k7)) != Status::ok) return s;
+            ++steps;
+
+            // err = ‖(y5 − y4) / (atol + rtol · max(|y|, |y5|))‖_RMS
+            double err2 = 0.0;
+            NHVK_UNROLL
+            for (int j = 0; j < dim; ++j) {
+                const T ej = h * (e1 * k1_[j] + e3 * k3[j] + e4 * k4[j] + e5 * k5[j] + e6 * k6[j] + e7 * k7[j]);
+                const T ay = abs(y[j]), ay5 = abs(y5[j]);
+                const double sc = ctl_.atol + ctl_.rtol * double(ay > ay5 ? ay : ay5);
+                const double r = double(ej) / sc;
+                err2 += r * r;
+            }
+            const double err = sqrt(err2 / dim);
+            if (!is_finite(err)) return Status::non_finite;
+            double fac = err > 0.0 ? 0.9 * pow(err, -0.2) : 10.0;
+            fac = fac < 0.2 ? 0.2 : (fac > 10.0 ? 10.0 : fac);
+            if (err <= 1.0) {
+                t = clipped ? t_target : t + h;
+                NHVK_UNROLL
+                for (int j = 0; j < dim; ++j) {
+                    y[j] = y5[j];
+                    k1_[j] = k7[j];
+                }
+                if (last_rejected && fac > 1.0) fac = 1.0;
+                // NOTE: a step clipped to an output time does not shrink the next one.
+                const T h_new = h * T(fac);
+                h_ = clipped ? (h_new > h_ ? h_new : h_) : h_new;
+                last_rejected = false;
+                if (ctl_.project) {
+                    if ((s = sys.project(t, y)) != Status::ok) return s;
+                    if ((s = sys.rhs(t, y, k1_)) != Status::ok) return s;
+                }
+            } else {
+                ++rejected;
+                h_ = h * T(fac < 1.0 ? fac : 1.0);
+                last_rejected = true;
+            }
+        }
+        return Status::ok;
+    }
+
+    /** @brief The step size the controller proposes next. */
+    NHVK_HD T next_step() const { return h_; }
+
+private:
+    StepControl ctl_;
+    T h_ = T(0);
+    T k1_[dim];
+
+    NHVK_HD double scaled_norm(const T* x, const T* ref) const {
+        double s = 0.0;
+        NHVK_UNROLL
+        for (int j = 0; j < dim; ++j) {
+            const double r = double(x[j]) / (ctl_.atol + ctl_.rtol * double(abs(ref[j])));
+            s += r * r;
+        }
+        return sqrt(s / dim);
+    }
+
+    /** @brief Hairer's starting step (HNW I, §II.4): an Euler probe of the second derivative. */
+    NHVK_HD T initial_step(const Sys& sys) const {
+        const double d0 = scaled_norm(y, y), d1 = scaled_norm(k1_, y);
+        double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+        T y1[dim], f1[dim], diff[dim];
+        NHVK_UNROLL
+        for (int j = 0; j < dim; ++j) y1[j] = y[j] + T(h0) * k1_[j];
+        if (sys.rhs(t + T(h0), y1, f1) != Status::ok) return T(h0);
+        NHVK_UNROLL
+        for (int j = 0; j < dim; ++j) diff[j] = f1[j] - k1_[j];
+        const double d2 = scaled_norm(diff, y) / h0;
+        const double dm = d1 > d2 ? d1 : d2;
+        const double h1 = dm <= 1e-15 ? (h0 * 1e-3 > 1e-6 ? h0 * 1e-3 : 1e-6) : pow(0.01 / dm, 0.2);
+        const double h = 100.0 * h0 < h1 ? 100.0 * h0 : h1;
+        return T(h);
+    }
+};
+
+} // namespace nhvk

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Set up (install missing packages, build) and run the main job on the bundled quickstart config.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$here/scripts/setup.sh" "$here/build"
+"$here/build/nhvk" run "$here/configs/quickstart.toml" --out "${1:-$here/out/quickstart}"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Install the Debian packages nhvk needs (idempotent: skips what is present), then configure and build.
+# Usage: scripts/setup.sh [build-dir]     (run as root, or with sudo available)
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$here/build}"
+
+packages=(cmake g++ make libeigen3-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev librandom123-dev
+          libgtest-dev libgmock-dev libomp-dev)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "nhvk setup: installing ${missing[*]}" >&2
+    sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+fi
+command -v nvcc >/dev/null || echo "nhvk setup: nvcc not found, building without the CUDA backend" >&2
+
+jobs="$(nproc 2>/dev/null || echo 2)"
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release ${NHVK_CMAKE_ARGS:-} >/dev/null
+cmake --build "$build" -j "$jobs"
