@@ -41,7 +41,7 @@ public:
 struct ChunkCommon {
     std::string model;
     Method method = Method::dopri5;
-    Precision precision = Precision::float64;
+    Precision precision = Precision::f64;
     const double* times = nullptr;
     int nt = 0;
     double t0 = 0.0;

@@ -2,13 +2,14 @@
 /** @file
  *  @brief `nhvk models` and `nhvk trajectory`.
  */
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "cli_common.hpp"
-#include "nhvk/dispatch.hpp"
+#include "model_ops.hpp"
 #include "registry.hpp"
 #include "trajectory.hpp"
 
@@ -123,59 +124,6 @@ std::vector<double> resolve_times(const std::string& spec, double t0, double t_e
     return times;
 }
 
-/** @brief The saddle-point multipliers λ of the nonholonomic motion at a recorded state. */
-template <class M> void nh_lambda(const M& model, const double* q, const double* v, double t, double* lambda) {
-    NonholonomicSystem<M, double> sys{model};
-    double y[2 * M::n], dy[2 * M::n];
-    for (int j = 0; j < M::n; ++j) {
-        y[j] = q[j];
-        y[M::n + j] = v[j];
-    }
-    if (sys.rhs(t, y, dy, lambda) != Status::ok)
-        for (int a = 0; a < M::k; ++a) lambda[a] = NAN;
-}
-
-template <class M>
-void write_csv(const M& model, const ModelInfo& info, const TrajectoryRequest& req, const TrajectoryResult& r,
-               std::FILE* out) {
-    constexpr int n = M::n, k = M::k;
-    std::string h = "t";
-    const char* groups[] = {"nh_q", "nh_v", "vk_q", "vk_v"};
-    for (const char* g : groups)
-        for (int j = 0; j < n; ++j) h += std::string(",") + g + std::to_string(j);
-    for (int a = 0; a < k; ++a) h += ",vk_mu" + std::to_string(a);
-    for (int a = 0; a < k; ++a) h += ",nh_res" + std::to_string(a);
-    for (int a = 0; a < k; ++a) h += ",vk_res" + std::to_string(a);
-    for (int a = 0; a < k; ++a) h += ",nh_lambda" + std::to_string(a);
-    h += ",nh_E,vk_E,vk_E_tilde,d_q,d_v\n";
-    std::fputs(h.c_str(), out);
-    for (int i = 0; i < r.rows; ++i) {
-        const double t = i == 0 ? req.t0 : req.times[i - 1];
-        const double* row = r.states.data() + static_cast<std::size_t>(i) * r.row_size;
-        const double *qn = row, *vn = row + n, *qk = row + 2 * n, *vk = row + 3 * n, *mu = row + 4 * n;
-        std::fprintf(out, "%.17g", t);
-        for (int j = 0; j < r.row_size; ++j) std::fprintf(out, ",%.17g", row[j]);
-        double pn[k], pk[k], lam[k];
-        model.constraints(qn, vn, t, pn);
-        model.constraints(qk, vk, t, pk);
-        nh_lambda(model, qn, vn, t, lam);
-        for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", pn[a]);
-        for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", pk[a]);
-        for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", lam[a]);
-        const StateDiagnostics<double> dn = diagnose(model, qn, vn, t);
-        const StateDiagnostics<double> dk = diagnose(model, qk, vk, t, mu);
-        double dq = 0, dv = 0;
-        for (int j = 0; j < n; ++j) {
-            double d = qn[j] - qk[j];
-            if (info.angles[j]) d = wrap_angle(d);
-            dq += d * d;
-            dv += (vn[j] - vk[j]) * (vn[j] - vk[j]);
-        }
-        std::fprintf(out, ",%.17g,%.17g,%.17g,%.17g,%.17g\n", dn.energy, dk.energy, dk.vk_energy, std::sqrt(dq),
-                     std::sqrt(dv));
-    }
-}
-
 int run_trajectory_command(const TrajectoryOptions& o) {
     const std::vector<ModelInfo> reg = model_registry();
     const ModelInfo* info = find_model(reg, o.model);
@@ -205,7 +153,7 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     req.method = o.method == "rk4" ? Method::rk4 : Method::dopri5;
     if (o.precision != "double" && o.precision != "float")
         throw UsageError("--precision: expected double or float, got '" + o.precision + "'");
-    req.precision = o.precision == "float" ? Precision::float32 : Precision::float64;
+    req.precision = o.precision == "float" ? Precision::f32 : Precision::f64;
     req.ctl.rtol = o.rtol;
     req.ctl.atol = o.atol;
     req.ctl.dt = o.dt_given ? o.dt : (req.method == Method::rk4 ? 1e-3 : 0.0);
@@ -215,18 +163,11 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     req.ctl.project = o.project;
 
     // The initial velocity must satisfy the constraints, unless --project asks to project it.
-    bool violates = false;
-    double worst = 0.0;
-    visit_model(o.model, [&](auto mt) {
-        using M = typename decltype(mt)::type;
-        const M model = make_model<M>(req.params.data());
-        double phi[M::k];
-        model.constraints(req.q0.data(), req.v0.data(), req.t0, phi);
-        double scale = 1.0;
-        for (double x : req.v0) scale = std::max(scale, std::fabs(x));
-        for (int a = 0; a < M::k; ++a) worst = std::max(worst, std::fabs(phi[a]));
-        violates = !(worst <= o.constraint_tol * scale);
-    });
+    const ModelOps* ops = find_model_ops(o.model);
+    double scale = 1.0;
+    for (double x : req.v0) scale = std::max(scale, std::fabs(x));
+    const double worst = ops->constraint_violation(req.params.data(), req.q0.data(), req.v0.data(), req.t0);
+    const bool violates = !(worst <= o.constraint_tol * scale);
     if (violates && !o.project) {
         std::ostringstream os;
         os << "--v0: violates the constraints: max |phi(q0, v0, t0)| = " << worst << " > " << o.constraint_tol
@@ -242,10 +183,7 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     else
         throw UsageError("--backend: expected cpu or cuda, got '" + o.backend + "'");
 
-    visit_model(o.model, [&](auto mt) {
-        using M = typename decltype(mt)::type;
-        write_csv(make_model<M>(req.params.data()), *info, req, r, stdout);
-    });
+    ops->write_trajectory_csv(req, r, stdout);
     std::fflush(stdout);
     if (r.outcome.status != Status::ok) {
         std::cerr << "nhvk: trajectory failed: " << status_name(r.outcome.status) << " in the "

@@ -2,33 +2,19 @@
 /** @file
  *  @brief The CPU reference backend: the same per-member code as the CUDA kernel, in an OpenMP loop.
  */
-#include <omp.h>
-
 #include <stdexcept>
 #include <vector>
 
 #include "chunk_buffers.hpp"
 #include "chunk_runner.hpp"
-#include "nhvk/dispatch.hpp"
-#include "registry.hpp"
+#include "model_ops.hpp"
 
 namespace nhvk {
 
 void run_chunk_cpu(const ChunkCommon& common, const ChunkArgs& args, int threads) {
-    const int nthreads = threads > 0 ? threads : omp_get_max_threads();
-    const bool found = visit_model(common.model, [&](auto mt) {
-        using M = typename decltype(mt)::type;
-        dispatch_numeric(common.method, common.precision, [&](auto tt, auto st) {
-            using T = decltype(tt);
-            using St = decltype(st);
-            const long long m = args.m;
-            // NOTE: dynamic schedule: adaptive steps make members uneven. Results do not depend on the schedule,
-            // each member writes only its own column.
-#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads)
-            for (long long j = 0; j < m; ++j) run_chunk_member<M, T, St::template tmpl>(args, j);
-        });
-    });
-    if (!found) throw std::invalid_argument("unknown model '" + common.model + "'");
+    const ModelOps* ops = find_model_ops(common.model);
+    if (!ops) throw std::invalid_argument("unknown model '" + common.model + "'");
+    ops->run_chunk_cpu(common, args, threads);
 }
 
 namespace {

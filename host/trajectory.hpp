@@ -19,7 +19,7 @@ struct TrajectoryRequest {
     double t0 = 0.0;
     std::vector<double> times; ///< strictly increasing, > t0
     Method method = Method::dopri5;
-    Precision precision = Precision::float64;
+    Precision precision = Precision::f64;
     StepControl ctl;
 };
 

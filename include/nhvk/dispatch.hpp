@@ -16,7 +16,7 @@ template <template <class, class> class S> struct StepperTag {
 
 /** @brief Call `f(T{}, StepperTag<S>{})` for the scalar type and stepper chosen at run time. */
 template <class F> void dispatch_numeric(Method method, Precision precision, F&& f) {
-    if (precision == Precision::float64) {
+    if (precision == Precision::f64) {
         if (method == Method::dopri5)
             f(double{}, StepperTag<Dopri5>{});
         else

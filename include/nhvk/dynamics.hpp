@@ -219,7 +219,7 @@ template <int N, class T> NHVK_HD bool all_finite(const T* x) {
  * @brief Project `v` onto `φ(q, v, t) = 0` in the kinetic metric: Newton steps on
  *        `[W Jᵀ; J 0][Δv; ν] = [0; −φ]` (minimum `|Δv|_W`), exact in one step for linear constraints.
  */
-template <class M, class T> NHVK_HD Status project_velocity(const M& model, const T* q, T* v, T t, int max_iter = 8) {
+template <class M, class T> NHVK_HD NHVK_NOINLINE Status project_velocity(const M& model, const T* q, T* v, T t, int max_iter = 8) {
     constexpr int n = M::n, k = M::k, m = n + k;
     const T eps = NumericLimits<T>::epsilon();
     for (int it = 0; it < max_iter; ++it) {
@@ -265,7 +265,7 @@ template <class M, class T> struct NonholonomicSystem {
     M model;
 
     /** @brief `dy = f(t, y)`; `lambda` (size k) receives the multipliers when non-null. */
-    NHVK_HD Status rhs(T t, const T* y, T* dy, T* lambda = nullptr) const {
+    NHVK_HD NHVK_NOINLINE Status rhs(T t, const T* y, T* dy, T* lambda = nullptr) const {
         const T* q = y;
         const T* v = y + n;
         if constexpr (M::has_chart)
@@ -293,7 +293,7 @@ template <class M, class T> struct VakonomicSystem {
     static constexpr int n = M::n, k = M::k, dim = 2 * M::n + M::k;
     M model;
 
-    NHVK_HD Status rhs(T t, const T* y, T* dy, T* mudot = nullptr) const {
+    NHVK_HD NHVK_NOINLINE Status rhs(T t, const T* y, T* dy, T* mudot = nullptr) const {
         const T* q = y;
         const T* v = y + n;
         const T* mu = y + 2 * n;
@@ -327,7 +327,7 @@ template <class T> struct StateDiagnostics {
 };
 
 template <class M, class T>
-NHVK_HD StateDiagnostics<T> diagnose(const M& model, const T* q, const T* v, T t, const T* mu = nullptr) {
+NHVK_HD NHVK_NOINLINE StateDiagnostics<T> diagnose(const M& model, const T* q, const T* v, T t, const T* mu = nullptr) {
     StateDiagnostics<T> d;
     const ConstraintParts<M, T> cp = constraint_parts(model, q, v, t);
     d.residual = T(0);

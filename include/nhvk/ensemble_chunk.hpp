@@ -10,13 +10,9 @@
 #include "nhvk/config.hpp"
 #include "nhvk/member.hpp"
 #include "nhvk/model_params.hpp"
+#include "nhvk/numerics.hpp"
 
 namespace nhvk {
-
-/** @brief Integration method, chosen at run time and dispatched to a stepper template. */
-enum class Method : std::uint8_t { rk4 = 0, dopri5 = 1 };
-/** @brief Scalar type of the integration. */
-enum class Precision : std::uint8_t { float32 = 0, float64 = 1 };
 
 /**
  * @brief A chunk of `m` members, structure of arrays, every array in double. Member `j` reads `q0[c * ld + j]` for
@@ -54,6 +50,15 @@ inline constexpr int max_params = 16;
 template <class M, class T, template <class, class> class Stepper>
 NHVK_HD void run_chunk_member(const ChunkArgs& a, long long j) {
     constexpr int n = M::n, k = M::k;
+    if (!(a.q0[j] == a.q0[j])) {
+        // NOTE: NaN in q0 marks a member the sampler could not place on the constraint set: not integrated; the host
+        // reports it with the sampler's reason.
+        a.status[j] = static_cast<std::uint8_t>(Status::non_finite);
+        a.failed[j] = static_cast<std::uint8_t>(Dynamics::none);
+        a.fail_index[j] = -1;
+        a.onset[j] = -1;
+        return;
+    }
     double p[max_params > 0 ? max_params : 1];
     const double* pp = nullptr;
     if (a.params && a.n_params > 0) {

@@ -1,0 +1,775 @@
+// SPDX-License-Identifier: MIT
+// Loading and validating `nhvk run` configurations; the schema is documented in config.hpp.
+#include "config.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <utility>
+
+#include <toml++/toml.h>
+
+namespace nhvk {
+
+const char* to_string(Method m) { return m == Method::rk4 ? "rk4" : "dopri5"; }
+const char* to_string(Precision p) { return p == Precision::f32 ? "float" : "double"; }
+const char* to_string(Spacing s) {
+    switch (s) {
+    case Spacing::log: return "log";
+    case Spacing::list: return "list";
+    case Spacing::linear:
+    default: return "linear";
+    }
+}
+const char* to_string(Backend b) {
+    switch (b) {
+    case Backend::cpu: return "cpu";
+    case Backend::cuda: return "cuda";
+    case Backend::automatic:
+    default: return "auto";
+    }
+}
+
+namespace {
+
+constexpr int max_output_times = 1000000;
+constexpr const char* override_prefix = "--set ";
+
+// ---------------------------------------------------------------------------------------------------------------
+// Formatting
+
+/** Shortest decimal that reads back as the same double: 0.1 → "0.1", 1e-9 → "1e-09". */
+std::string format_number(double x) {
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    char buf[40];
+    for (int precision = 1; precision <= 17; ++precision) {
+        std::snprintf(buf, sizeof buf, "%.*g", precision, x);
+        if (std::strtod(buf, nullptr) == x) break;
+    }
+    return buf;
+}
+
+std::string quote(std::string_view s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+/** What a node is, for "got …": `"rk5"`, `42`, `1.5`, `true`, `a table`, `an array`, `a date`. */
+std::string describe(const toml::node& n) {
+    switch (n.type()) {
+    case toml::node_type::string: return quote(n.as_string()->get());
+    case toml::node_type::integer: return std::to_string(n.as_integer()->get());
+    case toml::node_type::floating_point: return format_number(n.as_floating_point()->get());
+    case toml::node_type::boolean: return n.as_boolean()->get() ? "true" : "false";
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    case toml::node_type::none:
+    default: return "nothing";
+    }
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view sep = ", ") {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i) out += sep;
+        out += items[i];
+    }
+    return items.empty() ? std::string("(none)") : out;
+}
+
+/** `"a" or "b"`, `"a", "b" or "c"`. */
+std::string one_of(const std::vector<std::string>& options) {
+    std::string out;
+    for (std::size_t i = 0; i < options.size(); ++i) {
+        if (i) out += (i + 1 == options.size()) ? " or " : ", ";
+        out += quote(options[i]);
+    }
+    return out;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+/** " (did you mean "x"?)" for a near miss, else "". */
+std::string suggestion(std::string_view got, const std::vector<std::string>& valid) {
+    std::size_t best = 3;
+    std::string best_name;
+    for (const std::string& v : valid) {
+        const std::size_t d = edit_distance(got, v);
+        if (d < best && 2 * d < std::max(got.size(), v.size())) best = d, best_name = v; // not "w" for "x"
+    }
+    return best_name.empty() ? std::string() : " (did you mean " + quote(best_name) + "?)";
+}
+
+std::string child_key(const std::string& prefix, std::string_view key) {
+    return prefix.empty() ? std::string(key) : prefix + "." + std::string(key);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Error reporting
+
+/** Knows where things came from: the file, or one of the `--set` overrides (recognized by their source path). */
+class Reporter {
+public:
+    explicit Reporter(std::string file) : file_(std::move(file)) {}
+
+    void add_override_source(const std::string& name) { overrides_.push_back(name); }
+
+    [[noreturn]] void fail(const toml::source_region& where, const std::string& key, const std::string& what) const {
+        std::string prefix = file_;
+        int line = 0, column = 0;
+        const bool from_override =
+            where.path && std::find(overrides_.begin(), overrides_.end(), *where.path) != overrides_.end();
+        if (from_override) {
+            prefix = *where.path;
+        } else if (where.begin.line > 0) {
+            line = static_cast<int>(where.begin.line);
+            column = static_cast<int>(where.begin.column);
+            prefix += ":" + std::to_string(line) + ":" + std::to_string(column);
+        }
+        throw ConfigError(prefix + ": " + (key.empty() ? std::string() : key + ": ") + what, key, line, column);
+    }
+    [[noreturn]] void fail(const toml::node& n, const std::string& key, const std::string& what) const {
+        fail(n.source(), key, what);
+    }
+    [[noreturn]] void expected(const toml::node& n, const std::string& key, const std::string& what) const {
+        fail(n, key, "expected " + what + ", got " + describe(n));
+    }
+    /** A required key absent from `parent` (the table it belongs in; null when that table is absent too). */
+    [[noreturn]] void missing(const toml::table* parent, const std::string& key, const std::string& hint) const {
+        fail(parent ? parent->source() : toml::source_region{}, key,
+             "required key is missing" + (hint.empty() ? std::string() : " (" + hint + ")"));
+    }
+
+private:
+    std::string file_;
+    std::vector<std::string> overrides_;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Typed access
+
+class Reader {
+public:
+    explicit Reader(const Reporter& rep) : rep_(rep) {}
+
+    const Reporter& report() const { return rep_; }
+
+    /** Every key of `t` must be in `allowed`. */
+    void check_keys(const toml::table& t, const std::string& prefix, const std::vector<std::string>& allowed,
+                    const std::string& what = "allowed keys", const std::string& noun = "key") const {
+        for (auto&& [k, v] : t) {
+            if (std::find(allowed.begin(), allowed.end(), k.str()) != allowed.end()) continue;
+            const toml::source_region& where = k.source().path ? k.source() : v.source();
+            rep_.fail(where, child_key(prefix, k.str()),
+                      "unknown " + noun + suggestion(k.str(), allowed) + "; " + what + ": " + join(allowed));
+        }
+    }
+
+    /** The sub-table `key` of `t`, or null when absent; an error when present but not a table. */
+    const toml::table* table(const toml::table* t, std::string_view key, const std::string& full_key) const {
+        if (!t) return nullptr;
+        const toml::node* n = t->get(key);
+        if (!n) return nullptr;
+        if (!n->is_table()) rep_.expected(*n, full_key, "a table");
+        return n->as_table();
+    }
+
+    double number(const toml::node& n, const std::string& key) const {
+        double x = 0.0;
+        if (const auto* i = n.as_integer())
+            x = static_cast<double>(i->get());
+        else if (const auto* f = n.as_floating_point())
+            x = f->get();
+        else
+            rep_.expected(n, key, "a number");
+        if (!std::isfinite(x)) rep_.expected(n, key, "a finite number");
+        return x;
+    }
+
+    /** An integer; a float with an integral value is accepted (`max_steps = 1e7`). */
+    std::int64_t integer(const toml::node& n, const std::string& key) const {
+        if (const auto* i = n.as_integer()) return i->get();
+        if (const auto* f = n.as_floating_point()) {
+            const double x = f->get();
+            if (std::isfinite(x) && x == std::floor(x) && std::abs(x) < 9.2e18) return static_cast<std::int64_t>(x);
+        }
+        rep_.expected(n, key, "an integer");
+    }
+
+    bool boolean(const toml::node& n, const std::string& key) const {
+        if (const auto* b = n.as_boolean()) return b->get();
+        rep_.expected(n, key, "true or false");
+    }
+
+    std::string string(const toml::node& n, const std::string& key) const {
+        if (const auto* s = n.as_string()) return s->get();
+        rep_.expected(n, key, "a string");
+    }
+
+    /** A string that must be one of `options`; returns its index. */
+    int choice(const toml::node& n, const std::string& key, const std::vector<std::string>& options) const {
+        if (const auto* s = n.as_string()) {
+            const auto it = std::find(options.begin(), options.end(), s->get());
+            if (it != options.end()) return static_cast<int>(it - options.begin());
+        }
+        rep_.expected(n, key, one_of(options));
+    }
+
+    // Optional keys with a default, and range checks --------------------------------------------------------
+
+    const toml::node* get(const toml::table* t, std::string_view key) const { return t ? t->get(key) : nullptr; }
+
+    double number_or(const toml::table* t, std::string_view k, const std::string& prefix, double dflt) const {
+        const toml::node* n = get(t, k);
+        return n ? number(*n, child_key(prefix, k)) : dflt;
+    }
+    std::int64_t integer_or(const toml::table* t, std::string_view k, const std::string& prefix,
+                            std::int64_t dflt) const {
+        const toml::node* n = get(t, k);
+        return n ? integer(*n, child_key(prefix, k)) : dflt;
+    }
+    bool boolean_or(const toml::table* t, std::string_view k, const std::string& prefix, bool dflt) const {
+        const toml::node* n = get(t, k);
+        return n ? boolean(*n, child_key(prefix, k)) : dflt;
+    }
+
+    /** Fails unless `ok`, reporting the value at `k` (which must be present when `ok` is false). */
+    void require(bool ok, const toml::table* t, std::string_view k, const std::string& prefix,
+                 const std::string& what) const {
+        if (ok) return;
+        const toml::node* n = get(t, k);
+        if (n) rep_.expected(*n, child_key(prefix, k), what);
+        rep_.fail(toml::source_region{}, child_key(prefix, k), "expected " + what);
+    }
+
+    /** `{ dist = ..., ... }` or a bare number. */
+    Distribution distribution(const toml::node& n, const std::string& key) const {
+        if (n.is_integer() || n.is_floating_point()) return make_fixed(number(n, key));
+        if (!n.is_table())
+            rep_.expected(n, key, "a number or a distribution { dist = \"fixed\" | \"uniform\" | \"normal\", ... }");
+        return distribution_table(*n.as_table(), key);
+    }
+
+    Distribution distribution_table(const toml::table& t, const std::string& key) const {
+        const toml::node* d = t.get("dist");
+        if (!d) {
+            check_keys(t, key, {"dist", "value", "low", "high", "mean", "std"});
+            rep_.missing(&t, child_key(key, "dist"),
+                         "a distribution needs dist = \"fixed\", \"uniform\" or \"normal\"");
+        }
+        const int kind = choice(*d, child_key(key, "dist"), {"fixed", "uniform", "normal"});
+        auto need = [&](std::string_view k, const char* hint) -> double {
+            const toml::node* n = t.get(k);
+            if (!n) rep_.missing(&t, child_key(key, k), hint);
+            return number(*n, child_key(key, k));
+        };
+        if (kind == 0) {
+            check_keys(t, key, {"dist", "value"}, "allowed keys for dist = \"fixed\"");
+            return make_fixed(need("value", "dist = \"fixed\" needs value"));
+        }
+        if (kind == 1) {
+            check_keys(t, key, {"dist", "low", "high"}, "allowed keys for dist = \"uniform\"");
+            const double low = need("low", "dist = \"uniform\" needs low and high");
+            const double high = need("high", "dist = \"uniform\" needs low and high");
+            if (!(low < high))
+                rep_.expected(*t.get("high"), child_key(key, "high"), "high > low = " + format_number(low));
+            return make_uniform(low, high);
+        }
+        check_keys(t, key, {"dist", "mean", "std"}, "allowed keys for dist = \"normal\"");
+        const double mean = need("mean", "dist = \"normal\" needs mean and std");
+        const double std = need("std", "dist = \"normal\" needs mean and std");
+        if (!(std >= 0.0)) rep_.expected(*t.get("std"), child_key(key, "std"), "std >= 0");
+        return make_normal(mean, std);
+    }
+
+private:
+    const Reporter& rep_;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Overrides
+
+bool is_bare_key(std::string_view s) {
+    if (s.empty()) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    });
+}
+
+bool is_bare_word(std::string_view s) {
+    if (s.empty() || !((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_')) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+               c == '.' || c == '/';
+    });
+}
+
+std::string trim(std::string_view s) {
+    const auto b = s.find_first_not_of(" \t");
+    if (b == std::string_view::npos) return {};
+    const auto e = s.find_last_not_of(" \t");
+    return std::string(s.substr(b, e - b + 1));
+}
+
+/** Applies `KEY=VALUE`: VALUE is parsed as a TOML value (a bare word such as cuda is taken as a string), then
+ *  inserted at the dotted KEY, creating missing tables. The value keeps its source path, "--set KEY=VALUE", so
+ *  that later errors about it name the override. */
+void apply_override(toml::table& root, const std::string& arg, Reporter& rep) {
+    const std::string name = override_prefix + arg;
+    const auto eq = arg.find('=');
+    if (eq == std::string::npos) throw ConfigError(name + ": expected KEY=VALUE");
+    const std::string key = trim(std::string_view(arg).substr(0, eq));
+    const std::string value = trim(std::string_view(arg).substr(eq + 1));
+
+    std::vector<std::string> parts;
+    for (std::size_t start = 0;;) {
+        const auto dot = key.find('.', start);
+        parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+    }
+    for (const std::string& p : parts)
+        if (!is_bare_key(p))
+            throw ConfigError(name + ": invalid key " + quote(key) + " (expected dotted names such as integrator.rtol)",
+                              key);
+    if (value.empty()) throw ConfigError(name + ": " + key + ": missing value", key);
+
+    rep.add_override_source(name);
+    toml::table parsed;
+    try {
+        parsed = toml::parse("value = " + value, name);
+    } catch (const toml::parse_error& e) {
+        if (!is_bare_word(value))
+            throw ConfigError(name + ": " + key + ": cannot parse the value as TOML: " + std::string(e.description()),
+                              key);
+        parsed = toml::parse("value = " + quote(value), name); // as a string, still marked as the override's
+    }
+    if (parsed.size() != 1 || !parsed.get("value"))
+        throw ConfigError(name + ": " + key + ": expected a single TOML value", key);
+
+    toml::table* t = &root;
+    std::string path;
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+        path = child_key(path, parts[i]);
+        toml::node* n = t->get(parts[i]);
+        if (!n) { // a new table, marked as the override's (a table built here would have no source)
+            toml::table holder = toml::parse("value = {}", name);
+            n = t->insert(parts[i], std::move(*holder.get("value"))).first->second.as_table();
+        }
+        if (!n->is_table()) throw ConfigError(name + ": " + path + " is " + describe(*n) + ", not a table", key);
+        t = n->as_table();
+    }
+    t->insert_or_assign(parts.back(), std::move(*parsed.get("value")));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Sections
+
+const ModelInfo& parse_model(const Reader& rd, const toml::table& root, const std::vector<ModelInfo>& registry) {
+    std::vector<std::string> names;
+    for (const ModelInfo& m : registry) names.push_back(m.name);
+    const toml::table* model = rd.table(&root, "model", "model");
+    if (model) rd.check_keys(*model, "model", {"name", "params"});
+    const toml::node* name = rd.get(model, "name");
+    if (!name) rd.report().missing(model, "model.name", "known models: " + join(names));
+    const std::string s = rd.string(*name, "model.name");
+    for (const ModelInfo& m : registry)
+        if (m.name == s) return m;
+    rd.report().fail(*name, "model.name",
+                     "unknown model " + quote(s) + suggestion(s, names) + "; known models: " + join(names));
+}
+
+void parse_params(const Reader& rd, const toml::table& root, RunConfig& cfg) {
+    const ModelInfo& m = cfg.model;
+    cfg.params.clear();
+    cfg.param_dists.clear();
+    std::vector<std::string> names;
+    for (const ParamInfo& p : m.params) {
+        cfg.params.push_back(p.default_value);
+        cfg.param_dists.push_back(make_fixed(p.default_value));
+        names.push_back(p.name);
+    }
+    const toml::table* params = rd.table(rd.table(&root, "model", "model"), "params", "model.params");
+    if (!params) return;
+    rd.check_keys(*params, "model.params", names, "parameters of model " + quote(m.name), "parameter");
+    for (auto&& [k, v] : *params) {
+        const int i = m.param_index(std::string(k.str()));
+        const std::string key = child_key("model.params", k.str());
+        if (m.params[i].is_bool) {
+            double x = 0.0;
+            if (const auto* b = v.as_boolean())
+                x = b->get() ? 1.0 : 0.0;
+            else if (const auto* n = v.as_integer(); n && (n->get() == 0 || n->get() == 1))
+                x = static_cast<double>(n->get());
+            else
+                rd.report().expected(v, key, "true or false (a boolean parameter)");
+            cfg.params[i] = x;
+            cfg.param_dists[i] = make_fixed(x);
+            continue;
+        }
+        if (v.is_boolean()) rd.report().expected(v, key, "a number or a distribution (not a boolean parameter)");
+        const Distribution d = rd.distribution(v, key);
+        cfg.param_dists[i] = d;
+        cfg.params[i] = d.kind == DistKind::uniform ? 0.5 * (d.a + d.b) : d.a;
+    }
+}
+
+std::vector<Distribution> parse_coordinate_dists(const Reader& rd, const toml::table* initial, std::string_view which,
+                                                 const ModelInfo& m) {
+    std::vector<Distribution> out(static_cast<std::size_t>(m.n), make_fixed(0.0));
+    const std::string prefix = child_key("initial", which);
+    const toml::table* t = rd.table(initial, which, prefix);
+    if (!t) return out;
+    rd.check_keys(*t, prefix, m.coords, "coordinates of model " + quote(m.name), "coordinate");
+    for (auto&& [k, v] : *t) out[m.coord_index(std::string(k.str()))] = rd.distribution(v, child_key(prefix, k.str()));
+    return out;
+}
+
+void parse_initial(const Reader& rd, const toml::table& root, RunConfig& cfg) {
+    const toml::table* initial = rd.table(&root, "initial", "initial");
+    if (initial) rd.check_keys(*initial, "initial", {"t0", "energy", "q", "v", "mu"});
+    cfg.t0 = rd.number_or(initial, "t0", "initial", 0.0);
+    if (const toml::node* e = rd.get(initial, "energy")) cfg.energy = rd.number(*e, "initial.energy");
+    cfg.q0 = parse_coordinate_dists(rd, initial, "q", cfg.model);
+    cfg.v0 = parse_coordinate_dists(rd, initial, "v", cfg.model);
+
+    const int k = cfg.model.k;
+    cfg.mu0.assign(static_cast<std::size_t>(k), make_fixed(0.0));
+    const toml::node* mu = rd.get(initial, "mu");
+    if (!mu) return;
+    if (const toml::array* a = mu->as_array()) {
+        if (static_cast<int>(a->size()) != k)
+            rd.report().fail(*mu, "initial.mu",
+                             "expected an array of exactly " + std::to_string(k) + " entries (one per constraint of " +
+                                 quote(cfg.model.name) + "), got " + std::to_string(a->size()) + " entries");
+        for (int i = 0; i < k; ++i)
+            cfg.mu0[i] = rd.distribution(*a->get(static_cast<std::size_t>(i)), "initial.mu[" + std::to_string(i) + "]");
+        return;
+    }
+    if (!mu->is_table() && !mu->is_integer() && !mu->is_floating_point())
+        rd.report().expected(*mu, "initial.mu", "a distribution (for all components), a number, or an array of " +
+                                                    std::to_string(k) + " of them");
+    const Distribution d = rd.distribution(*mu, "initial.mu");
+    cfg.mu0.assign(static_cast<std::size_t>(k), d);
+}
+
+void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg) {
+    const std::string p = "integrator";
+    const toml::table* t = rd.table(&root, "integrator", p);
+    if (t) rd.check_keys(*t, p, {"method", "rtol", "atol", "dt", "min_step", "max_steps", "project", "precision"});
+    IntegratorSettings& s = cfg.integrator;
+    s = IntegratorSettings{};
+    if (const toml::node* n = rd.get(t, "method")) s.method = rd.choice(*n, "integrator.method", {"rk4", "dopri5"}) == 0
+                                                                  ? Method::rk4
+                                                                  : Method::dopri5;
+    s.rtol = rd.number_or(t, "rtol", p, 1e-10);
+    rd.require(s.rtol > 0.0, t, "rtol", p, "a number > 0");
+    s.atol = rd.number_or(t, "atol", p, 1e-12);
+    rd.require(s.atol >= 0.0, t, "atol", p, "a number >= 0");
+    const bool rk4 = s.method == Method::rk4;
+    s.dt = rd.number_or(t, "dt", p, rk4 ? 1e-3 : 0.0);
+    if (rk4)
+        rd.require(s.dt > 0.0, t, "dt", p, "a step > 0 (rk4)");
+    else
+        rd.require(s.dt >= 0.0, t, "dt", p, "an initial step >= 0 (dopri5; 0 = automatic)");
+    s.min_step = rd.number_or(t, "min_step", p, 1e-14);
+    rd.require(s.min_step >= 0.0, t, "min_step", p, "a number >= 0");
+    s.max_steps = rd.integer_or(t, "max_steps", p, 10000000);
+    rd.require(s.max_steps >= 1, t, "max_steps", p, "an integer >= 1");
+    s.project = rd.boolean_or(t, "project", p, false);
+    if (const toml::node* n = rd.get(t, "precision"))
+        s.precision =
+            rd.choice(*n, "integrator.precision", {"double", "float"}) == 0 ? Precision::f64 : Precision::f32;
+}
+
+void parse_times(const Reader& rd, const toml::table& root, RunConfig& cfg) {
+    const std::string p = "times";
+    const toml::table* t = rd.table(&root, "times", p);
+    if (t) rd.check_keys(*t, p, {"t_end", "spacing", "count", "t_first", "list"});
+    TimeGrid& g = cfg.time_grid;
+    g = TimeGrid{};
+    const double t0 = cfg.t0;
+    const toml::node* t_end = rd.get(t, "t_end");
+    if (!t_end) rd.report().missing(t, "times.t_end", "the end time of the run, > t0");
+    g.t_end = rd.number(*t_end, "times.t_end");
+    rd.require(g.t_end > t0, t, "t_end", p, "t_end > t0 = " + format_number(t0));
+    if (const toml::node* n = rd.get(t, "spacing"))
+        g.spacing = static_cast<Spacing>(rd.choice(*n, "times.spacing", {"linear", "log", "list"}));
+    const char* spacing = to_string(g.spacing);
+
+    // Keys of another spacing would silently do nothing: refuse them.
+    auto refuse = [&](std::string_view k, const char* used_with) {
+        if (const toml::node* n = rd.get(t, k))
+            rd.report().fail(*n, child_key(p, k),
+                             std::string("only used with spacing = \"") + used_with + "\", but spacing is \"" +
+                                 spacing + "\"");
+    };
+    std::vector<double>& times = cfg.times;
+    times.clear();
+    const double span = g.t_end - t0;
+
+    if (g.spacing == Spacing::list) {
+        refuse("count", "linear\" or \"log");
+        refuse("t_first", "log");
+        const toml::node* n = rd.get(t, "list");
+        if (!n) rd.report().missing(t, "times.list", "spacing = \"list\" needs list = [t1, t2, ..., t_end]");
+        const toml::array* a = n->as_array();
+        if (!a || a->empty()) rd.report().expected(*n, "times.list", "a non-empty array of output times");
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const toml::node& e = *a->get(i);
+            const std::string key = "times.list[" + std::to_string(i) + "]";
+            const double x = rd.number(e, key);
+            if (i == 0 && !(x > t0)) rd.report().expected(e, key, "an output time > t0 = " + format_number(t0));
+            if (i > 0 && !(x > times.back()))
+                rd.report().expected(e, key,
+                                     "an output time > " + format_number(times.back()) + " (strictly increasing)");
+            times.push_back(x);
+        }
+        if (times.back() != g.t_end)
+            rd.report().expected(*a->get(a->size() - 1), "times.list[" + std::to_string(a->size() - 1) + "]",
+                                 "the last output time to equal t_end = " + format_number(g.t_end));
+        if (static_cast<int>(times.size()) > max_output_times)
+            rd.report().fail(*n, "times.list", "at most " + std::to_string(max_output_times) + " output times");
+        g.count = static_cast<int>(times.size());
+        g.t_first = times.front();
+        return;
+    }
+
+    refuse("list", "list");
+    const bool log = g.spacing == Spacing::log;
+    if (!log) refuse("t_first", "log");
+    const std::int64_t count = rd.integer_or(t, "count", p, 50);
+    rd.require(count >= (log ? 2 : 1) && count <= max_output_times, t, "count", p,
+               std::string("an integer in [") + (log ? "2" : "1") + ", " + std::to_string(max_output_times) + "]" +
+                   (log ? " (log spacing)" : ""));
+    g.count = static_cast<int>(count);
+    if (log) {
+        g.t_first = rd.number_or(t, "t_first", p, t0 + span * 1e-3);
+        rd.require(g.t_first > t0 && g.t_first < g.t_end, t, "t_first", p,
+                   "t0 = " + format_number(t0) + " < t_first < t_end = " + format_number(g.t_end));
+        // t_i = t0 + τ_first·(τ_end/τ_first)^(i/(count−1)), τ = t − t0
+        const double tau_first = g.t_first - t0;
+        const double ratio = span / tau_first;
+        for (int i = 0; i < g.count; ++i)
+            times.push_back(t0 + tau_first * std::pow(ratio, static_cast<double>(i) / (g.count - 1)));
+        times.front() = g.t_first;
+    } else {
+        // t_i = t0 + (t_end − t0)·i/count, i = 1…count
+        for (int i = 1; i <= g.count; ++i) times.push_back(t0 + span * static_cast<double>(i) / g.count);
+        g.t_first = times.front();
+    }
+    times.back() = g.t_end;
+    for (std::size_t i = 1; i < times.size(); ++i)
+        if (!(times[i] > times[i - 1]))
+            rd.report().fail(t ? t->source() : toml::source_region{}, "times",
+                             "the " + std::to_string(count) + " output times are not strictly increasing in double "
+                             "precision; use fewer or a wider range");
+}
+
+void parse_divergence(const Reader& rd, const toml::table& root, RunConfig& cfg) {
+    const std::string p = "divergence";
+    const toml::table* t = rd.table(&root, "divergence", p);
+    if (t) rd.check_keys(*t, p, {"coordinates", "onset_threshold", "growth_t_max"});
+    const ModelInfo& m = cfg.model;
+    cfg.divergence_coords.clear();
+    if (const toml::node* n = rd.get(t, "coordinates")) {
+        const toml::array* a = n->as_array();
+        if (!a || a->empty())
+            rd.report().expected(*n, "divergence.coordinates",
+                                 "a non-empty array of coordinate names of " + quote(m.name) + " (" +
+                                     join(m.coords) + ")");
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const toml::node& e = *a->get(i);
+            const std::string key = "divergence.coordinates[" + std::to_string(i) + "]";
+            const std::string name = rd.string(e, key);
+            const int idx = m.coord_index(name);
+            if (idx < 0)
+                rd.report().fail(e, key,
+                                 "unknown coordinate " + quote(name) + suggestion(name, m.coords) +
+                                     "; coordinates of model " + quote(m.name) + ": " + join(m.coords));
+            if (std::find(cfg.divergence_coords.begin(), cfg.divergence_coords.end(), idx) !=
+                cfg.divergence_coords.end())
+                rd.report().fail(e, key, "coordinate " + quote(name) + " is listed twice");
+            cfg.divergence_coords.push_back(idx);
+        }
+    } else {
+        for (int i = 0; i < m.n; ++i) cfg.divergence_coords.push_back(i);
+    }
+    cfg.onset_threshold = rd.number_or(t, "onset_threshold", p, 1e-3);
+    rd.require(cfg.onset_threshold > 0.0, t, "onset_threshold", p, "a number > 0");
+    const std::size_t fourth = std::min<std::size_t>(3, cfg.times.size() - 1);
+    const double dflt = std::max(cfg.t0 + (cfg.time_grid.t_end - cfg.t0) * 0.05, cfg.times[fourth]);
+    cfg.growth_t_max = rd.number_or(t, "growth_t_max", p, dflt);
+    rd.require(cfg.growth_t_max > cfg.t0, t, "growth_t_max", p, "a time > t0 = " + format_number(cfg.t0));
+}
+
+void parse_run(const Reader& rd, const toml::table& root, RunConfig& cfg) {
+    const std::string p = "run";
+    const toml::table* t = rd.table(&root, "run", p);
+    if (t)
+        rd.check_keys(*t, p,
+                      {"trajectories", "seed", "backend", "chunk", "threads", "out", "exact_memory_mb",
+                       "save_trajectories", "save_samples"});
+    RunSettings& s = cfg.run;
+    s = RunSettings{};
+    s.trajectories = rd.integer_or(t, "trajectories", p, 1000);
+    rd.require(s.trajectories >= 1, t, "trajectories", p, "an integer >= 1");
+    const std::int64_t seed = rd.integer_or(t, "seed", p, 1);
+    rd.require(seed >= 0, t, "seed", p, "an integer >= 0");
+    s.seed = static_cast<std::uint64_t>(seed);
+    if (const toml::node* n = rd.get(t, "backend"))
+        s.backend = static_cast<Backend>(rd.choice(*n, "run.backend", {"cpu", "cuda", "auto"}));
+    s.chunk = rd.integer_or(t, "chunk", p, 65536);
+    rd.require(s.chunk >= 1, t, "chunk", p, "an integer >= 1");
+    const std::int64_t threads = rd.integer_or(t, "threads", p, 0);
+    rd.require(threads >= 0 && threads <= 65536, t, "threads", p, "an integer in [0, 65536] (0 = all cores)");
+    s.threads = static_cast<int>(threads);
+    if (const toml::node* n = rd.get(t, "out")) {
+        s.out = rd.string(*n, "run.out");
+        if (s.out.empty()) rd.report().expected(*n, "run.out", "a non-empty folder name");
+    }
+    s.exact_memory_mb = rd.integer_or(t, "exact_memory_mb", p, 1024);
+    rd.require(s.exact_memory_mb >= 0, t, "exact_memory_mb", p, "an integer >= 0");
+    s.save_trajectories = rd.integer_or(t, "save_trajectories", p, 0);
+    rd.require(s.save_trajectories >= 0, t, "save_trajectories", p, "an integer >= 0");
+    s.save_trajectories = std::min(s.save_trajectories, s.trajectories);
+    s.save_samples = rd.boolean_or(t, "save_samples", p, false);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// JSON
+
+nlohmann::json dist_json(const Distribution& d) {
+    switch (d.kind) {
+    case DistKind::uniform: return {{"dist", "uniform"}, {"low", d.a}, {"high", d.b}};
+    case DistKind::normal: return {{"dist", "normal"}, {"mean", d.a}, {"std", d.b}};
+    case DistKind::fixed:
+    default: return d.a;
+    }
+}
+
+} // namespace
+
+nlohmann::json RunConfig::resolved_json() const {
+    using nlohmann::json;
+    json params_json = json::object();
+    for (std::size_t i = 0; i < model.params.size(); ++i) {
+        const ParamInfo& p = model.params[i];
+        params_json[p.name] = p.is_bool ? json(params[i] != 0.0) : dist_json(param_dists[i]);
+    }
+    json q = json::object(), v = json::object(), mu = json::array();
+    for (int i = 0; i < model.n; ++i) {
+        q[model.coords[i]] = dist_json(q0[i]);
+        v[model.coords[i]] = dist_json(v0[i]);
+    }
+    for (const Distribution& d : mu0) mu.push_back(dist_json(d));
+
+    json times_json = {{"t_end", time_grid.t_end}, {"spacing", to_string(time_grid.spacing)}};
+    if (time_grid.spacing == Spacing::list)
+        times_json["list"] = times;
+    else
+        times_json["count"] = time_grid.count;
+    if (time_grid.spacing == Spacing::log) times_json["t_first"] = time_grid.t_first;
+
+    json coords = json::array();
+    for (int i : divergence_coords) coords.push_back(model.coords[i]);
+
+    return {
+        {"model", {{"name", model.name}, {"params", params_json}}},
+        {"initial",
+         {{"t0", t0}, {"energy", energy ? json(*energy) : json(nullptr)}, {"q", q}, {"v", v}, {"mu", mu}}},
+        {"integrator",
+         {{"method", to_string(integrator.method)},
+          {"rtol", integrator.rtol},
+          {"atol", integrator.atol},
+          {"dt", integrator.dt},
+          {"min_step", integrator.min_step},
+          {"max_steps", integrator.max_steps},
+          {"project", integrator.project},
+          {"precision", to_string(integrator.precision)}}},
+        {"times", times_json},
+        {"divergence",
+         {{"coordinates", coords}, {"onset_threshold", onset_threshold}, {"growth_t_max", growth_t_max}}},
+        {"run",
+         {{"trajectories", run.trajectories},
+          {"seed", run.seed},
+          {"backend", to_string(run.backend)},
+          {"chunk", run.chunk},
+          {"threads", run.threads},
+          {"out", run.out},
+          {"exact_memory_mb", run.exact_memory_mb},
+          {"save_trajectories", run.save_trajectories},
+          {"save_samples", run.save_samples}}},
+    };
+}
+
+RunConfig parse_config(std::string_view toml_text, const std::string& source_name,
+                       const std::vector<std::string>& set_overrides, const std::vector<ModelInfo>& registry) {
+    Reporter rep(source_name);
+    toml::table root;
+    try {
+        root = toml::parse(toml_text, source_name);
+    } catch (const toml::parse_error& e) {
+        const auto& b = e.source().begin;
+        throw ConfigError(source_name + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) +
+                              ": TOML syntax error: " + std::string(e.description()),
+                          {}, static_cast<int>(b.line), static_cast<int>(b.column));
+    }
+    for (const std::string& o : set_overrides) apply_override(root, o, rep);
+
+    const Reader rd(rep);
+    rd.check_keys(root, "", {"model", "initial", "integrator", "times", "divergence", "run"}, "allowed sections",
+                  "section");
+
+    RunConfig cfg;
+    cfg.source_path = source_name;
+    cfg.model = parse_model(rd, root, registry);
+    parse_params(rd, root, cfg);
+    parse_initial(rd, root, cfg);
+    parse_integrator(rd, root, cfg);
+    parse_times(rd, root, cfg);
+    parse_divergence(rd, root, cfg);
+    parse_run(rd, root, cfg);
+    return cfg;
+}
+
+RunConfig load_config(const std::string& path, const std::vector<std::string>& set_overrides,
+                      const std::vector<ModelInfo>& registry) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw ConfigError("cannot open config '" + path + "': is a directory");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError("cannot open config '" + path + "': " + std::strerror(errno));
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) throw ConfigError("cannot read config '" + path + "': " + std::strerror(errno));
+    return parse_config(text.str(), path, set_overrides, registry);
+}
+
+} // namespace nhvk

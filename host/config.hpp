@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief Loading and validating `nhvk run` configurations (TOML), with `--set` overrides.
+ *
+ *  The schema, every key with its default (the README copies this block):
+ *  @code{.toml}
+ *  [model]
+ *  name = "nh_particle"            # required; one of the registry's model names
+ *  [model.params]                  # optional; keys are parameters of the model; missing ones take the model default
+ *  m = 1.0                         #   a number (an is_bool parameter takes true/false, or 0/1),
+ *  g = { dist = "uniform", low = 9.0, high = 10.0 }  # or a distribution: a sweep, drawn per trajectory
+ *
+ *  [initial]
+ *  t0 = 0.0                        # default 0
+ *  energy = 1.0                    # optional energy shell E0 (any finite number); absent: no rescaling
+ *  [initial.q]                     # per coordinate, by coordinate name; missing coordinates: fixed 0
+ *  x = { dist = "uniform", low = -1.0, high = 1.0 }
+ *  y = { dist = "normal", mean = 0.0, std = 0.5 }
+ *  z = 0.25                        # a bare number = fixed; so is { dist = "fixed", value = 0.25 }
+ *  [initial.v]                     # trial velocity (projected onto the constraints later); same form as initial.q
+ *  [initial.mu]                    # vakonomic multiplier μ0, default fixed 0; either one distribution for all k
+ *  dist = "normal"                 #   components, written as the keys of this table (or a bare number),
+ *  mean = 0.0                      #   or, instead of this table, `mu = [ {dist = ...}, 0.0, ... ]` under [initial]:
+ *  std = 0.1                       #   an array of exactly k entries, one per constraint
+ *
+ *  [integrator]
+ *  method = "dopri5"               # "dopri5" | "rk4"; default "dopri5"
+ *  rtol = 1e-10                    # > 0; default 1e-10 (used by dopri5)
+ *  atol = 1e-12                    # >= 0; default 1e-12 (used by dopri5)
+ *  dt = 1e-3                       # rk4: the step, > 0, default 1e-3; dopri5: initial step, 0 = automatic (default 0)
+ *  min_step = 1e-14                # >= 0; default 1e-14
+ *  max_steps = 10000000            # >= 1; default 10^7 (per trajectory, per dynamics)
+ *  project = false                 # project v back onto phi = 0 after each step; default false
+ *  precision = "double"            # "double" | "float"; default "double"
+ *
+ *  [times]
+ *  t_end = 5.0                     # required, > t0
+ *  spacing = "log"                 # "linear" | "log" | "list"; default "linear"
+ *  count = 40                      # linear (>= 1) and log (>= 2), <= 10^6: number of output times; default 50
+ *  t_first = 5e-3                  # log only: first output time, t0 < t_first < t_end; default t0 + (t_end - t0)·1e-3
+ *  list = [0.1, 0.2, 5.0]          # list only: strictly increasing, first > t0, last == t_end
+ *
+ *  [divergence]
+ *  coordinates = ["x", "y", "z"]   # coordinates entering |q_NH - q_VK|; default: all; no repeats
+ *  onset_threshold = 1e-3          # > 0; default 1e-3
+ *  growth_t_max = 0.25             # > t0: the early window (t0, growth_t_max] for the growth exponent; default:
+ *                                  #   the later of t0 + (t_end - t0)·0.05 and the 4th output time (the last
+ *                                  #   one if there are fewer), so the fit sees at least 4 points
+ *
+ *  [run]
+ *  trajectories = 10000            # >= 1; default 1000
+ *  seed = 1                        # >= 0 (an integer TOML can hold: < 2^63); default 1
+ *  backend = "auto"                # "cpu" | "cuda" | "auto"; default "auto"
+ *  chunk = 65536                   # trajectories per chunk, >= 1; default 65536
+ *  threads = 0                     # CPU threads, 0 = all cores; default 0
+ *  out = "nhvk_out"                # output folder, non-empty; default "nhvk_out"
+ *  exact_memory_mb = 1024          # >= 0: exact quantiles while all values fit, else log histogram; default 1024
+ *  save_trajectories = 0           # >= 0: write the first M trajectories in full (M is capped at trajectories)
+ *  save_samples = false            # per-trajectory initial state, status, final divergence; default false
+ *  @endcode
+ *
+ *  Distributions: `{ dist = "fixed", value = x }`, `{ dist = "uniform", low = a, high = b }` (a < b),
+ *  `{ dist = "normal", mean = m, std = s }` (s >= 0), or a bare number (fixed). All numbers must be finite;
+ *  an integer is accepted where a float is expected, and a float with an integral value where an integer is.
+ *
+ *  Output times: linear t_i = t0 + (t_end − t0)·i/count, i = 1…count (t0 itself is not an output time);
+ *  log t_i = t0 + τ_first·(τ_end/τ_first)^(i/(count−1)), i = 0…count−1, with τ = t − t0, i.e. geometric in the
+ *  elapsed time from t_first to t_end (for t0 = 0: geometric from t_first to t_end); list: as given.
+ *  The last output time is t_end exactly in every spacing.
+ *
+ *  Strictness: a key the schema does not know is an error that lists the allowed keys, and so is a key that
+ *  belongs to another spacing (`list` unless spacing = "list", `t_first` unless "log", `count` with "list"),
+ *  since it would silently do nothing. rtol/atol are accepted with rk4 (and validated), so that
+ *  `--set integrator.method="rk4"` works on any config.
+ */
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <nhvk/distribution.hpp>
+#include <nhvk/numerics.hpp> // Method, Precision: the core's own enums, so a config maps onto a run directly
+
+#include "model_info.hpp"
+
+namespace nhvk {
+
+/** @brief Process exit status for a configuration error: the CLI catches `ConfigError` and exits with it. */
+inline constexpr int config_error_exit_code = 2;
+
+/** @brief A bad configuration: syntax, unknown key, wrong type or out-of-range value.
+ *
+ *  `what()` is one line, ready to print: `FILE:LINE:COL: dotted.key: expected …, got …` (location of the
+ *  offending value or key), `FILE: dotted.key: …` where there is no position (a missing required key in a table
+ *  written nowhere), or `--set KEY=VALUE: dotted.key: …` for a value that came from an override.
+ *  The CLI maps it to exit code 2 (`config_error_exit_code`).
+ */
+class ConfigError : public std::runtime_error {
+public:
+    ConfigError(const std::string& message, std::string key = {}, int line = 0, int column = 0)
+        : std::runtime_error(message), key_(std::move(key)), line_(line), column_(column) {}
+    /** @brief Dotted key of the offending entry, e.g. "initial.q.x.std"; empty for syntax or file errors. */
+    const std::string& key() const noexcept { return key_; }
+    /** @brief 1-based line in the file, 0 when unknown or when the value came from `--set`. */
+    int line() const noexcept { return line_; }
+    /** @brief 1-based column in the file, 0 when unknown. */
+    int column() const noexcept { return column_; }
+
+private:
+    std::string key_;
+    int line_ = 0;
+    int column_ = 0;
+};
+
+/** @brief `times.spacing`. */
+enum class Spacing { linear, log, list };
+/** @brief `run.backend`. */
+enum class Backend { cpu, cuda, automatic };
+
+/** @brief The spelling in configs of `integrator.method` (core enum `nhvk::Method`): "dopri5", "rk4". */
+const char* to_string(Method m);
+/** @brief `integrator.precision` (core enum `nhvk::Precision`): "double", "float". */
+const char* to_string(Precision p);
+/** @brief "linear", "log", "list". */
+const char* to_string(Spacing s);
+/** @brief "cpu", "cuda", "auto". */
+const char* to_string(Backend b);
+
+/** @brief `[integrator]`, defaults filled. */
+struct IntegratorSettings {
+    Method method = Method::dopri5;
+    double rtol = 1e-10;
+    double atol = 1e-12;
+    double dt = 0.0; ///< rk4: the step (> 0, default 1e-3); dopri5: initial step, 0 = automatic
+    double min_step = 1e-14;
+    std::int64_t max_steps = 10000000;
+    bool project = false;
+    Precision precision = Precision::f64;
+};
+
+/** @brief `[times]` as configured; the resolved output times are `RunConfig::times`. */
+struct TimeGrid {
+    double t_end = 0.0;
+    Spacing spacing = Spacing::linear;
+    int count = 50;       ///< number of output times (for `list`: the length of the list)
+    double t_first = 0.0; ///< log: first output time; otherwise the first resolved output time
+};
+
+/** @brief `[run]`, defaults filled. */
+struct RunSettings {
+    std::int64_t trajectories = 1000;
+    std::uint64_t seed = 1;
+    Backend backend = Backend::automatic;
+    std::int64_t chunk = 65536;
+    int threads = 0; ///< 0 = all cores
+    std::string out = "nhvk_out";
+    std::int64_t exact_memory_mb = 1024;
+    std::int64_t save_trajectories = 0; ///< already capped at `trajectories`
+    bool save_samples = false;
+};
+
+/** @brief A fully resolved run configuration: every default filled, names resolved to indices of `model`. */
+struct RunConfig {
+    std::string source_path; ///< the file (or source name) it was read from
+
+    ModelInfo model;                        ///< the registry entry named by model.name
+    std::vector<double> params;             ///< size model.params.size(): fixed value, or the default if absent;
+                                            ///<   for a swept parameter its distribution's mean/centre
+    std::vector<Distribution> param_dists;  ///< same size: make_fixed(params[i]) unless swept
+
+    double t0 = 0.0;
+    std::optional<double> energy;           ///< energy shell E0, if any
+    std::vector<Distribution> q0;           ///< size model.n, ModelInfo coordinate order
+    std::vector<Distribution> v0;           ///< size model.n
+    std::vector<Distribution> mu0;          ///< size model.k
+
+    IntegratorSettings integrator;
+
+    TimeGrid time_grid;
+    std::vector<double> times;              ///< output times, strictly increasing, all > t0, last == t_end
+
+    std::vector<int> divergence_coords;     ///< coordinate indices, in the configured order, no repeats
+    double onset_threshold = 1e-3;
+    double growth_t_max = 0.0;              ///< resolved (default filled)
+
+    RunSettings run;
+
+    /** @brief The whole resolved configuration in the layout of the TOML (every key, defaults filled), for
+     *  summary.json. Fixed distributions are bare numbers (booleans for is_bool parameters), others tables;
+     *  initial.mu is always an array of k entries; absent energy is null; times carries only the keys valid for
+     *  its spacing. Converted back to TOML (dropping nulls) it loads to the same configuration. */
+    nlohmann::json resolved_json() const;
+};
+
+/** @brief Reads the file at `path`, applies `set_overrides` (`dotted.key=value`, value in TOML syntax) and
+ *  validates against `registry`.
+ *  @throws ConfigError on any error, including `cannot open config 'PATH': <reason>`. */
+RunConfig load_config(const std::string& path, const std::vector<std::string>& set_overrides,
+                      const std::vector<ModelInfo>& registry);
+
+/** @brief As `load_config`, from text; `source_name` is used in messages and as `source_path`. */
+RunConfig parse_config(std::string_view toml_text, const std::string& source_name,
+                       const std::vector<std::string>& set_overrides, const std::vector<ModelInfo>& registry);
+
+} // namespace nhvk

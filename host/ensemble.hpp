@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief `nhvk run`: sample the ensemble chunk by chunk, integrate both dynamics on a backend, reduce the divergence
+ *         into statistics as the chunks come back, write the outputs atomically.
+ */
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "nhvk/member.hpp"
+#include "sampling.hpp"
+#include "stats/ensemble_stats.hpp"
+
+namespace nhvk {
+
+/** @brief Command-line switches of `nhvk run` that are not config keys. */
+struct EnsembleOptions {
+    bool quiet = false;     ///< no progress line, no human summary
+    bool progress = true;   ///< progress line on stderr (only drawn when stderr is a terminal)
+};
+
+/** @brief Everything a run produced (what summary.json holds), for the writers and for tests. */
+struct EnsembleResult {
+    std::string backend;
+    int threads = 0;
+    std::uint64_t requested = 0, valid = 0;
+    std::array<std::uint64_t, status_count> failed_by_status{};   ///< index: Status (ok unused)
+    std::array<std::uint64_t, 3> failed_by_dynamics{};            ///< index: Dynamics (none = sampling)
+    std::array<std::uint64_t, sample_status_count> sampling{};    ///< index: SampleStatus (ok unused)
+    std::vector<double> times;
+    std::vector<stats::SeriesSummary> series; ///< metric_count × nt, series (metric * nt + i)
+    bool exact_quantiles = true;
+    double histogram_resolution = 0.0;
+    double growth_q = 0.0, growth_v = 0.0;
+    stats::OnsetHistogram onset;
+    double seconds = 0.0, sampling_seconds = 0.0, integration_seconds = 0.0, reduction_seconds = 0.0;
+
+    const stats::SeriesSummary& at(int metric, int i) const { return series[static_cast<std::size_t>(metric) * times.size() + i]; }
+    std::uint64_t failed() const { return requested - valid; }
+};
+
+/** @brief Metric names as outputs spell them (index: `Metric`). */
+const char* metric_name(int metric);
+
+/** @brief Run the ensemble of `cfg` and write its outputs into `cfg.run.out`. Throws on I/O or backend errors; no
+ *         output file is left half-written. */
+EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt);
+
+/** @brief Write `content` to `path` atomically (temporary file in the same folder, then rename). */
+void write_file_atomic(const std::string& path, const std::string& content);
+
+} // namespace nhvk

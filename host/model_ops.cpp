@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+#include "model_ops.hpp"
+
+#include <utility>
+
+#include "nhvk/models/all.hpp"
+
+namespace nhvk {
+
+namespace {
+template <std::size_t... Is> std::vector<ModelOps> make_table(std::index_sequence<Is...>) {
+    return {make_model_ops<Is>()...};
+}
+} // namespace
+
+const ModelOps* find_model_ops(const std::string& name) {
+    static const std::vector<ModelOps> table = make_table(std::make_index_sequence<BuiltinModels::size>{});
+    static const std::vector<ModelInfo> infos = [] {
+        std::vector<ModelInfo> v;
+        for (const ModelOps& o : table) v.push_back(o.info());
+        return v;
+    }();
+    for (std::size_t i = 0; i < table.size(); ++i)
+        if (infos[i].name == name) return &table[i];
+    return nullptr;
+}
+
+} // namespace nhvk

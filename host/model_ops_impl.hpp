@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief Definitions behind `make_model_ops<I>()`; included only by the generated per-model translation units.
+ */
+#pragma once
+
+#include <omp.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "model_ops.hpp"
+#include "nhvk/dispatch.hpp"
+#include "registry.hpp"
+#include "sampling_impl.hpp"
+
+namespace nhvk::ops_detail {
+
+template <class M> void run_chunk_cpu(const ChunkCommon& common, const ChunkArgs& args, int threads) {
+    const int nthreads = threads > 0 ? threads : omp_get_max_threads();
+    dispatch_numeric(common.method, common.precision, [&](auto tt, auto st) {
+        using T = decltype(tt);
+        using St = decltype(st);
+        const long long m = args.m;
+        // NOTE: dynamic schedule: adaptive steps make members uneven. Results do not depend on the schedule: each
+        // member writes only its own column.
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads)
+        for (long long j = 0; j < m; ++j) run_chunk_member<M, T, St::template tmpl>(args, j);
+    });
+}
+
+template <class M, class T, template <class, class> class St> TrajectoryResult trajectory(const TrajectoryRequest& req) {
+    constexpr int n = M::n, k = M::k;
+    const M model = make_model<M>(req.params.empty() ? nullptr : req.params.data());
+    T q0[n], v0[n], mu0[k];
+    for (int j = 0; j < n; ++j) {
+        q0[j] = T(req.q0.at(j));
+        v0[j] = T(req.v0.at(j));
+    }
+    for (int a = 0; a < k; ++a) mu0[a] = req.mu0.empty() ? T(0) : T(req.mu0.at(a));
+    const int nt = static_cast<int>(req.times.size());
+    std::vector<T> buf(static_cast<std::size_t>(nt + 1) * StateRecorder<M, T>::row_size(), T(0));
+    StateRecorder<M, T> rec{buf.data()};
+    TrajectoryResult r;
+    r.outcome = integrate_member<St>(model, q0, v0, mu0, T(req.t0), req.times.data(), nt, req.ctl, rec);
+    r.row_size = StateRecorder<M, T>::row_size();
+    r.rows = r.outcome.status == Status::ok ? nt + 1 : r.outcome.time_index + 1;
+    if (r.rows < 0) r.rows = 0;
+    r.states.assign(buf.begin(), buf.end());
+    return r;
+}
+
+template <class M> TrajectoryResult trajectory_cpu(const TrajectoryRequest& req) {
+    TrajectoryResult result;
+    dispatch_numeric(req.method, req.precision, [&](auto tt, auto st) {
+        using T = decltype(tt);
+        using St = decltype(st);
+        result = trajectory<M, T, St::template tmpl>(req);
+    });
+    return result;
+}
+
+/** @brief The saddle-point multipliers λ of the nonholonomic motion at a recorded state (NaN where singular). */
+template <class M> void nh_lambda(const M& model, const double* q, const double* v, double t, double* lambda) {
+    NonholonomicSystem<M, double> sys{model};
+    double y[2 * M::n], dy[2 * M::n];
+    for (int j = 0; j < M::n; ++j) {
+        y[j] = q[j];
+        y[M::n + j] = v[j];
+    }
+    if (sys.rhs(t, y, dy, lambda) != Status::ok)
+        for (int a = 0; a < M::k; ++a) lambda[a] = NAN;
+}
+
+template <class M>
+void write_trajectory_csv(const TrajectoryRequest& req, const TrajectoryResult& r, std::FILE* out) {
+    constexpr int n = M::n, k = M::k;
+    const M model = make_model<M>(req.params.empty() ? nullptr : req.params.data());
+    std::string h = "t";
+    const char* groups[] = {"nh_q", "nh_v", "vk_q", "vk_v"};
+    for (const char* g : groups)
+        for (int j = 0; j < n; ++j) h += std::string(",") + g + std::to_string(j);
+    for (int a = 0; a < k; ++a) h += ",vk_mu" + std::to_string(a);
+    for (int a = 0; a < k; ++a) h += ",nh_res" + std::to_string(a);
+    for (int a = 0; a < k; ++a) h += ",vk_res" + std::to_string(a);
+    for (int a = 0; a < k; ++a) h += ",nh_lambda" + std::to_string(a);
+    h += ",nh_E,vk_E,vk_E_tilde,d_q,d_v\n";
+    std::fputs(h.c_str(), out);
+    for (int i = 0; i < r.rows; ++i) {
+        const double t = i == 0 ? req.t0 : req.times[i - 1];
+        const double* row = r.states.data() + static_cast<std::size_t>(i) * r.row_size;
+        const double *qn = row, *vn = row + n, *qk = row + 2 * n, *vk = row + 3 * n, *mu = row + 4 * n;
+        std::fprintf(out, "%.17g", t);
+        for (int j = 0; j < r.row_size; ++j) std::fprintf(out, ",%.17g", row[j]);
+        double pn[k], pk[k], lam[k];
+        model.constraints(qn, vn, t, pn);
+        model.constraints(qk, vk, t, pk);
+        nh_lambda(model, qn, vn, t, lam);
+        for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", pn[a]);
+        for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", pk[a]);
+        for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", lam[a]);
+        const StateDiagnostics<double> dn = diagnose(model, qn, vn, t);
+        const StateDiagnostics<double> dk = diagnose(model, qk, vk, t, mu);
+        double dq = 0, dv = 0;
+        for (int j = 0; j < n; ++j) {
+            double d = qn[j] - qk[j];
+            if (M::angles[j]) d = wrap_angle(d);
+            dq += d * d;
+            dv += (vn[j] - vk[j]) * (vn[j] - vk[j]);
+        }
+        std::fprintf(out, ",%.17g,%.17g,%.17g,%.17g,%.17g\n", dn.energy, dk.energy, dk.vk_energy, std::sqrt(dq),
+                     std::sqrt(dv));
+    }
+}
+
+template <class M> double constraint_violation(const double* params, const double* q, const double* v, double t) {
+    const M model = make_model<M>(params);
+    double phi[M::k];
+    model.constraints(q, v, t, phi);
+    double worst = 0.0;
+    for (int a = 0; a < M::k; ++a) worst = std::isfinite(phi[a]) ? std::max(worst, std::fabs(phi[a])) : NAN;
+    return worst;
+}
+
+} // namespace nhvk::ops_detail
+
+namespace nhvk {
+
+template <std::size_t I> ModelOps make_model_ops() {
+    using M = typename ModelAt<I, BuiltinModels>::type;
+    ModelOps ops;
+    ops.info = &model_info<M>;
+    ops.run_chunk_cpu = &ops_detail::run_chunk_cpu<M>;
+    ops.trajectory_cpu = &ops_detail::trajectory_cpu<M>;
+    ops.write_trajectory_csv = &ops_detail::write_trajectory_csv<M>;
+    ops.constraint_violation = &ops_detail::constraint_violation<M>;
+    ops.sample_chunk = &sample_chunk<M>;
+    return ops;
+}
+
+} // namespace nhvk

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+#include "stats/ensemble_stats.hpp"
+
+#include "nhvk/stats/chunk_reduce.hpp"
+#include "nhvk/stats/exact_sum.hpp"
+
+#include <thrust/sort.h>
+#include <thrust/system/cpp/execution_policy.h>
+#include <thrust/system/omp/execution_policy.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace nhvk::stats {
+
+namespace {
+
+// below this many values per chunk, add_chunk runs sequentially
+constexpr std::size_t kMinParallelValues = 1u << 15;
+
+constexpr double kQuantileLevels[7] = {0.01, 0.05, 0.25, 0.50, 0.75, 0.95, 0.99};
+
+void set_quantiles(SeriesSummary &r, const double (&q)[7]) {
+    r.p01 = q[0];
+    r.p05 = q[1];
+    r.p25 = q[2];
+    r.p50 = q[3];
+    r.p75 = q[4];
+    r.p95 = q[5];
+    r.p99 = q[6];
+}
+
+} // namespace
+
+double quantile_type7(const double *sorted, std::size_t n, double p) {
+    if (n == 0u) {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    const double h = static_cast<double>(n - 1u) * p; // same rounding as numpy's (n-1)*p
+    const double fl = std::floor(h);
+    const auto k = static_cast<std::size_t>(fl);
+    if (k + 1u >= n) {
+        return sorted[n - 1u];
+    }
+    const double a = sorted[k];
+    const double b = sorted[k + 1u];
+    const double q = a + (h - fl) * (b - a); // x[⌊h⌋] + (h−⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋])
+    // NOTE: the clamp only guards against rounding taking q a hair outside [a, b].
+    return q < a ? a : (q > b ? b : q);
+}
+
+EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_total_expected,
+                                         std::size_t exact_memory_budget_bytes, LogHistogramSpec spec)
+    : n_series_(n_series), budget_values_(exact_memory_budget_bytes / sizeof(double)), spec_(spec),
+      table_(spec.table()), n_bins_(spec.n_bins()),
+      // n_series·n_total_expected·8 <= budget, without overflow
+      exact_(n_series == 0u || n_total_expected <= budget_values_ / n_series), partials_(n_series),
+      counts_(n_series * n_bins_, 0u) {
+    if (exact_) {
+        values_.resize(n_series);
+        for (auto &v : values_) {
+            v.reserve(static_cast<std::size_t>(n_total_expected));
+        }
+    }
+}
+
+std::uint64_t EnsembleAccumulator::stored_total() const {
+    std::uint64_t total = 0u;
+    for (const auto &p : partials_) {
+        total += p.count;
+    }
+    return total;
+}
+
+void EnsembleAccumulator::drop_values() {
+    exact_ = false;
+    std::vector<std::vector<double>>().swap(values_);
+}
+
+void EnsembleAccumulator::add_chunk(const double *values, std::size_t chunk, std::size_t ld,
+                                    const std::uint8_t *valid) {
+    if (chunk == 0u || n_series_ == 0u) {
+        return;
+    }
+    if (ld < chunk) {
+        throw std::invalid_argument("EnsembleAccumulator::add_chunk: ld < chunk");
+    }
+    const ChunkView in{values, chunk, ld, valid, n_series_};
+    // NOTE: small chunks run sequentially (an OpenMP region costs more than the work); the result is the same
+    // either way, since every reduction below is exact.
+    if (chunk * n_series_ < kMinParallelValues) {
+        add_chunk_with(thrust::cpp::par, in);
+    } else {
+        add_chunk_with(thrust::omp::par, in);
+    }
+}
+
+template <class Policy> void EnsembleAccumulator::add_chunk_with(const Policy &policy, const ChunkView &in) {
+    // one sequential pass per series (n_tiles = 1), series in parallel; deterministic (exact partials, integer counts)
+    accumulate_chunk(policy, in, 1, partials_.data(), counts_.data(), binner());
+    if (!exact_) {
+        return;
+    }
+    // NOTE: decided on the number of values only, so the final mode does not depend on chunking.
+    if (stored_total() > budget_values_) {
+        drop_values();
+        return;
+    }
+    std::vector<double *> out(n_series_);
+    std::vector<std::size_t> n_out(n_series_);
+    for (std::size_t s = 0; s < n_series_; ++s) {
+        values_[s].resize(values_[s].size() + in.chunk);
+        out[s] = values_[s].data() + values_[s].size() - in.chunk;
+    }
+    compact_chunk(policy, in, out.data(), n_out.data());
+    for (std::size_t s = 0; s < n_series_; ++s) {
+        values_[s].resize(values_[s].size() - in.chunk + n_out[s]);
+    }
+}
+
+void EnsembleAccumulator::add_partials(const SeriesPartial *partials, const std::uint64_t *counts) {
+    bool any = false;
+    for (std::size_t s = 0; s < n_series_; ++s) {
+        any = any || partials[s].count != 0u;
+        partials_[s].merge(partials[s]);
+    }
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+        counts_[i] += counts[i];
+    }
+    if (exact_ && any) {
+        drop_values();
+    }
+}
+
+void EnsembleAccumulator::merge(const EnsembleAccumulator &other) {
+    if (&other == this) {
+        const EnsembleAccumulator copy = other;
+        merge(copy);
+        return;
+    }
+    if (other.n_series_ != n_series_ || other.table_ != table_) {
+        throw std::invalid_argument("EnsembleAccumulator::merge: different series count or histogram spec");
+    }
+    for (std::size_t s = 0; s < n_series_; ++s) {
+        partials_[s].merge(other.partials_[s]);
+    }
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+        counts_[i] += other.counts_[i];
+    }
+    if (!exact_) {
+        return;
+    }
+    if (!other.exact_ || stored_total() > budget_values_) {
+        drop_values();
+        return;
+    }
+    for (std::size_t s = 0; s < n_series_; ++s) {
+        values_[s].insert(values_[s].end(), other.values_[s].begin(), other.values_[s].end());
+    }
+}
+
+std::vector<SeriesSummary> EnsembleAccumulator::finalize() {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const LogBinner b = binner();
+    std::vector<SeriesSummary> out(n_series_);
+    for (std::size_t s = 0; s < n_series_; ++s) {
+        const SeriesPartial &p = partials_[s];
+        SeriesSummary &r = out[s];
+        r.count = p.count;
+        r.nonfinite = p.nonfinite;
+        r.exact = exact_;
+        if (p.count == 0u) {
+            r.mean = r.std = r.min = r.max = nan;
+            set_quantiles(r, {nan, nan, nan, nan, nan, nan, nan});
+            continue;
+        }
+        const MeanStd ms = mean_std(p.sum, p.sum_sq, p.count); // deterministic: function of the exact sums
+        r.mean = ms.mean;
+        r.std = ms.std;
+        r.min = p.min;
+        r.max = p.max;
+        double q[7];
+        if (exact_) {
+            std::vector<double> &v = values_[s];
+            if (v.size() != p.count) {
+                throw std::logic_error("EnsembleAccumulator: stored values out of step with counts");
+            }
+            // deterministic: −0 was folded to +0 and values are finite, so the sorted sequence is unique
+            thrust::sort(thrust::omp::par, v.begin(), v.end());
+            for (int i = 0; i < 7; ++i) {
+                q[i] = quantile_type7(v.data(), v.size(), kQuantileLevels[i]);
+            }
+        } else {
+            for (int i = 0; i < 7; ++i) {
+                q[i] = histogram_quantile(histogram(s), b, p.min, p.max, kQuantileLevels[i]);
+            }
+        }
+        set_quantiles(r, q);
+    }
+    return out;
+}
+
+// ---- OnsetHistogram --------------------------------------------------------------------------------------------
+
+void OnsetHistogram::add(std::uint32_t time_index) {
+    if (time_index < counts.size()) {
+        ++counts[time_index];
+    } else {
+        ++never;
+    }
+}
+
+void OnsetHistogram::add_chunk(const std::uint32_t *onset_index, std::size_t chunk, const std::uint8_t *valid) {
+    for (std::size_t j = 0; j < chunk; ++j) {
+        if (valid == nullptr || valid[j] != 0u) {
+            add(onset_index[j]);
+        }
+    }
+}
+
+void OnsetHistogram::merge(const OnsetHistogram &other) {
+    if (other.counts.size() != counts.size()) {
+        throw std::invalid_argument("OnsetHistogram::merge: different numbers of output times");
+    }
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+        counts[i] += other.counts[i];
+    }
+    never += other.never;
+}
+
+std::uint64_t OnsetHistogram::total() const {
+    std::uint64_t n = never;
+    for (const std::uint64_t c : counts) {
+        n += c;
+    }
+    return n;
+}
+
+double OnsetHistogram::quantile(double p, const std::vector<double> &t, bool include_never) const {
+    if (t.size() != counts.size()) {
+        throw std::invalid_argument("OnsetHistogram::quantile: t.size() != number of output times");
+    }
+    const std::uint64_t n = include_never ? total() : total() - never;
+    if (n == 0u) {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    // rank r = max(1, ⌈p·n⌉), clamped to n
+    const double pr = std::ceil(p * static_cast<double>(n));
+    std::uint64_t r = pr < 1.0 ? 1u : static_cast<std::uint64_t>(pr);
+    r = r > n ? n : r;
+    std::uint64_t cum = 0u;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+        cum += counts[i];
+        if (cum >= r) {
+            return t[i];
+        }
+    }
+    return std::numeric_limits<double>::infinity();
+}
+
+// ---- growth exponent -------------------------------------------------------------------------------------------
+
+double growth_exponent(const std::vector<double> &t, const std::vector<double> &median, double t_max) {
+    if (t.size() != median.size()) {
+        throw std::invalid_argument("growth_exponent: t and median differ in length");
+    }
+    std::vector<double> x;
+    std::vector<double> y;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        if (t[i] > 0.0 && t[i] <= t_max && median[i] > 0.0 && std::isfinite(median[i])) {
+            x.push_back(std::log(t[i]));
+            y.push_back(std::log(median[i]));
+        }
+    }
+    if (x.size() < 2u) {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    // slope = Σ(x−x̄)(y−ȳ) / Σ(x−x̄)², centred for accuracy; sequential, hence deterministic
+    double mx = 0.0;
+    double my = 0.0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        mx += x[i];
+        my += y[i];
+    }
+    mx /= static_cast<double>(x.size());
+    my /= static_cast<double>(x.size());
+    double sxy = 0.0;
+    double sxx = 0.0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        sxy += (x[i] - mx) * (y[i] - my);
+        sxx += (x[i] - mx) * (x[i] - mx);
+    }
+    if (!(sxx > 0.0)) {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    return sxy / sxx;
+}
+
+} // namespace nhvk::stats

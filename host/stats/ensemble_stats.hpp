@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief Ensemble statistics over trajectories arriving in chunks: per series count, mean, std, min, max and
+ *         quantiles (exact or histogram-interpolated), the onset-time distribution and the growth exponent.
+ *
+ *  Reproducibility contract: for the same multiset of (valid, finite) values per series the summaries are
+ *  bit-identical whatever the chunk boundaries, the thread count, or how shards were merged.
+ */
+#pragma once
+
+#include "nhvk/stats/log_histogram.hpp"
+#include "nhvk/stats/series_partial.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace nhvk::stats {
+
+struct ChunkView; // nhvk/stats/chunk_reduce.hpp
+
+/**
+ * @brief Statistics of one series (one metric at one output time) over the valid trajectories.
+ *
+ * count == 0 (no valid finite value): every double is NaN, which the JSON writer prints as null. count == 1: std is
+ * 0 and every quantile equals the value. mean is Σx/n correctly rounded; std is the sample (n−1) standard deviation
+ * from the exact n·Σx² − (Σx)² (see mean_std()); quantiles use the type-7 definition (numpy's default), exact when
+ * `exact`, else interpolated in the log histogram (within histogram_relative_resolution() for values in [lo, hi)).
+ */
+struct SeriesSummary {
+    std::uint64_t count;     ///< valid trajectories with a finite value
+    std::uint64_t nonfinite; ///< valid trajectories with a non-finite value (a caller bug; excluded)
+    double mean, std, min, max;
+    double p01, p05, p25, p50, p75, p95, p99;
+    bool exact; ///< quantiles from the stored values (true) or the histogram (false)
+};
+
+/**
+ * @brief Accumulates ensemble output chunk by chunk and summarises it per series.
+ *
+ * Mode: exact when n_series·n_total_expected·8 <= exact_memory_budget_bytes (every valid finite value is kept for
+ * exact quantiles); otherwise histogram mode (memory independent of the number of trajectories). An exact
+ * accumulator that receives more values than the budget holds switches to histogram mode for good; since that
+ * depends only on how many values arrived, the final mode does too. count, nonfinite, mean, std, min and max come
+ * from exact partials and are identical in both modes. All reductions are deterministic.
+ */
+class EnsembleAccumulator {
+public:
+    /** @brief Sets up n_series empty series; throws std::invalid_argument on an invalid spec. */
+    EnsembleAccumulator(std::size_t n_series, std::uint64_t n_total_expected, std::size_t exact_memory_budget_bytes,
+                        LogHistogramSpec spec = {});
+
+    /**
+     * @brief Adds a chunk of trajectories: series s of trajectory j is values[s·ld + j]; valid[j] != 0 includes it
+     *        (valid may be nullptr: all valid). Parallel over series with Thrust's OpenMP system.
+     */
+    void add_chunk(const double *values, std::size_t chunk, std::size_t ld, const std::uint8_t *valid);
+
+    /**
+     * @brief Adds per-series partials and histogram rows reduced elsewhere (e.g. on the GPU with accumulate_chunk and
+     *        combine_tiles): partials[s], counts[s·n_bins() + b]. Values are not available this way, so an exact
+     *        accumulator switches to histogram mode (unless the partials are all empty).
+     */
+    void add_partials(const SeriesPartial *partials, const std::uint64_t *counts);
+
+    /** @brief Adds another accumulator's data (exact in both modes). The result stays exact only when both are
+     *  exact and the combined values fit this accumulator's budget. Throws std::invalid_argument when the series
+     *  count or histogram spec differ. */
+    void merge(const EnsembleAccumulator &other);
+
+    /** @brief Summaries of every series. Sorts the stored values in place (exact mode); the accumulator stays
+     *  usable. */
+    std::vector<SeriesSummary> finalize();
+
+    /** @brief True in exact mode. */
+    bool exact() const { return exact_; }
+    /** @brief Relative bin width 10^(1/bins_per_decade) − 1 of the histogram quantiles. */
+    double histogram_relative_resolution() const { return spec_.relative_resolution(); }
+    /** @brief Number of series. */
+    std::size_t n_series() const { return n_series_; }
+    /** @brief Number of histogram bins per series (see HistogramBin for the layout). */
+    std::size_t n_bins() const { return n_bins_; }
+    /** @brief The histogram specification. */
+    const LogHistogramSpec &spec() const { return spec_; }
+    /** @brief The histogram bin edges and lookup table (a CUDA backend mirrors edges and start on the device). */
+    const LogBinTable &bin_table() const { return table_; }
+    /** @brief Bin-index view into bin_table() (host memory). */
+    LogBinner binner() const { return LogBinner::make(table_); }
+    /** @brief Partial statistics of series s. */
+    const SeriesPartial &partial(std::size_t s) const { return partials_[s]; }
+    /** @brief Histogram counts of series s (n_bins() entries), maintained in both modes. */
+    const std::uint64_t *histogram(std::size_t s) const { return counts_.data() + s * n_bins_; }
+
+private:
+    template <class Policy> void add_chunk_with(const Policy &policy, const ChunkView &in);
+    std::uint64_t stored_total() const;
+    void drop_values();
+
+    std::size_t n_series_;
+    std::size_t budget_values_; // exact mode keeps at most this many values in all (budget / 8)
+    LogHistogramSpec spec_;
+    LogBinTable table_;
+    std::size_t n_bins_;
+    bool exact_;
+    std::vector<SeriesPartial> partials_;     // per series
+    std::vector<std::uint64_t> counts_;       // n_series × n_bins
+    std::vector<std::vector<double>> values_; // exact mode: valid finite values per series
+};
+
+/**
+ * @brief Distribution of the onset time (first output time with d_q above threshold) over trajectories: a count per
+ *        output-time index plus a "never" count. Mergeable exactly; deterministic.
+ */
+struct OnsetHistogram {
+    std::vector<std::uint64_t> counts; ///< counts[i]: onset at output time index i
+    std::uint64_t never = 0;           ///< never exceeded the threshold
+
+    OnsetHistogram() = default;
+    /** @brief Empty histogram over n_times output times. */
+    explicit OnsetHistogram(std::size_t n_times) : counts(n_times, 0u) {}
+
+    /** @brief Adds one trajectory; an index >= counts.size() (e.g. kOnsetNever) counts as never. */
+    void add(std::uint32_t time_index);
+    /** @brief Adds onset indices of a chunk; valid[j] != 0 includes trajectory j (valid may be nullptr). */
+    void add_chunk(const std::uint32_t *onset_index, std::size_t chunk, const std::uint8_t *valid);
+    /** @brief Adds another histogram over the same number of output times (throws std::invalid_argument if not). */
+    void merge(const OnsetHistogram &other);
+    /** @brief Trajectories counted, including never. */
+    std::uint64_t total() const;
+    /**
+     * @brief Onset-time quantile p ∈ [0, 1] as an output time: the r-th smallest onset with r = max(1, ⌈p·n⌉) (the
+     *        inverted-CDF definition, so the result is always one of the output times). With include_never, "never"
+     *        counts as later than every output time and a quantile falling there is +inf; without, only trajectories
+     *        with an onset are ranked. NaN when no trajectory is ranked. t holds the output times (t.size() ==
+     *        counts.size()).
+     */
+    double quantile(double p, const std::vector<double> &t, bool include_never = true) const;
+};
+
+/**
+ * @brief Least-squares slope of log(median) against log(t) over the points with 0 < t <= t_max and median > 0
+ *        (finite). NaN when fewer than two such points (or all their t equal); the caller reports it. Deterministic.
+ */
+double growth_exponent(const std::vector<double> &t, const std::vector<double> &median, double t_max);
+
+/** @brief Type-7 quantile (numpy's default) of sorted values: h = (n−1)p, x[⌊h⌋] + (h−⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋]). NaN
+ *  when n == 0. */
+double quantile_type7(const double *sorted, std::size_t n, double p);
+
+} // namespace nhvk::stats

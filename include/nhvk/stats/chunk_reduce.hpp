@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The per-chunk reduction of the ensemble statistics, written once with Thrust and templated on the
+ *         execution policy: thrust::omp::par / thrust::cpp::par on host memory, thrust::cuda::par.on(stream) on
+ *         device memory.
+ *
+ *  Work decomposition: item (s, t) of n_series × n_tiles reduces trajectories j ≡ t (mod n_tiles) of series s into
+ *  its own SeriesPartial and its own histogram row (no atomics, no shared output). The strided split keeps a warp's
+ *  reads coalesced on the GPU; on the host, n_tiles = 1 gives one sequential pass per series. All reductions here
+ *  are deterministic: they only add integers and exact sums, so the result does not depend on n_tiles, on the
+ *  policy or on the number of threads.
+ */
+#pragma once
+
+#include "nhvk/config.hpp"
+#include "nhvk/stats/exact_sum.hpp"
+#include "nhvk/stats/log_histogram.hpp"
+#include "nhvk/stats/series_partial.hpp"
+
+#include <thrust/copy.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace nhvk::stats {
+
+/** @brief One chunk of ensemble output: value of series s for trajectory j is values[s·ld + j]. */
+struct ChunkView {
+    const double *values = nullptr;      ///< n_series rows of stride ld
+    std::size_t chunk = 0;               ///< trajectories in this chunk
+    std::size_t ld = 0;                  ///< row stride (>= chunk)
+    const std::uint8_t *valid = nullptr; ///< valid[j] != 0: include trajectory j; nullptr: all valid
+    std::size_t n_series = 0;
+};
+
+namespace detail {
+
+struct AccumulateTile {
+    ChunkView in;
+    LogBinner binner;
+    std::size_t n_tiles;
+    SeriesPartial *partials;
+    std::uint64_t *counts; // nullptr: no histogram
+
+    NHVK_HD void operator()(std::size_t item) const {
+        const std::size_t s = item / n_tiles;
+        const std::size_t t = item % n_tiles;
+        const double *row = in.values + s * in.ld;
+        std::uint64_t *hist = counts == nullptr ? nullptr : counts + item * binner.n_bins();
+        SeriesPartial p = partials[item];
+        for (std::size_t j = t; j < in.chunk; j += n_tiles) {
+            if (in.valid != nullptr && in.valid[j] == 0u) {
+                continue;
+            }
+            const double x = row[j];
+            p.add(x);
+            if (hist != nullptr && is_finite(x)) {
+                ++hist[binner.bin(x)];
+            }
+        }
+        partials[item] = p;
+    }
+};
+
+struct CombinePartials {
+    std::size_t n_tiles;
+    const SeriesPartial *tiles;
+    SeriesPartial *out;
+
+    NHVK_HD void operator()(std::size_t s) const {
+        SeriesPartial p = out[s];
+        for (std::size_t t = 0; t < n_tiles; ++t) {
+            p.merge(tiles[s * n_tiles + t]);
+        }
+        out[s] = p;
+    }
+};
+
+struct CombineCounts {
+    std::size_t n_tiles;
+    std::size_t n_bins;
+    const std::uint64_t *tiles;
+    std::uint64_t *out;
+
+    NHVK_HD void operator()(std::size_t i) const {
+        const std::size_t s = i / n_bins;
+        const std::size_t b = i % n_bins;
+        std::uint64_t c = 0u;
+        for (std::size_t t = 0; t < n_tiles; ++t) {
+            c += tiles[(s * n_tiles + t) * n_bins + b];
+        }
+        out[i] += c;
+    }
+};
+
+struct CanonicalValue {
+    const double *row;
+    NHVK_HD double operator()(std::size_t j) const { return row[j] == 0.0 ? 0.0 : row[j]; }
+};
+
+struct ValidFinite {
+    const double *row;
+    const std::uint8_t *valid;
+    NHVK_HD bool operator()(std::size_t j) const { return (valid == nullptr || valid[j] != 0u) && is_finite(row[j]); }
+};
+
+struct CompactRow {
+    ChunkView in;
+    double *const *out;
+    std::size_t *n_out;
+
+    NHVK_HD void operator()(std::size_t s) const {
+        const double *row = in.values + s * in.ld;
+        double *dst = out[s];
+        std::size_t n = 0;
+        for (std::size_t j = 0; j < in.chunk; ++j) {
+            if ((in.valid == nullptr || in.valid[j] != 0u) && is_finite(row[j])) {
+                dst[n++] = row[j] == 0.0 ? 0.0 : row[j];
+            }
+        }
+        n_out[s] = n;
+    }
+};
+
+} // namespace detail
+
+/**
+ * @brief Adds a chunk into per-(series, tile) partials and, when counts is not null, histogram rows.
+ *
+ * partials has n_series·n_tiles entries (item s·n_tiles + t), counts has n_series·n_tiles·binner.n_bins() entries
+ * (row of item i at i·n_bins); both are accumulated into, so initialise them once (SeriesPartial{} and zeros) and
+ * keep adding chunks. All pointers, including binner.edges, must be accessible under `policy`. Deterministic.
+ */
+template <class Policy>
+void accumulate_chunk(const Policy &policy, const ChunkView &in, std::size_t n_tiles, SeriesPartial *partials,
+                      std::uint64_t *counts, const LogBinner &binner) {
+    if (in.n_series == 0u || in.chunk == 0u || n_tiles == 0u) {
+        return;
+    }
+    const thrust::counting_iterator<std::size_t> first(0);
+    thrust::for_each(policy, first, first + in.n_series * n_tiles,
+                     detail::AccumulateTile{in, binner, n_tiles, partials, counts});
+}
+
+/**
+ * @brief Merges the n_tiles tiles of each series into partials[s] and counts[s·n_bins + b] (added to, not
+ *        overwritten; outputs must not alias the tiles). Deterministic.
+ */
+template <class Policy>
+void combine_tiles(const Policy &policy, std::size_t n_series, std::size_t n_tiles, std::size_t n_bins,
+                   const SeriesPartial *tile_partials, const std::uint64_t *tile_counts, SeriesPartial *partials,
+                   std::uint64_t *counts) {
+    const thrust::counting_iterator<std::size_t> first(0);
+    thrust::for_each(policy, first, first + n_series, detail::CombinePartials{n_tiles, tile_partials, partials});
+    if (tile_counts != nullptr && counts != nullptr) {
+        thrust::for_each(policy, first, first + n_series * n_bins,
+                         detail::CombineCounts{n_tiles, n_bins, tile_counts, counts});
+    }
+}
+
+/**
+ * @brief Copies the valid, finite values of series s (−0 folded to +0) to out, in trajectory order; returns how
+ *        many. out needs room for in.chunk values. Deterministic (stable compaction).
+ */
+template <class Policy>
+std::size_t compact_series(const Policy &policy, const ChunkView &in, std::size_t s, double *out) {
+    if (in.chunk == 0u) {
+        return 0u;
+    }
+    const double *row = in.values + s * in.ld;
+    const thrust::counting_iterator<std::size_t> first(0);
+    const auto values = thrust::make_transform_iterator(first, detail::CanonicalValue{row});
+    double *end = thrust::copy_if(policy, values, values + in.chunk, first, out, detail::ValidFinite{row, in.valid});
+    return static_cast<std::size_t>(end - out);
+}
+
+/**
+ * @brief Compacts every series at once, one sequential pass per series: out[s] (room for in.chunk values) receives
+ *        the valid finite values of series s (−0 folded to +0) in trajectory order, n_out[s] their number. Suited to
+ *        host policies (one parallel region per chunk); on a GPU prefer compact_series. Deterministic.
+ */
+template <class Policy>
+void compact_chunk(const Policy &policy, const ChunkView &in, double *const *out, std::size_t *n_out) {
+    const thrust::counting_iterator<std::size_t> first(0);
+    thrust::for_each(policy, first, first + in.n_series, detail::CompactRow{in, out, n_out});
+}
+
+} // namespace nhvk::stats

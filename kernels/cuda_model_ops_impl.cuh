@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The CUDA kernels, templated on the model; included only by the generated per-model .cu files.
+ */
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "cuda_model_ops.hpp"
+#include "nhvk/dispatch.hpp"
+#include "nhvk/models/all.hpp"
+
+namespace nhvk {
+
+namespace cuda_detail {
+constexpr int block_size = 128;
+
+/** @brief One thread per trajectory of the chunk. */
+template <class M, class T, template <class, class> class St>
+__global__ void __launch_bounds__(block_size) ensemble_chunk_kernel(ChunkArgs a) {
+    const long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (j < a.m) run_chunk_member<M, T, St>(a, j);
+}
+
+template <class M, class T> struct TrajectoryArgs {
+    T q0[M::n], v0[M::n], mu0[M::k];
+    T t0;
+    const double* times;
+    int nt;
+    StepControl ctl;
+    T* out;
+    MemberOutcome* outcome;
+};
+
+template <class M, class T, template <class, class> class St>
+__global__ void trajectory_kernel(M model, TrajectoryArgs<M, T> a) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    StateRecorder<M, T> rec{a.out};
+    *a.outcome = integrate_member<St>(model, a.q0, a.v0, a.mu0, a.t0, a.times, a.nt, a.ctl, rec);
+}
+
+/** @brief A device buffer freed on scope exit. */
+struct DeviceBuffer {
+    void* p = nullptr;
+    explicit DeviceBuffer(std::size_t bytes) { NHVK_CUDA_CHECK(cudaMalloc(&p, bytes > 0 ? bytes : 1)); }
+    ~DeviceBuffer() { cudaFree(p); }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+template <class M, class T, template <class, class> class St>
+TrajectoryResult trajectory_on_device(const TrajectoryRequest& req) {
+    constexpr int n = M::n, k = M::k;
+    const int nt = static_cast<int>(req.times.size());
+    const int row = StateRecorder<M, T>::row_size();
+    TrajectoryArgs<M, T> a{};
+    for (int j = 0; j < n; ++j) {
+        a.q0[j] = T(req.q0.at(j));
+        a.v0[j] = T(req.v0.at(j));
+    }
+    for (int c = 0; c < k; ++c) a.mu0[c] = req.mu0.empty() ? T(0) : T(req.mu0.at(c));
+    a.t0 = T(req.t0);
+    a.nt = nt;
+    a.ctl = req.ctl;
+    DeviceBuffer d_times(sizeof(double) * nt), d_out(sizeof(T) * (nt + 1) * row), d_outcome(sizeof(MemberOutcome));
+    NHVK_CUDA_CHECK(cudaMemcpy(d_times.p, req.times.data(), sizeof(double) * nt, cudaMemcpyHostToDevice));
+    NHVK_CUDA_CHECK(cudaMemset(d_out.p, 0, sizeof(T) * (nt + 1) * row));
+    a.times = static_cast<const double*>(d_times.p);
+    a.out = static_cast<T*>(d_out.p);
+    a.outcome = static_cast<MemberOutcome*>(d_outcome.p);
+    const M model = make_model<M>(req.params.empty() ? nullptr : req.params.data());
+    trajectory_kernel<M, T, St><<<1, 1>>>(model, a);
+    NHVK_CUDA_CHECK(cudaGetLastError());
+    NHVK_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<T> buf(static_cast<std::size_t>(nt + 1) * row);
+    TrajectoryResult r;
+    NHVK_CUDA_CHECK(cudaMemcpy(buf.data(), d_out.p, sizeof(T) * buf.size(), cudaMemcpyDeviceToHost));
+    NHVK_CUDA_CHECK(cudaMemcpy(&r.outcome, d_outcome.p, sizeof(MemberOutcome), cudaMemcpyDeviceToHost));
+    r.row_size = row;
+    r.rows = r.outcome.status == Status::ok ? nt + 1 : r.outcome.time_index + 1;
+    if (r.rows < 0) r.rows = 0;
+    r.states.assign(buf.begin(), buf.end());
+    return r;
+}
+
+/** @brief Launch the chunk kernel for the model and numerics of `common` on `stream`. */
+template <class M> void launch_chunk(const ChunkCommon& common, const ChunkArgs& device_args, void* stream_ptr) {
+    const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+    if (device_args.m <= 0) return;
+    dispatch_numeric(common.method, common.precision, [&](auto tt, auto st) {
+        using T = decltype(tt);
+        using St = decltype(st);
+        const long long blocks = (device_args.m + block_size - 1) / block_size;
+        ensemble_chunk_kernel<M, T, St::template tmpl><<<static_cast<unsigned>(blocks), block_size, 0, stream>>>(
+            device_args);
+    });
+    NHVK_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class M> TrajectoryResult trajectory(const TrajectoryRequest& req) {
+    TrajectoryResult result;
+    dispatch_numeric(req.method, req.precision, [&](auto tt, auto st) {
+        using T = decltype(tt);
+        using St = decltype(st);
+        result = trajectory_on_device<M, T, St::template tmpl>(req);
+    });
+    return result;
+}
+
+} // namespace cuda_detail
+
+template <std::size_t I> CudaModelOps make_cuda_model_ops() {
+    using M = typename ModelAt<I, BuiltinModels>::type;
+    return CudaModelOps{M::name, &cuda_detail::launch_chunk<M>, &cuda_detail::trajectory<M>};
+}
+
+} // namespace nhvk
+

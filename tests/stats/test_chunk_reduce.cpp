@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+#include "nhvk/stats/chunk_reduce.hpp"
+
+#include <gtest/gtest.h>
+#include <thrust/system/cpp/execution_policy.h>
+#include <thrust/system/omp/execution_policy.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace {
+
+using nhvk::stats::ChunkView;
+using nhvk::stats::LogBinner;
+using nhvk::stats::LogHistogramSpec;
+using nhvk::stats::SeriesPartial;
+
+struct Data {
+    std::size_t n_series = 7;
+    std::size_t n = 1999;
+    std::size_t ld = 2003;
+    std::vector<double> values;
+    std::vector<std::uint8_t> valid;
+};
+
+Data make_data() {
+    Data d;
+    std::mt19937_64 rng(42);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    d.values.assign(d.n_series * d.ld, std::numeric_limits<double>::quiet_NaN()); // padding must never be read
+    d.valid.resize(d.n);
+    for (auto &v : d.valid) {
+        v = u(rng) < 0.8;
+    }
+    for (std::size_t s = 0; s < d.n_series; ++s) {
+        for (std::size_t j = 0; j < d.n; ++j) {
+            const double r = u(rng);
+            d.values[s * d.ld + j] = r < 0.02   ? 0.0
+                                     : r < 0.03 ? -0.0
+                                     : r < 0.04 ? -INFINITY
+                                                : std::pow(10.0, 30 * u(rng) - 25);
+        }
+    }
+    return d;
+}
+
+template <class Policy>
+void reduce(const Policy &policy, const Data &d, std::size_t n_tiles, const LogBinner &b,
+            std::vector<SeriesPartial> &partials, std::vector<std::uint64_t> &counts) {
+    std::vector<SeriesPartial> tiles(d.n_series * n_tiles);
+    std::vector<std::uint64_t> tile_counts(d.n_series * n_tiles * b.n_bins(), 0u);
+    // two chunks: [0, 700) and [700, n)
+    const ChunkView c1{d.values.data(), 700, d.ld, d.valid.data(), d.n_series};
+    const ChunkView c2{d.values.data() + 700, d.n - 700, d.ld, d.valid.data() + 700, d.n_series};
+    nhvk::stats::accumulate_chunk(policy, c1, n_tiles, tiles.data(), tile_counts.data(), b);
+    nhvk::stats::accumulate_chunk(policy, c2, n_tiles, tiles.data(), tile_counts.data(), b);
+    partials.assign(d.n_series, SeriesPartial{});
+    counts.assign(d.n_series * b.n_bins(), 0u);
+    nhvk::stats::combine_tiles(policy, d.n_series, n_tiles, b.n_bins(), tiles.data(), tile_counts.data(),
+                               partials.data(), counts.data());
+}
+
+TEST(ChunkReduce, TilesAndPoliciesGiveIdenticalPartials) {
+    const Data d = make_data();
+    const LogHistogramSpec spec{1e-30, 1e10, 5}; // coarse: 4000 tiles × 204 bins per series stay small
+    const nhvk::stats::LogBinTable table = spec.table();
+    const LogBinner b = LogBinner::make(table);
+    std::vector<SeriesPartial> ref;
+    std::vector<std::uint64_t> ref_counts;
+    reduce(thrust::cpp::par, d, 1, b, ref, ref_counts);
+    // direct sequential reference
+    for (std::size_t s = 0; s < d.n_series; ++s) {
+        SeriesPartial p;
+        std::uint64_t total = 0;
+        for (std::size_t j = 0; j < d.n; ++j) {
+            if (d.valid[j]) {
+                p.add(d.values[s * d.ld + j]);
+            }
+        }
+        for (std::size_t i = 0; i < b.n_bins(); ++i) {
+            total += ref_counts[s * b.n_bins() + i];
+        }
+        EXPECT_TRUE(p == ref[s]) << s;
+        EXPECT_EQ(total, p.count);
+        EXPECT_GT(p.nonfinite, 0u);
+        EXPECT_EQ(ref_counts[s * b.n_bins() + nhvk::stats::kNegativeBin], 0u);
+        EXPECT_GT(ref_counts[s * b.n_bins() + nhvk::stats::kZeroBin], 0u);
+    }
+    for (const std::size_t tiles : {1u, 2u, 5u, 64u, 4000u}) {
+        std::vector<SeriesPartial> p;
+        std::vector<std::uint64_t> c;
+        reduce(thrust::omp::par, d, tiles, b, p, c);
+        for (std::size_t s = 0; s < d.n_series; ++s) {
+            EXPECT_TRUE(p[s] == ref[s]) << "tiles " << tiles << " series " << s;
+        }
+        EXPECT_EQ(c, ref_counts) << "tiles " << tiles;
+    }
+}
+
+TEST(ChunkReduce, CompactSeriesKeepsValidFiniteInOrder) {
+    const Data d = make_data();
+    const ChunkView in{d.values.data(), d.n, d.ld, d.valid.data(), d.n_series};
+    for (std::size_t s = 0; s < d.n_series; ++s) {
+        std::vector<double> out(d.n);
+        out.resize(nhvk::stats::compact_series(thrust::omp::par, in, s, out.data()));
+        std::vector<double> expected;
+        for (std::size_t j = 0; j < d.n; ++j) {
+            const double x = d.values[s * d.ld + j];
+            if (d.valid[j] && std::isfinite(x)) {
+                expected.push_back(x == 0.0 ? 0.0 : x);
+            }
+        }
+        ASSERT_EQ(out.size(), expected.size());
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            EXPECT_EQ(out[i], expected[i]);
+            EXPECT_FALSE(std::signbit(out[i]));
+        }
+    }
+}
+
+} // namespace

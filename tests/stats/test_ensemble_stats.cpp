@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: MIT
+#include "stats/ensemble_stats.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace {
+
+using nhvk::stats::EnsembleAccumulator;
+using nhvk::stats::LogHistogramSpec;
+using nhvk::stats::quantile_type7;
+using nhvk::stats::SeriesSummary;
+
+constexpr std::size_t kUnlimited = std::size_t{1} << 40;
+
+std::uint64_t bits(double x) {
+    std::uint64_t b;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+// bitwise comparison of every field (NaN == NaN when the bits agree)
+void expect_identical(const std::vector<SeriesSummary> &a, const std::vector<SeriesSummary> &b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t s = 0; s < a.size(); ++s) {
+        const SeriesSummary &x = a[s];
+        const SeriesSummary &y = b[s];
+        EXPECT_EQ(x.count, y.count) << "series " << s;
+        EXPECT_EQ(x.nonfinite, y.nonfinite) << "series " << s;
+        EXPECT_EQ(x.exact, y.exact) << "series " << s;
+        const double xs[] = {x.mean, x.std, x.min, x.max, x.p01, x.p05, x.p25, x.p50, x.p75, x.p95, x.p99};
+        const double ys[] = {y.mean, y.std, y.min, y.max, y.p01, y.p05, y.p25, y.p50, y.p75, y.p95, y.p99};
+        for (int i = 0; i < 11; ++i) {
+            EXPECT_EQ(bits(xs[i]), bits(ys[i])) << "series " << s << " field " << i << ": " << xs[i] << " vs " << ys[i];
+        }
+    }
+}
+
+// an ensemble: n_series rows of n trajectories (series-major), a validity mask, some zeros, −0, non-finite values
+struct Ensemble {
+    std::size_t n_series;
+    std::size_t n;
+    std::vector<double> values; // values[s*n + j]
+    std::vector<std::uint8_t> valid;
+};
+
+Ensemble make_ensemble(std::size_t n_series, std::size_t n, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    Ensemble e{n_series, n, std::vector<double>(n_series * n), std::vector<std::uint8_t>(n)};
+    for (auto &v : e.valid) {
+        v = u(rng) < 0.85 ? 1 : 0;
+    }
+    for (std::size_t s = 0; s < n_series; ++s) {
+        const double decades = 1.0 + 4.0 * static_cast<double>(s % 5); // narrow to wide spreads
+        for (std::size_t j = 0; j < n; ++j) {
+            double x = std::pow(10.0, -20.0 + static_cast<double>(s % 10) + decades * u(rng)); // inside [lo, hi)
+            const double r = u(rng);
+            if (r < 0.03) {
+                x = 0.0;
+            } else if (r < 0.04) {
+                x = -0.0;
+            } else if (r < 0.045) {
+                x = std::numeric_limits<double>::quiet_NaN();
+            } else if (r < 0.05) {
+                x = std::numeric_limits<double>::infinity();
+            }
+            e.values[s * n + j] = x;
+        }
+    }
+    return e;
+}
+
+// feeds trajectories [first, first+count) of the ensemble in chunks of the given sizes (cycled), copying each chunk
+// into a buffer with a padded leading dimension as a backend would
+void feed(EnsembleAccumulator &acc, const Ensemble &e, std::size_t first, std::size_t count,
+          const std::vector<std::size_t> &chunk_sizes, std::size_t pad = 3) {
+    std::size_t j0 = first;
+    std::size_t c = 0;
+    while (j0 < first + count) {
+        const std::size_t len = std::min(chunk_sizes[c++ % chunk_sizes.size()], first + count - j0);
+        const std::size_t ld = len + pad;
+        std::vector<double> buf(e.n_series * ld, -12345.0);
+        for (std::size_t s = 0; s < e.n_series; ++s) {
+            std::copy(e.values.begin() + s * e.n + j0, e.values.begin() + s * e.n + j0 + len, buf.begin() + s * ld);
+        }
+        acc.add_chunk(buf.data(), len, ld, e.valid.data() + j0);
+        j0 += len;
+    }
+}
+
+std::vector<SeriesSummary> summarise(const Ensemble &e, std::size_t budget, const std::vector<std::size_t> &chunks) {
+    EnsembleAccumulator acc(e.n_series, e.n, budget, LogHistogramSpec{});
+    feed(acc, e, 0, e.n, chunks);
+    return acc.finalize();
+}
+
+TEST(QuantileType7, HandComputedSets) {
+    const double a[] = {1, 2, 3, 4, 5};
+    EXPECT_EQ(quantile_type7(a, 5, 0.5), 3.0);
+    EXPECT_EQ(quantile_type7(a, 5, 0.25), 2.0);
+    EXPECT_DOUBLE_EQ(quantile_type7(a, 5, 0.01), 1.04); // h = 0.04
+    EXPECT_DOUBLE_EQ(quantile_type7(a, 5, 0.99), 4.96); // h = 3.96
+    EXPECT_EQ(quantile_type7(a, 5, 0.0), 1.0);
+    EXPECT_EQ(quantile_type7(a, 5, 1.0), 5.0);
+    const double b[] = {1, 2, 3, 4};
+    EXPECT_EQ(quantile_type7(b, 4, 0.25), 1.75); // numpy.percentile([1,2,3,4], 25)
+    EXPECT_EQ(quantile_type7(b, 4, 0.75), 3.25);
+    const double c[] = {15, 20, 35, 40, 50};
+    EXPECT_DOUBLE_EQ(quantile_type7(c, 5, 0.40), 29.0); // h = 1.6: 20 + 0.6·15
+    const double d[] = {10, 20};
+    EXPECT_DOUBLE_EQ(quantile_type7(d, 2, 0.05), 10.5);
+    EXPECT_TRUE(std::isnan(quantile_type7(d, 0, 0.5)));
+}
+
+TEST(EnsembleAccumulator, ExactQuantilesMatchIndependentType7) {
+    std::mt19937_64 rng(101);
+    std::lognormal_distribution<double> ln(0.0, 3.0);
+    const std::size_t n = 1237;
+    std::vector<double> v(n);
+    for (auto &x : v) {
+        x = ln(rng);
+    }
+    EnsembleAccumulator acc(1, n, kUnlimited);
+    ASSERT_TRUE(acc.exact());
+    acc.add_chunk(v.data(), n, n, nullptr);
+    const SeriesSummary r = acc.finalize()[0];
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end()); // std::sort is fine in a test
+    const double ps[] = {0.01, 0.05, 0.25, 0.50, 0.75, 0.95, 0.99};
+    const double got[] = {r.p01, r.p05, r.p25, r.p50, r.p75, r.p95, r.p99};
+    for (int i = 0; i < 7; ++i) {
+        const double h = (n - 1) * ps[i];
+        const std::size_t k = static_cast<std::size_t>(h);
+        const double expected = sorted[k] + (h - k) * (sorted[k + 1] - sorted[k]);
+        EXPECT_EQ(got[i], expected) << ps[i];
+    }
+    EXPECT_EQ(r.min, sorted.front());
+    EXPECT_EQ(r.max, sorted.back());
+    EXPECT_EQ(r.count, n);
+    EXPECT_TRUE(r.exact);
+    long double m = 0;
+    for (const double x : v) {
+        m += x;
+    }
+    m /= n;
+    EXPECT_NEAR(r.mean / static_cast<double>(m), 1.0, 1e-15);
+    long double ss = 0;
+    for (const double x : v) {
+        ss += (x - m) * (x - m);
+    }
+    EXPECT_NEAR(r.std / std::sqrt(static_cast<double>(ss / (n - 1))), 1.0, 1e-14);
+}
+
+TEST(EnsembleAccumulator, ChunkingDoesNotChangeBitsExactMode) {
+    // the whole-ensemble chunk (9 × 4001 values) takes the OpenMP path, the small ones the sequential path
+    const Ensemble e = make_ensemble(9, 4001, 1);
+    const auto ref = summarise(e, kUnlimited, {4001});
+    ASSERT_TRUE(ref[0].exact);
+    expect_identical(ref, summarise(e, kUnlimited, {1}));
+    expect_identical(ref, summarise(e, kUnlimited, {7}));
+    expect_identical(ref, summarise(e, kUnlimited, {1000, 3, 17, 500}));
+    expect_identical(ref, summarise(e, kUnlimited, {64}));
+}
+
+TEST(EnsembleAccumulator, ChunkingDoesNotChangeBitsHistogramMode) {
+    const Ensemble e = make_ensemble(9, 4001, 2);
+    const auto ref = summarise(e, 0, {4001});
+    ASSERT_FALSE(ref[0].exact);
+    expect_identical(ref, summarise(e, 0, {1}));
+    expect_identical(ref, summarise(e, 0, {13}));
+    expect_identical(ref, summarise(e, 0, {999, 5, 250}));
+}
+
+TEST(EnsembleAccumulator, ThreadCountDoesNotChangeBits) {
+    // chunks of >= 2777 × 12 values take the OpenMP path
+    const Ensemble e = make_ensemble(12, 9001, 3);
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const auto one_exact = summarise(e, kUnlimited, {3001});
+    const auto one_hist = summarise(e, 0, {3001});
+    omp_set_num_threads(4);
+    const auto four_exact = summarise(e, kUnlimited, {2777, 4000});
+    const auto four_hist = summarise(e, 0, {2777, 4000});
+    omp_set_num_threads(saved);
+    expect_identical(one_exact, four_exact);
+    expect_identical(one_hist, four_hist);
+}
+
+TEST(EnsembleAccumulator, ModesAgreeOnMomentsAndHistogramQuantilesAreWithinResolution) {
+    const Ensemble e = make_ensemble(10, 4000, 4);
+    const auto ex = summarise(e, kUnlimited, {500});
+    EnsembleAccumulator hist_acc(e.n_series, e.n, 0, LogHistogramSpec{});
+    feed(hist_acc, e, 0, e.n, {500});
+    const double r = hist_acc.histogram_relative_resolution();
+    EXPECT_NEAR(r, std::pow(10.0, 0.02) - 1.0, 1e-15);
+    const auto hi = hist_acc.finalize();
+    for (std::size_t s = 0; s < e.n_series; ++s) {
+        EXPECT_TRUE(ex[s].exact);
+        EXPECT_FALSE(hi[s].exact);
+        EXPECT_EQ(ex[s].count, hi[s].count);
+        EXPECT_EQ(ex[s].nonfinite, hi[s].nonfinite);
+        EXPECT_GT(ex[s].nonfinite, 0u);
+        EXPECT_EQ(bits(ex[s].mean), bits(hi[s].mean));
+        EXPECT_EQ(bits(ex[s].std), bits(hi[s].std));
+        EXPECT_EQ(bits(ex[s].min), bits(hi[s].min));
+        EXPECT_EQ(bits(ex[s].max), bits(hi[s].max));
+        EXPECT_FALSE(std::signbit(ex[s].min)); // −0 folded to +0
+        const double xe[] = {ex[s].p01, ex[s].p05, ex[s].p25, ex[s].p50, ex[s].p75, ex[s].p95, ex[s].p99};
+        const double xh[] = {hi[s].p01, hi[s].p05, hi[s].p25, hi[s].p50, hi[s].p75, hi[s].p95, hi[s].p99};
+        for (int i = 0; i < 7; ++i) {
+            if (xe[i] == 0.0) {
+                EXPECT_EQ(xh[i], 0.0);
+            } else {
+                EXPECT_LE(std::fabs(xh[i] / xe[i] - 1.0), r * (1.0 + 1e-9)) << "series " << s << " q " << i;
+            }
+        }
+    }
+}
+
+TEST(EnsembleAccumulator, SummaryAgainstDirectComputation) {
+    const Ensemble e = make_ensemble(4, 1500, 5);
+    const auto got = summarise(e, kUnlimited, {128});
+    for (std::size_t s = 0; s < e.n_series; ++s) {
+        std::vector<double> v;
+        std::uint64_t nonfinite = 0;
+        for (std::size_t j = 0; j < e.n; ++j) {
+            if (!e.valid[j]) {
+                continue;
+            }
+            const double x = e.values[s * e.n + j];
+            if (std::isfinite(x)) {
+                v.push_back(x);
+            } else {
+                ++nonfinite;
+            }
+        }
+        EXPECT_EQ(got[s].count, v.size());
+        EXPECT_EQ(got[s].nonfinite, nonfinite);
+        std::sort(v.begin(), v.end());
+        EXPECT_EQ(got[s].min, v.front());
+        EXPECT_EQ(got[s].max, v.back());
+        const double h = (v.size() - 1) * 0.5;
+        const std::size_t k = static_cast<std::size_t>(h);
+        EXPECT_EQ(got[s].p50, v[k] + (h - k) * (v[k + 1] - v[k]));
+        __float128 m = 0;
+        for (const double x : v) {
+            m += x;
+        }
+        m /= v.size();
+        EXPECT_NEAR(got[s].mean / static_cast<double>(m), 1.0, 2.3e-16);
+    }
+}
+
+TEST(EnsembleAccumulator, MergeEqualsConcatenation) {
+    const Ensemble e = make_ensemble(6, 2500, 6);
+    for (const std::size_t budget : {kUnlimited, std::size_t{0}}) {
+        EnsembleAccumulator all(e.n_series, e.n, budget);
+        feed(all, e, 0, e.n, {300});
+        EnsembleAccumulator a(e.n_series, e.n, budget);
+        EnsembleAccumulator b(e.n_series, e.n, budget);
+        EnsembleAccumulator c(e.n_series, e.n, budget);
+        feed(a, e, 0, 1000, {64});
+        feed(b, e, 1000, 1, {1});
+        feed(c, e, 1001, 1499, {1499});
+        c.merge(a); // any order
+        c.merge(b);
+        EXPECT_EQ(c.exact(), all.exact());
+        expect_identical(all.finalize(), c.finalize());
+    }
+}
+
+TEST(EnsembleAccumulator, MergeMixedModesFallsBackToHistogram) {
+    const Ensemble e = make_ensemble(3, 800, 7);
+    EnsembleAccumulator hist_all(e.n_series, e.n, 0);
+    feed(hist_all, e, 0, e.n, {800});
+    EnsembleAccumulator a(e.n_series, e.n, kUnlimited);
+    EnsembleAccumulator b(e.n_series, e.n, 0);
+    feed(a, e, 0, 400, {50});
+    feed(b, e, 400, 400, {50});
+    ASSERT_TRUE(a.exact());
+    a.merge(b);
+    EXPECT_FALSE(a.exact());
+    expect_identical(hist_all.finalize(), a.finalize());
+}
+
+TEST(EnsembleAccumulator, ModeSelectionAndBudgetOverflow) {
+    EXPECT_TRUE(EnsembleAccumulator(240, 1000, 240 * 1000 * 8).exact());
+    EXPECT_FALSE(EnsembleAccumulator(240, 1000, 240 * 1000 * 8 - 1).exact());
+    EXPECT_FALSE(EnsembleAccumulator(240, std::uint64_t{1} << 62, kUnlimited).exact()); // no overflow in the check
+    // more values than announced: switches to histogram mode, identically to a histogram accumulator
+    const Ensemble e = make_ensemble(2, 1000, 8);
+    EnsembleAccumulator small(e.n_series, 100, e.n_series * 100 * 8);
+    ASSERT_TRUE(small.exact());
+    feed(small, e, 0, e.n, {37});
+    EXPECT_FALSE(small.exact());
+    expect_identical(summarise(e, 0, {1000}), small.finalize());
+}
+
+TEST(EnsembleAccumulator, AllInvalidAndAllNonFiniteSeries) {
+    const std::size_t n = 50;
+    std::vector<double> values(3 * n, 1.0);
+    std::vector<std::uint8_t> valid(n, 0);
+    for (std::size_t j = 0; j < n; ++j) {
+        values[n + j] = std::numeric_limits<double>::quiet_NaN();                   // series 1: valid but non-finite
+        values[2 * n + j] = j == 7 ? 2.5 : std::numeric_limits<double>::infinity(); // series 2: one finite value
+    }
+    for (const std::size_t budget : {kUnlimited, std::size_t{0}}) {
+        EnsembleAccumulator none(3, n, budget);
+        none.add_chunk(values.data(), n, n, valid.data());
+        for (const SeriesSummary &r : none.finalize()) {
+            EXPECT_EQ(r.count, 0u);
+            EXPECT_EQ(r.nonfinite, 0u);
+            for (const double x : {r.mean, r.std, r.min, r.max, r.p01, r.p05, r.p25, r.p50, r.p75, r.p95, r.p99}) {
+                EXPECT_TRUE(std::isnan(x));
+            }
+        }
+        EnsembleAccumulator all(3, n, budget);
+        all.add_chunk(values.data(), n, n, nullptr);
+        const auto r = all.finalize();
+        EXPECT_EQ(r[0].count, n);
+        EXPECT_EQ(r[0].std, 0.0);
+        EXPECT_EQ(r[0].p50, 1.0);
+        EXPECT_EQ(r[1].count, 0u);
+        EXPECT_EQ(r[1].nonfinite, n);
+        EXPECT_TRUE(std::isnan(r[1].mean));
+        EXPECT_TRUE(std::isnan(r[1].p99));
+        EXPECT_EQ(r[2].count, 1u);
+        EXPECT_EQ(r[2].nonfinite, n - 1);
+        EXPECT_EQ(r[2].mean, 2.5);
+        EXPECT_EQ(r[2].std, 0.0);
+        for (const double x : {r[2].min, r[2].max, r[2].p01, r[2].p50, r[2].p99}) {
+            EXPECT_EQ(x, 2.5);
+        }
+    }
+}
+
+TEST(EnsembleAccumulator, FinalizeTwiceAndKeepAdding) {
+    const Ensemble e = make_ensemble(3, 600, 9);
+    EnsembleAccumulator acc(e.n_series, e.n, kUnlimited);
+    feed(acc, e, 0, 300, {100});
+    const auto first = acc.finalize();
+    expect_identical(first, acc.finalize());
+    feed(acc, e, 300, 300, {70});
+    expect_identical(summarise(e, kUnlimited, {600}), acc.finalize());
+}
+
+TEST(EnsembleAccumulator, AddPartialsEqualsAddChunk) {
+    const Ensemble e = make_ensemble(5, 900, 10);
+    EnsembleAccumulator ref(e.n_series, e.n, 0);
+    feed(ref, e, 0, e.n, {900}, 0);
+    EnsembleAccumulator acc(e.n_series, e.n, kUnlimited);
+    std::vector<nhvk::stats::SeriesPartial> partials(e.n_series);
+    std::vector<std::uint64_t> counts(e.n_series * acc.n_bins(), 0u);
+    const auto binner = acc.binner();
+    for (std::size_t s = 0; s < e.n_series; ++s) {
+        for (std::size_t j = 0; j < e.n; ++j) {
+            if (e.valid[j]) {
+                const double x = e.values[s * e.n + j];
+                partials[s].add(x);
+                if (std::isfinite(x)) {
+                    ++counts[s * acc.n_bins() + binner.bin(x)];
+                }
+            }
+        }
+    }
+    acc.add_partials(partials.data(), counts.data());
+    EXPECT_FALSE(acc.exact());
+    expect_identical(ref.finalize(), acc.finalize());
+}
+
+TEST(EnsembleAccumulator, RejectsMismatchedMerge) {
+    EnsembleAccumulator a(3, 10, 0);
+    EnsembleAccumulator b(4, 10, 0);
+    EnsembleAccumulator c(3, 10, 0, LogHistogramSpec{1e-20, 1e10, 50});
+    EXPECT_THROW(a.merge(b), std::invalid_argument);
+    EXPECT_THROW(a.merge(c), std::invalid_argument);
+}
+
+} // namespace

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+#include "nhvk/stats/onset.hpp"
+#include "stats/ensemble_stats.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace {
+
+using nhvk::stats::growth_exponent;
+using nhvk::stats::kOnsetNever;
+using nhvk::stats::OnsetHistogram;
+
+TEST(Onset, IndexIsFirstExceedance) {
+    const double dq[] = {0.0, 1e-9, 2e-3, 5e-4, 1.0};
+    EXPECT_EQ(nhvk::stats::onset_index(dq, 5, 1, 1e-3), 2u);
+    EXPECT_EQ(nhvk::stats::onset_index(dq, 5, 1, 2e-3), 4u); // strictly greater
+    EXPECT_EQ(nhvk::stats::onset_index(dq, 5, 1, 10.0), kOnsetNever);
+    EXPECT_EQ(nhvk::stats::onset_index(dq, 3, 2, 1e-3), 1u); // stride 2: 0, 2e-3, 1
+    const double nan_first[] = {std::numeric_limits<double>::quiet_NaN(), 1.0};
+    EXPECT_EQ(nhvk::stats::onset_index(nan_first, 2, 1, 0.5), 1u);
+}
+
+TEST(Onset, HistogramQuantiles) {
+    const std::vector<double> t = {0.1, 0.2, 0.3, 0.4};
+    OnsetHistogram h(4);
+    // onsets: index 0 ×1, 1 ×2, 3 ×1, never ×1; one invalid trajectory ignored
+    const std::uint32_t idx[] = {1, 0, kOnsetNever, 3, 1, 2};
+    const std::uint8_t valid[] = {1, 1, 1, 1, 1, 0};
+    h.add_chunk(idx, 6, valid);
+    EXPECT_EQ(h.total(), 5u);
+    EXPECT_EQ(h.never, 1u);
+    EXPECT_EQ(h.counts, (std::vector<std::uint64_t>{1, 2, 0, 1}));
+    // ranks over n = 5: p=0.5 → r=3 → 0.2; p=0.8 → r=4 → 0.4; p=0.81 → r=5 → never (+inf); p=0 → r=1 → 0.1
+    EXPECT_EQ(h.quantile(0.5, t), 0.2);
+    EXPECT_EQ(h.quantile(0.8, t), 0.4);
+    EXPECT_EQ(h.quantile(0.81, t), std::numeric_limits<double>::infinity());
+    EXPECT_EQ(h.quantile(0.0, t), 0.1);
+    // ranks over the 4 with an onset: p=1 → r=4 → 0.4; p=0.5 → r=2 → 0.2
+    EXPECT_EQ(h.quantile(1.0, t, false), 0.4);
+    EXPECT_EQ(h.quantile(0.5, t, false), 0.2);
+    EXPECT_TRUE(std::isnan(OnsetHistogram(4).quantile(0.5, t)));
+    EXPECT_THROW(h.quantile(0.5, {0.1}), std::invalid_argument);
+}
+
+TEST(Onset, MergeEqualsConcatenation) {
+    OnsetHistogram a(3);
+    OnsetHistogram b(3);
+    OnsetHistogram all(3);
+    const std::uint32_t idx[] = {0, 2, 2, kOnsetNever, 1, 7};
+    for (int i = 0; i < 6; ++i) {
+        (i < 2 ? a : b).add(idx[i]);
+        all.add(idx[i]);
+    }
+    a.merge(b);
+    EXPECT_EQ(a.counts, all.counts);
+    EXPECT_EQ(a.never, all.never);
+    EXPECT_EQ(a.never, 2u); // index 7 >= 3 counts as never
+    OnsetHistogram other(4);
+    EXPECT_THROW(a.merge(other), std::invalid_argument);
+}
+
+TEST(GrowthExponent, RecoversPowerLaws) {
+    std::vector<double> t;
+    std::vector<double> m3;
+    std::vector<double> mixed;
+    for (int i = 0; i <= 40; ++i) {
+        t.push_back(0.05 * i); // includes t = 0, which is skipped
+        m3.push_back(2.5 * std::pow(0.05 * i, 3));
+        mixed.push_back(0.05 * i <= 0.5 ? 7.0 * std::pow(0.05 * i, 2) : 1.0); // t² early, saturated late
+    }
+    EXPECT_NEAR(growth_exponent(t, m3, 10.0), 3.0, 1e-12);
+    EXPECT_NEAR(growth_exponent(t, m3, 0.3), 3.0, 1e-12);
+    EXPECT_NEAR(growth_exponent(t, mixed, 0.5), 2.0, 1e-12);
+    // zeros and non-positive medians are skipped
+    std::vector<double> with_zero = m3;
+    with_zero[5] = 0.0;
+    EXPECT_NEAR(growth_exponent(t, with_zero, 10.0), 3.0, 1e-12);
+}
+
+TEST(GrowthExponent, TooFewPointsIsNaN) {
+    const std::vector<double> t = {0.0, 0.1, 0.2, 0.3};
+    EXPECT_TRUE(std::isnan(growth_exponent(t, {1.0, 1.0, 0.0, 0.0}, 1.0)));  // one usable point
+    EXPECT_TRUE(std::isnan(growth_exponent(t, {1.0, 1.0, 2.0, 3.0}, 0.15))); // one point with t <= t_max
+    EXPECT_TRUE(std::isnan(growth_exponent({}, {}, 1.0)));
+    EXPECT_NEAR(growth_exponent(t, {1.0, 0.1, 0.8, 2.7}, 0.3), 3.0, 1e-12);
+}
+
+} // namespace
