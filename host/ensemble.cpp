@@ -273,21 +273,6 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     const int threads = cfg.run.threads > 0 ? cfg.run.threads : omp_get_max_threads();
     omp_set_num_threads(threads);
 
-    // ---- the output folder must be writable before any work is done ----
-    const fs::path out_dir(cfg.run.out);
-    {
-        std::error_code ec;
-        fs::create_directories(out_dir, ec);
-        if (ec || !fs::is_directory(out_dir))
-            throw std::runtime_error("run.out: cannot create output folder '" + cfg.run.out + "': " +
-                                     (ec ? ec.message() : "not a directory"));
-        const std::string probe = (out_dir / ".nhvk_write_probe").string();
-        std::ofstream p(probe);
-        if (!p) throw std::runtime_error("run.out: output folder '" + cfg.run.out + "' is not writable");
-        p.close();
-        fs::remove(probe, ec);
-    }
-
     // ---- backend ----
     bool per_member_params = false;
     for (const Distribution& d : cfg.param_dists) per_member_params = per_member_params || d.kind != DistKind::fixed;
@@ -326,6 +311,22 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     } else {
         runner = make_cpu_runner(layout, common, threads);
     }
+    // ---- the output folder must be writable before any work is done (after the backend, so a
+    // backend error leaves no folder behind) ----
+    const fs::path out_dir(cfg.run.out);
+    {
+        std::error_code ec;
+        fs::create_directories(out_dir, ec);
+        if (ec || !fs::is_directory(out_dir))
+            throw std::runtime_error("run.out: cannot create output folder '" + cfg.run.out + "': " +
+                                     (ec ? ec.message() : "not a directory"));
+        const std::string probe = (out_dir / ".nhvk_write_probe").string();
+        std::ofstream p(probe);
+        if (!p) throw std::runtime_error("run.out: output folder '" + cfg.run.out + "' is not writable");
+        p.close();
+        fs::remove(probe, ec);
+    }
+
     r.backend = runner->name();
     r.threads = threads;
     r.requested = N;

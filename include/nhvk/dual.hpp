@@ -239,8 +239,11 @@ template <class T, int N> NHVK_HD Dual<T, N> abs(const Dual<T, N>& a) { return a
 template <class T, int N> NHVK_HD Dual<T, N> sqr(const Dual<T, N>& a) { return a * a; }
 template <class T, int N, class U, std::enable_if_t<std::is_arithmetic<U>::value, int> = 0>
 NHVK_HD Dual<T, N> pow(const Dual<T, N>& a, U p) {
-    const T pp = T(p);
-    return detail::chain(a, pow(a.val, pp), pp * pow(a.val, pp - T(1)));
+    // NOTE: the exponent stays a plain number through the nesting (a Dual exponent would take exp(p·log a), NaN for
+    // a < 0 even with an integer p).
+    using P = std::conditional_t<std::is_arithmetic<T>::value, T, U>;
+    const P e = P(p);
+    return detail::chain(a, pow(a.val, e), T(e) * pow(a.val, P(e - P(1))));
 }
 template <class T, int N> NHVK_HD Dual<T, N> pow(const Dual<T, N>& a, const Dual<T, N>& p) { return exp(p * log(a)); }
 template <class T, int N> NHVK_HD Dual<T, N> atan2(const Dual<T, N>& y, const Dual<T, N>& x) {

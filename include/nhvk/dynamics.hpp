@@ -8,6 +8,7 @@
  *  struct MyModel : nhvk::ModelBase {
  *      static constexpr int n = 3, k = 1;
  *      double m = 1.0;                                                        // parameters are members
+ *      template <class V> NHVK_HD void visit_params(V&& visit) { visit("m", m); }  // listed once, in order
  *      template <class S> NHVK_HD S lagrangian(const S* q, const S* v, const S& t) const;
  *      template <class S> NHVK_HD void constraints(const S* q, const S* v, const S& t, S* phi) const;
  *      // optional: static constexpr bool has_force = true;  template <class S> NHVK_HD void force(q, v, t, S* F) const;
@@ -30,6 +31,8 @@ struct ModelBase {
     static constexpr bool has_chart = false;
     template <class S> NHVK_HD void force(const S*, const S*, const S&, S*) const {}
     template <class T> NHVK_HD bool in_chart(const T*) const { return true; }
+    /** @brief A model without parameters lists none. */
+    template <class V> NHVK_HD void visit_params(V&&) {}
 };
 
 /** @brief `W = ∂²L̃/∂v²` and `b = (∂L̃_v/∂q)·v + ∂L̃_v/∂t − L̃_q − F` for `L̃ = L − μ·φ` (μ held constant;

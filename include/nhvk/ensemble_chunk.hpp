@@ -62,7 +62,7 @@ NHVK_HD void run_chunk_member(const ChunkArgs& a, long long j) {
     double p[max_params > 0 ? max_params : 1];
     const double* pp = nullptr;
     if (a.params && a.n_params > 0) {
-        for (int i = 0; i < a.n_params && i < max_params; ++i) p[i] = a.params[i * a.params_ld + (a.params_ld ? j : 0)];
+        for (int i = 0; i < a.n_params && i < max_params; ++i) p[i] = a.params[a.params_ld ? i * a.params_ld + j : i];
         pp = p;
     }
     const M model = make_model<M>(pp);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cfloat>
+#include <cmath>
 
 #include "nhvk/config.hpp"
 #include "nhvk/dual.hpp"
@@ -26,16 +27,64 @@ struct SolveInfo {
     double rcond = 0.0; ///< cheap reciprocal-condition estimate: min |u_ii| / max |u_ii| of the LU factors
 };
 
+/** @brief `true` when x is neither NaN nor ±∞. */
+template <class T> NHVK_HD NHVK_FORCEINLINE bool is_finite(T x) { return x - x == T(0); }
+
+/** @brief The power of two 2^−e with m = f·2^e, f ∈ [0.5, 1): scaling by it is exact. */
+NHVK_HD NHVK_FORCEINLINE double pow2_inverse(double m) {
+    int e = 0;
+    ::frexp(m, &e);
+    return ::ldexp(1.0, -e);
+}
+NHVK_HD NHVK_FORCEINLINE float pow2_inverse(float m) {
+    int e = 0;
+    ::frexpf(m, &e);
+    return ::ldexpf(1.0f, -e);
+}
+
 /**
  * @brief Solve `A x = b` in place for a compile-time size N by LU with partial pivoting (fully unrolled).
  *
- * On return `b` holds `x` and `A` holds the factors. The matrix is declared singular when a pivot is not larger
- * than `N · ε · max|A_ij|` or when `rcond` falls below `rcond_min` (default: 1e3·ε of the type). Then `ok` is
- * false and `b` is left unspecified: callers turn that into a per-trajectory status, never into NaNs.
+ * The matrix is first equilibrated, rows then columns, by powers of two (exact, so host and device agree bit for
+ * bit): a saddle-point matrix mixes the scales of masses, lengths and constraint coefficients, and the tests below
+ * must not depend on units. On return `b` holds `x`. The matrix is declared singular when a row or column is zero or
+ * not finite, when a pivot of the equilibrated matrix is not larger than `N · ε · max|A_ij|`, or when `rcond`
+ * (min |u_ii| / max |u_ii| of the equilibrated factors) falls below `rcond_min` (default 1e3·ε of the type). Then `ok`
+ * is false and `b` is left unspecified: callers turn that into a per-trajectory status, never into NaNs.
  */
 template <int N, class T>
 NHVK_HD SolveInfo lu_solve(T (&A)[N][N], T (&b)[N], T rcond_min = T(1e3) * NumericLimits<T>::epsilon()) {
     SolveInfo info;
+    T col_scale[N];
+    // Row equilibration, then column equilibration of the row-scaled matrix.
+    NHVK_UNROLL
+    for (int i = 0; i < N; ++i) {
+        T m = T(0);
+        NHVK_UNROLL
+        for (int j = 0; j < N; ++j) {
+            const T a = abs(A[i][j]);
+            m = a > m ? a : m;
+        }
+        // NOTE: also rejects NaN/∞ rows: comparisons with NaN are false, and ∞ is not finite.
+        if (!(m > T(0)) || !is_finite(m)) return info;
+        const T r = pow2_inverse(m);
+        NHVK_UNROLL
+        for (int j = 0; j < N; ++j) A[i][j] *= r;
+        b[i] *= r;
+    }
+    NHVK_UNROLL
+    for (int j = 0; j < N; ++j) {
+        T m = T(0);
+        NHVK_UNROLL
+        for (int i = 0; i < N; ++i) {
+            const T a = abs(A[i][j]);
+            m = a > m ? a : m;
+        }
+        if (!(m > T(0))) return info;
+        col_scale[j] = pow2_inverse(m);
+        NHVK_UNROLL
+        for (int i = 0; i < N; ++i) A[i][j] *= col_scale[j];
+    }
     T scale = T(0);
     NHVK_UNROLL
     for (int i = 0; i < N; ++i)
@@ -44,8 +93,6 @@ NHVK_HD SolveInfo lu_solve(T (&A)[N][N], T (&b)[N], T rcond_min = T(1e3) * Numer
         const T a = abs(A[i][j]);
         scale = a > scale ? a : scale;
     }
-    // NOTE: also rejects NaN entries: every comparison with NaN is false, so the pivot test below fails.
-    if (!(scale > T(0))) return info;
     const T tiny = T(N) * NumericLimits<T>::epsilon() * scale;
     T umin = scale, umax = T(0);
 
@@ -87,7 +134,7 @@ NHVK_HD SolveInfo lu_solve(T (&A)[N][N], T (&b)[N], T rcond_min = T(1e3) * Numer
     }
     info.rcond = double(umin / umax);
     if (!(umin / umax > rcond_min)) return info;
-    // back substitution: U x = y
+    // back substitution: U y = c, then x = C y (undo the column scaling)
     NHVK_UNROLL
     for (int i = N - 1; i >= 0; --i) {
         T s = b[i];
@@ -95,11 +142,11 @@ NHVK_HD SolveInfo lu_solve(T (&A)[N][N], T (&b)[N], T rcond_min = T(1e3) * Numer
         for (int j = i + 1; j < N; ++j) s -= A[i][j] * b[j];
         b[i] = s / A[i][i];
     }
+    NHVK_UNROLL
+    for (int j = 0; j < N; ++j) b[j] *= col_scale[j];
     info.ok = true;
     return info;
 }
 
-/** @brief `true` when x is neither NaN nor ±∞. */
-template <class T> NHVK_HD NHVK_FORCEINLINE bool is_finite(T x) { return x - x == T(0); }
 
 } // namespace nhvk

@@ -40,8 +40,11 @@ public:
         NHVK_UNROLL
         for (int i = 0; i < dim; ++i) y[i] = y0[i];
         steps = 0;
-        if (c.project) return sys.project(t, y);
-        return Status::ok;
+        Status s = Status::ok;
+        if (c.project && (s = sys.project(t, y)) != Status::ok) return s;
+        // NOTE: evaluate once at t0, as Dopri5 does, so a singular start is reported before the first output time.
+        T k[dim];
+        return sys.rhs(t, y, k);
     }
 
     /** @brief Advance to `t_target` (≥ t) in `⌈(t_target − t)/dt⌉` equal steps. */

@@ -18,7 +18,6 @@ struct NhParticle : ModelBase {
     static constexpr const char* description = "free particle with the constraint z' = y x' (linear, non-integrable)";
     static constexpr const char* coord_names[n] = {"x", "y", "z"};
     static constexpr bool angles[n] = {false, false, false};
-    template <class V> NHVK_HD void visit_params(V&&) {}
 
     // L = ½|v|²
     template <class S> NHVK_HD S lagrangian(const S*, const S* v, const S&) const {

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: MIT
+// Ensemble member i equals the same trajectory integrated alone (heyoka's ensemble test): a structure-of-arrays chunk
+// built by hand, run with run_chunk_member (include/nhvk/ensemble_chunk.hpp) in forward order, reverse order and
+// from an OpenMP loop, against integrate_member + DivergenceObserver on that member alone, bit for bit. Also the
+// observer's metrics against values recomputed from the recorded states.
+#include "core_test_util.hpp"
+
+#include <nhvk/ensemble_chunk.hpp>
+#include <nhvk/member.hpp>
+#include <nhvk/models/perpendicular_velocities.hpp>
+#include <nhvk/models/rolling_disc.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace {
+
+using nhvk::ChunkArgs;
+using nhvk::Dopri5;
+using nhvk::Status;
+using nhvk::models::PerpendicularVelocities;
+using nhvk::models::RollingDisc;
+
+constexpr double sentinel = -12345.0;
+
+std::uint64_t bits(double x) {
+    std::uint64_t b;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/** The chunk's input arrays and one set of output arrays. */
+struct Chunk {
+    long long m, ld;
+    std::vector<double> times, q0, v0, mu0, params, metrics;
+    std::vector<std::uint8_t> status, failed;
+    std::vector<std::int32_t> fail_index, onset;
+    ChunkArgs args;
+
+    void reset_outputs() {
+        metrics.assign(std::size_t(nhvk::metric_count) * times.size() * ld, sentinel);
+        status.assign(ld, 0xEE);
+        failed.assign(ld, 0xEE);
+        fail_index.assign(ld, -77);
+        onset.assign(ld, -77);
+        args.metrics = metrics.data();
+        args.status = status.data();
+        args.failed = failed.data();
+        args.fail_index = fail_index.data();
+        args.onset = onset.data();
+    }
+    void bind_inputs(int n_params) {
+        args.m = m;
+        args.ld = ld;
+        args.nt = int(times.size());
+        args.times = times.data();
+        args.q0 = q0.data();
+        args.v0 = v0.data();
+        args.mu0 = mu0.data();
+        args.params = n_params ? params.data() : nullptr;
+        args.params_ld = n_params ? ld : 0;
+        args.n_params = n_params;
+    }
+};
+
+/** Outputs of one member run alone. */
+struct Alone {
+    std::vector<double> metrics; // metric_count · nt, stride 1
+    nhvk::MemberOutcome outcome;
+    int onset;
+};
+
+template <class M> Alone run_alone(const M& model, const Chunk& c, long long j) {
+    constexpr int n = M::n, k = M::k;
+    const ChunkArgs& a = c.args;
+    double q0[n], v0[n], mu0[k];
+    for (int i = 0; i < n; ++i) {
+        q0[i] = c.q0[i * c.ld + j];
+        v0[i] = c.v0[i * c.ld + j];
+    }
+    for (int i = 0; i < k; ++i)
+        mu0[i] = c.mu0[i * c.ld + j];
+    Alone r;
+    r.metrics.assign(std::size_t(nhvk::metric_count) * a.nt, sentinel);
+    nhvk::DivergenceObserver<M, double> obs{model, a.divergence_mask, a.angle_mask, a.nt, r.metrics.data(),
+                                            1,     a.onset_threshold};
+    r.outcome = nhvk::integrate_member<Dopri5>(model, q0, v0, mu0, a.t0, a.times, a.nt, a.ctl, obs);
+    r.onset = r.outcome.status == Status::ok ? obs.onset_index : -1;
+    return r;
+}
+
+/** Compare every member of the chunk's outputs with its lone run, bit for bit; padding columns stay untouched. */
+void expect_chunk_equals_alone(const Chunk& c, const std::vector<Alone>& alone, const char* label) {
+    SCOPED_TRACE(label);
+    const int nt = c.args.nt;
+    for (long long j = 0; j < c.ld; ++j) {
+        if (j >= c.m) { // padding: nothing written
+            EXPECT_EQ(c.status[j], 0xEE);
+            for (int q = 0; q < nhvk::metric_count * nt; ++q)
+                EXPECT_EQ(c.metrics[q * c.ld + j], sentinel);
+            continue;
+        }
+        const Alone& r = alone[j];
+        EXPECT_EQ(c.status[j], std::uint8_t(r.outcome.status)) << "member " << j;
+        EXPECT_EQ(c.failed[j], std::uint8_t(r.outcome.failed)) << "member " << j;
+        EXPECT_EQ(c.fail_index[j], r.outcome.time_index) << "member " << j;
+        EXPECT_EQ(c.onset[j], r.onset) << "member " << j;
+        for (int q = 0; q < nhvk::metric_count * nt; ++q)
+            ASSERT_EQ(bits(c.metrics[q * c.ld + j]), bits(r.metrics[q])) << "member " << j << " metric slot " << q;
+    }
+}
+
+template <class M> void run_all_orders(Chunk& c, const std::vector<Alone>& alone) {
+    c.reset_outputs();
+    for (long long j = 0; j < c.m; ++j)
+        nhvk::run_chunk_member<M, double, Dopri5>(c.args, j);
+    expect_chunk_equals_alone(c, alone, "forward order");
+
+    c.reset_outputs();
+    for (long long j = c.m - 1; j >= 0; --j)
+        nhvk::run_chunk_member<M, double, Dopri5>(c.args, j);
+    expect_chunk_equals_alone(c, alone, "reverse order");
+
+    c.reset_outputs();
+    const ChunkArgs args = c.args;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(4)
+    for (long long j = 0; j < c.m; ++j)
+        nhvk::run_chunk_member<M, double, Dopri5>(args, j);
+    expect_chunk_equals_alone(c, alone, "OpenMP loop");
+}
+
+// rolling_disc with per-member parameters (params_ld = ld), μ0 ≠ 0, angles wrapped, a divergence subset
+// (x, y, θ), and one NaN-marked member.
+TEST(EnsembleMember, RollingDiscChunkEqualsMembersAlone) {
+    Chunk c;
+    c.m = 37;
+    c.ld = 40;
+    c.times = {0.1, 0.3, 0.7, 1.2, 2.0, 3.0};
+    const int n = 4, k = 2, np = 4;
+    c.q0.assign(n * c.ld, 0.0);
+    c.v0.assign(n * c.ld, 0.0);
+    c.mu0.assign(k * c.ld, 0.0);
+    c.params.assign(np * c.ld, 0.0);
+    std::mt19937_64 rng(77);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<RollingDisc> models(c.m);
+    for (long long j = 0; j < c.m; ++j) {
+        RollingDisc& md = models[j];
+        md.m = 1.0 + 0.5 * u(rng);
+        md.R = 0.5 + 0.2 * u(rng);
+        md.alpha = 0.3 * u(rng);
+        md.g = 9.81;
+        // make_model assigns params in visit_params order: m, R, alpha, g
+        c.params[0 * c.ld + j] = md.m;
+        c.params[1 * c.ld + j] = md.R;
+        c.params[2 * c.ld + j] = md.alpha;
+        c.params[3 * c.ld + j] = md.g;
+        const double phi = 3.0 * u(rng), th = 2.0 * u(rng);
+        c.q0[0 * c.ld + j] = u(rng);
+        c.q0[1 * c.ld + j] = u(rng);
+        c.q0[2 * c.ld + j] = 3.0 * u(rng);
+        c.q0[3 * c.ld + j] = phi;
+        c.v0[0 * c.ld + j] = md.R * th * std::cos(phi);
+        c.v0[1 * c.ld + j] = md.R * th * std::sin(phi);
+        c.v0[2 * c.ld + j] = th;
+        c.v0[3 * c.ld + j] = 1.5 * u(rng);
+        c.mu0[0 * c.ld + j] = 0.5 * u(rng);
+        c.mu0[1 * c.ld + j] = 0.5 * u(rng);
+    }
+    const long long skipped = 17;
+    c.q0[0 * c.ld + skipped] = std::numeric_limits<double>::quiet_NaN();
+    c.bind_inputs(np);
+    c.args.t0 = 0.0;
+    c.args.ctl.rtol = 1e-10;
+    c.args.ctl.atol = 1e-12;
+    c.args.ctl.dt = 0.0;
+    c.args.divergence_mask = 0b0111u;
+    c.args.angle_mask = 0b1100u;
+    c.args.onset_threshold = 1e-2;
+
+    std::vector<Alone> alone(c.m);
+    int crossed = 0;
+    for (long long j = 0; j < c.m; ++j) {
+        if (j == skipped)
+            continue;
+        alone[j] = run_alone(models[j], c, j);
+        ASSERT_EQ(alone[j].outcome.status, Status::ok) << "member " << j;
+        crossed += alone[j].onset >= 0;
+    }
+    EXPECT_GT(crossed, 0); // onset indices are exercised
+    // the NaN-marked member: skipped with status non_finite and nothing else written
+    alone[skipped].metrics.assign(std::size_t(nhvk::metric_count) * c.times.size(), sentinel);
+    alone[skipped].outcome.status = Status::non_finite;
+    alone[skipped].outcome.failed = nhvk::Dynamics::none;
+    alone[skipped].outcome.time_index = -1;
+    alone[skipped].onset = -1;
+
+    run_all_orders<RollingDisc>(c, alone);
+}
+
+// One shared parameter set (params_ld = 0, the layout host/chunk_buffers.hpp uses when parameters are not swept):
+// every member must see params[p] for parameter p, as the ChunkArgs documentation says.
+// NOTE: fails against the engine as written: ensemble_chunk.hpp reads a.params[i * a.params_ld + (a.params_ld ? j :
+// 0)], which is params[0] for every i when params_ld = 0, so rolling_disc gets m = R = α = g = params[0].
+TEST(EnsembleMember, SharedParameterSetReachesEveryMember) {
+    Chunk c;
+    c.m = 5;
+    c.ld = 8;
+    c.times = {0.5, 1.0};
+    const int n = 4, k = 2;
+    c.q0.assign(n * c.ld, 0.0);
+    c.v0.assign(n * c.ld, 0.0);
+    c.mu0.assign(k * c.ld, 0.0);
+    RollingDisc md;
+    md.m = 1.3;
+    md.R = 0.4;
+    md.alpha = 0.25;
+    md.g = 9.81;
+    c.params = {md.m, md.R, md.alpha, md.g}; // visit_params order
+    for (long long j = 0; j < c.m; ++j) {
+        const double phi = 0.3 * double(j), th = 1.0 + 0.2 * double(j);
+        c.q0[3 * c.ld + j] = phi;
+        c.v0[0 * c.ld + j] = md.R * th * std::cos(phi);
+        c.v0[1 * c.ld + j] = md.R * th * std::sin(phi);
+        c.v0[2 * c.ld + j] = th;
+        c.v0[3 * c.ld + j] = 0.5;
+        c.mu0[j] = 0.2;
+    }
+    c.bind_inputs(4);
+    c.args.params_ld = 0; // shared
+    c.args.ctl.dt = 0.0;
+    std::vector<Alone> alone(c.m);
+    for (long long j = 0; j < c.m; ++j)
+        alone[j] = run_alone(md, c, j);
+    c.reset_outputs();
+    for (long long j = 0; j < c.m; ++j)
+        nhvk::run_chunk_member<RollingDisc, double, Dopri5>(c.args, j);
+    expect_chunk_equals_alone(c, alone, "shared parameters");
+}
+
+// perpendicular_velocities with shared default parameters (m1 = m2 = 1): the member with μ0 = 1 has a singular
+// W − μH, so its vakonomic run fails at t0; the chunk reports exactly what the lone run reports.
+TEST(EnsembleMember, PerpendicularVelocitiesChunkWithFailingMember) {
+    Chunk c;
+    c.m = 13;
+    c.ld = 16;
+    c.times = {0.25, 0.5, 1.0};
+    const int n = 6;
+    c.q0.assign(n * c.ld, 0.0);
+    c.v0.assign(n * c.ld, 0.0);
+    c.mu0.assign(c.ld, 0.0);
+    std::mt19937_64 rng(99);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (long long j = 0; j < c.m; ++j) {
+        double q[6], v[6];
+        for (int i = 0; i < 6; ++i) {
+            q[i] = u(rng) + (i == 3 ? 1.5 : 0.0);
+            v[i] = u(rng);
+        }
+        const double p = (v[0] * v[3] + v[1] * v[4] + v[2] * v[5]) / (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        for (int i = 0; i < 3; ++i)
+            v[3 + i] -= p * v[i]; // ṗ2 ⟂ ṗ1
+        for (int i = 0; i < 6; ++i) {
+            c.q0[i * c.ld + j] = q[i];
+            c.v0[i * c.ld + j] = v[i];
+        }
+        c.mu0[j] = 0.3 * u(rng);
+    }
+    const long long bad = 5;
+    c.mu0[bad] = 1.0;
+    c.bind_inputs(0);
+    c.args.ctl.rtol = 1e-9;
+    c.args.ctl.atol = 1e-11;
+    c.args.ctl.dt = 0.0;
+
+    const PerpendicularVelocities model{};
+    std::vector<Alone> alone(c.m);
+    for (long long j = 0; j < c.m; ++j)
+        alone[j] = run_alone(model, c, j);
+    EXPECT_EQ(alone[bad].outcome.status, Status::singular);
+    EXPECT_EQ(alone[bad].outcome.failed, nhvk::Dynamics::vakonomic);
+    EXPECT_EQ(alone[bad].outcome.time_index, -1);
+    run_all_orders<PerpendicularVelocities>(c, alone);
+    // the failing member's metrics are left unwritten: no NaN ever reaches the statistics
+    for (int q = 0; q < nhvk::metric_count * c.args.nt; ++q)
+        EXPECT_EQ(c.metrics[q * c.ld + bad], sentinel);
+}
+
+// The observer's metrics recomputed from the recorded states: d_q over the mask with angles wrapped, d_v, residuals
+// and energy drifts (hand formulas for rolling_disc).
+TEST(EnsembleMember, DivergenceObserverMetricsFromRecordedStates) {
+    RollingDisc model;
+    model.alpha = 0.2;
+    const double R = model.R, m = model.m, I = 0.5 * m * R * R, Jm = 0.25 * m * R * R;
+    const double phi0 = 0.4, th = 3.0;
+    const double q0[4] = {0.1, -0.2, 0.5, phi0}, v0[4] = {R * th * std::cos(phi0), R * th * std::sin(phi0), th, 2.5};
+    const double mu0[2] = {1.5, -2.0};
+    const std::vector<double> times = {0.5, 1.0, 2.0, 4.0, 8.0};
+    const int nt = int(times.size());
+    nhvk::StepControl ctl;
+    ctl.dt = 0.0;
+    std::vector<double> metrics(std::size_t(nhvk::metric_count) * nt, sentinel);
+    nhvk::DivergenceObserver<RollingDisc, double> obs{model, 0b1101u, 0b1100u, nt, metrics.data(), 1, 0.1};
+    ASSERT_EQ(nhvk::integrate_member<Dopri5>(model, q0, v0, mu0, 0.0, times.data(), nt, ctl, obs).status, Status::ok);
+    std::vector<double> rows((nt + 1) * 18);
+    nhvk::StateRecorder<RollingDisc, double> rec{rows.data()};
+    ASSERT_EQ(nhvk::integrate_member<Dopri5>(model, q0, v0, mu0, 0.0, times.data(), nt, ctl, rec).status, Status::ok);
+    const double pi = std::acos(-1.0);
+    auto E = [&](const double* q, const double* v) {
+        return 0.5 * m * (v[0] * v[0] + v[1] * v[1]) + 0.5 * I * v[2] * v[2] + 0.5 * Jm * v[3] * v[3] -
+               m * model.g * std::sin(0.2) * q[0];
+    };
+    auto res = [&](const double* q, const double* v) {
+        return std::max(std::fabs(v[0] - R * v[2] * std::cos(q[3])), std::fabs(v[1] - R * v[2] * std::sin(q[3])));
+    };
+    // linear constraints: J·v = φ, so Ẽ = E − μ·φ
+    auto Evk = [&](const double* q, const double* v, const double* mu) {
+        return E(q, v) - mu[0] * (v[0] - R * v[2] * std::cos(q[3])) - mu[1] * (v[1] - R * v[2] * std::sin(q[3]));
+    };
+    const double* r0 = rows.data();
+    const double E0nh = E(r0, r0 + 4), E0vk = Evk(r0 + 8, r0 + 12, r0 + 16);
+    bool wrapped_somewhere = false;
+    int onset = -1;
+    for (int i = 0; i < nt; ++i) {
+        const double* r = rows.data() + (i + 1) * 18;
+        const double *qn = r, *vn = r + 4, *qk = r + 8, *vk = r + 12, *mu = r + 16;
+        double dq2 = 0, dv2 = 0;
+        for (int j : {0, 2, 3}) { // mask 0b1101
+            double d = qn[j] - qk[j];
+            if (j >= 2) {
+                const double raw = d;
+                d = std::remainder(d, 2 * pi); // in [−π, π]
+                if (d == -pi)
+                    d = pi;
+                wrapped_somewhere = wrapped_somewhere || std::fabs(raw - d) > 1.0;
+            }
+            dq2 += d * d;
+            dv2 += (vn[j] - vk[j]) * (vn[j] - vk[j]);
+        }
+        const double tol = 1e-12;
+        EXPECT_NEAR(metrics[nhvk::metric_dq * nt + i], std::sqrt(dq2), tol) << "t = " << times[i];
+        EXPECT_NEAR(metrics[nhvk::metric_dv * nt + i], std::sqrt(dv2), tol);
+        EXPECT_NEAR(metrics[nhvk::metric_res_nh * nt + i], res(qn, vn), tol);
+        EXPECT_NEAR(metrics[nhvk::metric_res_vk * nt + i], res(qk, vk), tol);
+        EXPECT_NEAR(metrics[nhvk::metric_energy_nh * nt + i], std::fabs(E(qn, vn) - E0nh), 1e-9);
+        EXPECT_NEAR(metrics[nhvk::metric_energy_vk * nt + i], std::fabs(Evk(qk, vk, mu) - E0vk), 1e-9);
+        if (onset < 0 && std::sqrt(dq2) > 0.1)
+            onset = i;
+    }
+    EXPECT_TRUE(wrapped_somewhere) << "choose a state whose angle difference leaves (−π, π]";
+    EXPECT_EQ(obs.onset_index, onset);
+}
+
+TEST(EnsembleMember, WrapAngle) {
+    const double pi = std::acos(-1.0);
+    EXPECT_NEAR(nhvk::wrap_angle(1.5 * pi), -0.5 * pi, 1e-15);
+    EXPECT_NEAR(nhvk::wrap_angle(-1.5 * pi), 0.5 * pi, 1e-15);
+    EXPECT_NEAR(nhvk::wrap_angle(7.0 * pi + 0.25), -pi + 0.25, 1e-13);
+    EXPECT_NEAR(nhvk::wrap_angle(0.3), 0.3, 1e-16);
+    EXPECT_NEAR(nhvk::wrap_angle(-0.3), -0.3, 1e-15);
+    EXPECT_NEAR(nhvk::wrap_angle(-pi), pi, 1e-15); // (−π, π]
+    EXPECT_NEAR(nhvk::wrap_angle(pi), pi, 1e-15);
+    EXPECT_NEAR(nhvk::wrap_angle(-2.0 * pi), 0.0, 1e-15);
+}
+
+} // namespace
