@@ -270,7 +270,13 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     const int np = static_cast<int>(cfg.params.size());
     if (np > max_params) throw std::runtime_error("model has more than " + std::to_string(max_params) + " parameters");
     const std::uint64_t N = static_cast<std::uint64_t>(cfg.run.trajectories);
-    const int threads = cfg.run.threads > 0 ? cfg.run.threads : omp_get_max_threads();
+    // NOTE: the OpenMP default is process-wide; restore it on return so one run's thread count does not leak into
+    // the next run of the same process.
+    struct OmpThreadsGuard {
+        int saved = omp_get_max_threads();
+        ~OmpThreadsGuard() { omp_set_num_threads(saved); }
+    } omp_guard;
+    const int threads = cfg.run.threads > 0 ? cfg.run.threads : omp_guard.saved;
     omp_set_num_threads(threads);
 
     // ---- backend ----
@@ -429,6 +435,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
             q.method = common.method;
             q.precision = common.precision;
             q.ctl = common.ctl;
+            q.divergence_mask = common.divergence_mask;
             saved_requests.emplace_back(g, std::move(q));
         }
         done += static_cast<std::uint64_t>(m);

@@ -104,6 +104,7 @@ void write_trajectory_csv(const TrajectoryRequest& req, const TrajectoryResult& 
         const StateDiagnostics<double> dk = diagnose(model, qk, vk, t, mu);
         double dq = 0, dv = 0;
         for (int j = 0; j < n; ++j) {
+            if (!((req.divergence_mask >> j) & 1u)) continue;
             double d = qn[j] - qk[j];
             if (M::angles[j]) d = wrap_angle(d);
             dq += d * d;

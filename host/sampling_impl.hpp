@@ -13,6 +13,7 @@
 #include "config.hpp"
 #include "nhvk/distribution.hpp"
 #include "nhvk/dynamics.hpp"
+#include "nhvk/ensemble_chunk.hpp"
 #include "nhvk/model_params.hpp"
 #include "nhvk/rng.hpp"
 #include "sampling.hpp"
@@ -71,18 +72,28 @@ template <class M> SampleStatus project(const M& model, const double* q, double*
     return SampleStatus::projection_failed;
 }
 
-/** @brief Scale `v` by s > 0 so that E(q, s·v) = E0 (bracketing + bisection/secant); false if unreachable. */
-template <class M> bool scale_to_energy(const M& model, const double* q, double* v, double t, double E0) {
+/**
+ * @brief Move `v` along the ray `base + s·(v − base)`, s ≥ 0, until E(q, ·) = E0 (bracketing + Illinois false
+ *        position); false if E0 is not reached on the ray. With `base` the least-energy point of an affine constraint
+ *        set, the whole ray stays on the set; with `base = 0` it is plain scaling (homogeneous constraints).
+ */
+template <class M>
+bool scale_to_energy(const M& model, const double* q, double* v, double t, double E0, const double* base) {
     constexpr int n = M::n;
+    double dir[n];
+    for (int j = 0; j < n; ++j) dir[j] = v[j] - base[j];
+    auto point = [&](double s, double* w) {
+        for (int j = 0; j < n; ++j) w[j] = base[j] + s * dir[j];
+    };
     auto E = [&](double s) {
         double w[n];
-        for (int j = 0; j < n; ++j) w[j] = s * v[j];
+        point(s, w);
         return energy(model, q, w, t) - E0;
     };
     const double f0 = E(0.0);
     if (!std::isfinite(f0)) return false;
     if (f0 == 0.0) {
-        for (int j = 0; j < n; ++j) v[j] = 0.0;
+        point(0.0, v);
         return true;
     }
     if (f0 > 0.0) return false; // NOTE: E at rest already exceeds E0; scaling cannot lower it (for E increasing in s)
@@ -114,7 +125,7 @@ template <class M> bool scale_to_energy(const M& model, const double* q, double*
             side = 1;
         }
     }
-    for (int j = 0; j < n; ++j) v[j] *= s;
+    point(s, v);
     return true;
 }
 
@@ -144,10 +155,17 @@ SampleStatus sample_member(const RunConfig& cfg, std::uint64_t g, double* params
     const double t0 = cfg.t0;
     SampleStatus s = sampling_detail::project(model, q, v, t0);
     if (s != SampleStatus::ok || !cfg.energy) return s;
-    // Energy shell: scale, then re-project where scaling leaves the constraint set (non-homogeneous φ); repeat.
+    // Energy shell. The least-energy point of the constraint set near the origin (the projection of ṽ = 0) is the
+    // base of a ray through the projected v: for linear and affine constraints the whole ray lies on the set, so one
+    // 1-D solve hits E0 (for homogeneous ones the base is 0: plain scaling). E0 below the base's energy is
+    // unreachable. Nonlinear constraints may leave the set along the ray: re-project and repeat.
     const double E0 = *cfg.energy;
+    double base[n];
+    for (int j = 0; j < n; ++j) base[j] = 0.0;
+    if ((s = sampling_detail::project(model, q, base, t0)) != SampleStatus::ok) return s;
+    if (!(energy(model, q, base, t0) <= E0)) return SampleStatus::energy_unreachable;
     for (int it = 0; it < 50; ++it) {
-        if (!sampling_detail::scale_to_energy(model, q, v, t0, E0)) return SampleStatus::energy_unreachable;
+        if (!sampling_detail::scale_to_energy(model, q, v, t0, E0, base)) return SampleStatus::energy_unreachable;
         double scale = 1.0;
         for (int j = 0; j < n; ++j) scale = std::max(scale, std::fabs(v[j]));
         const double res = sampling_detail::max_abs_phi(model, q, v, t0);
@@ -156,7 +174,9 @@ SampleStatus sample_member(const RunConfig& cfg, std::uint64_t g, double* params
         if (res <= sample_tolerance * scale && dE <= 1e-12 * std::max(1.0, std::fabs(E0))) return SampleStatus::ok;
         if ((s = sampling_detail::project(model, q, v, t0)) != SampleStatus::ok) return s;
     }
-    return SampleStatus::energy_unreachable;
+    // NOTE: scaling and re-projection did not settle on both sets at once: a failure to place the sample, not a
+    // statement about the shell.
+    return SampleStatus::projection_failed;
 }
 
 /** @brief Draw members [first, first + m) into `out` (OpenMP; order-independent). */

@@ -21,6 +21,7 @@ struct TrajectoryRequest {
     Method method = Method::dopri5;
     Precision precision = Precision::f64;
     StepControl ctl;
+    unsigned divergence_mask = ~0u; ///< coordinates entering the d_q, d_v columns of the CSV (bit j: coordinate j)
 };
 
 /** @brief Rows of `(q_NH, v_NH, q_VK, v_VK, μ)` at t0 and each output time reached. */

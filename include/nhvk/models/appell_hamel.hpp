@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The Appell–Hamel system: a heavy particle whose vertical velocity is tied to its horizontal speed,
+ *         ż = a √(ẋ² + ẏ²) — the classical example of a nonlinear nonholonomic constraint.
+ *
+ *  Source: Appell (1911), Hamel (1938); Talamucci (seeds/001) §1 and §4 (nonlinear constraints, the Četaev rule);
+ *  MODELS.md (`appell_hamel`). Coordinates x, y, z (no angles). L = ½m|v|² − m g z; φ = ż − a √(ẋ² + ẏ²):
+ *  nonlinear, positively homogeneous of degree 1 (so J·v = φ and the energy is conserved), and singular where
+ *  ẋ = ẏ = 0 (the square root is not differentiable there: the engine reports `non_finite`).
+ *  Closed form (nonholonomic): λ = m g/(1 + a²), the horizontal direction of motion is fixed and the horizontal
+ *  speed s decreases at the rate a g/(1 + a²), so the model reaches its singular set at t = s0(1 + a²)/(a g).
+ *  Vakonomic: with L̃ = L − μφ, m s + μ a and m ż − μ + m g t are conserved, which gives the same s(t) for every μ0:
+ *  a nonlinear control case where both dynamics coincide (the vakonomic W̃ is singular only at μ = −m s/a).
+ */
+#pragma once
+
+#include "nhvk/dynamics.hpp"
+
+namespace nhvk::models {
+
+struct AppellHamel : ModelBase {
+    static constexpr int n = 3, k = 1;
+    static constexpr const char* name = "appell_hamel";
+    static constexpr const char* description =
+        "Appell-Hamel particle z' = a |(x', y')| (nonlinear, degree 1; singular at x' = y' = 0)";
+    static constexpr const char* coord_names[n] = {"x", "y", "z"};
+    static constexpr bool angles[n] = {false, false, false};
+
+    double m = 1.0;
+    double a = 0.5;
+    double g = 9.81;
+    template <class V> NHVK_HD void visit_params(V&& visit) {
+        visit("m", m);
+        visit("a", a);
+        visit("g", g);
+    }
+
+    // L = ½m|v|² − m g z
+    template <class S> NHVK_HD S lagrangian(const S* q, const S* v, const S&) const {
+        return S(0.5 * m) * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) - S(m * g) * q[2];
+    }
+    // φ = ż − a √(ẋ² + ẏ²)
+    template <class S> NHVK_HD void constraints(const S*, const S* v, const S&, S* phi) const {
+        phi[0] = v[2] - S(a) * sqrt(v[0] * v[0] + v[1] * v[1]);
+    }
+};
+
+} // namespace nhvk::models

@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: MIT
+// The `nhvk` binary end to end: every shipped config runs, bad configs and command lines give the documented exit
+// codes and messages and leave nothing behind, `nhvk trajectory` against a closed form, and the layout of the run
+// outputs (summary.json, stats.csv, samples.csv, trajectories/).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_common.hpp"
+#include "config.hpp"
+#include "ensemble.hpp"
+#include "registry.hpp"
+
+#ifndef NHVK_BINARY
+#error "tests/CMakeLists.txt defines NHVK_BINARY (the path of the built nhvk)"
+#endif
+#ifndef NHVK_SOURCE_DIR
+#error "tests/CMakeLists.txt defines NHVK_SOURCE_DIR"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------------------------------
+// helpers
+
+/** A fresh folder under the system temporary directory, removed with everything in it at scope exit. */
+class TempDir {
+public:
+    TempDir() {
+        static std::atomic<int> counter{0};
+        const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        std::string name = "nhvk_cli_";
+        if (info)
+            name += std::string(info->test_suite_name()) + "_" + info->name();
+        for (char& c : name)
+            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+                c = '_';
+        name += "_" + std::to_string(static_cast<long long>(::getpid())) + "_" + std::to_string(counter++);
+        path_ = fs::temp_directory_path() / name;
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const fs::path& path() const { return path_; }
+    std::string str(const std::string& sub) const { return (path_ / sub).string(); }
+
+private:
+    fs::path path_;
+};
+
+std::string shell_quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s)
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+struct CliRun {
+    int rc = -1;
+    std::string out, err;
+};
+
+/** Runs `nhvk ARGS...` with stdout and stderr captured into files of `tmp` (under io/, outside any --out). */
+CliRun nhvk(const std::vector<std::string>& args, const TempDir& tmp) {
+    fs::create_directories(tmp.path() / "io");
+    const std::string o = tmp.str("io/stdout.txt"), e = tmp.str("io/stderr.txt");
+    std::string cmd = shell_quote(NHVK_BINARY);
+    for (const std::string& a : args)
+        cmd += " " + shell_quote(a);
+    cmd += " >" + shell_quote(o) + " 2>" + shell_quote(e) + " </dev/null";
+    const int st = std::system(cmd.c_str());
+    CliRun r;
+    r.rc = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.out = read_text(o);
+    r.err = read_text(e);
+    return r;
+}
+
+std::string fixture(const std::string& name) {
+    return std::string(NHVK_SOURCE_DIR) + "/tests/host/data/ensemble/" + name;
+}
+
+nlohmann::json read_json(const fs::path& p) {
+    std::ifstream in(p);
+    if (!in) {
+        ADD_FAILURE() << "cannot open " << p;
+        return nlohmann::json::object();
+    }
+    return nlohmann::json::parse(in);
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+    std::vector<std::string> out;
+    std::string item;
+    std::stringstream ss(line);
+    while (std::getline(ss, item, ','))
+        out.push_back(item);
+    if (!line.empty() && line.back() == ',')
+        out.emplace_back();
+    return out;
+}
+
+struct Csv {
+    std::vector<std::string> header;
+    std::map<std::string, std::size_t> col;
+    std::vector<std::vector<std::string>> rows;
+    const std::string& at(std::size_t r, const std::string& name) const {
+        const auto it = col.find(name);
+        if (it == col.end())
+            throw std::out_of_range("no column " + name);
+        return rows.at(r).at(it->second);
+    }
+};
+
+Csv parse_csv(const std::string& text) {
+    Csv c;
+    std::stringstream in(text);
+    std::string line;
+    if (!std::getline(in, line))
+        return c;
+    c.header = split_csv_line(line);
+    for (std::size_t i = 0; i < c.header.size(); ++i)
+        c.col[c.header[i]] = i;
+    while (std::getline(in, line))
+        if (!line.empty())
+            c.rows.push_back(split_csv_line(line));
+    return c;
+}
+Csv read_csv(const fs::path& p) {
+    return parse_csv(read_text(p));
+}
+
+/** Every regular file under `dir` (relative paths), empty if `dir` does not exist. */
+std::vector<std::string> files_under(const fs::path& dir) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    if (!fs::exists(dir, ec))
+        return out;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+        if (!e.is_directory())
+            out.push_back(fs::relative(e.path(), dir).string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+/** Nothing a run writes (summary.json, stats.csv, samples.csv, trajectories, *.tmp.*, the write probe) is under
+ *  `tmp` outside io/. */
+void expect_no_outputs(const TempDir& tmp, const std::string& what) {
+    for (const std::string& f : files_under(tmp.path())) {
+        if (f.rfind("io/", 0) == 0 || f == "file")
+            continue;
+        ADD_FAILURE() << what << ": left behind " << f;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 6. Every config in configs/ loads and runs (small).
+
+TEST(CliConfigs, EveryShippedConfigRunsSmall) {
+    const fs::path dir = fs::path(NHVK_SOURCE_DIR) / "configs";
+    std::vector<fs::path> configs;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.is_regular_file() && e.path().extension() == ".toml")
+            configs.push_back(e.path());
+    std::sort(configs.begin(), configs.end());
+    ASSERT_FALSE(configs.empty()) << "no configs in " << dir;
+    for (const fs::path& c : configs) {
+        SCOPED_TRACE(c.string());
+        // It loads in process (against the real registry) ...
+        nhvk::RunConfig cfg;
+        ASSERT_NO_THROW(cfg = nhvk::load_config(c.string(), {}, nhvk::model_registry()));
+        // ... and runs through the binary with 20 trajectories and its own grid.
+        TempDir tmp;
+        const std::string out = tmp.str("out");
+        const CliRun r =
+            nhvk({"run", c.string(), "--trajectories", "20", "--out", out, "--backend", "auto", "-q"}, tmp);
+        ASSERT_EQ(r.rc, 0) << r.err;
+        const nlohmann::json j = read_json(fs::path(out) / "summary.json");
+        EXPECT_EQ(j["model"]["name"], cfg.model.name);
+        EXPECT_EQ(j["trajectories"]["requested"], 20);
+        EXPECT_GT(j["trajectories"]["valid"].get<long long>(), 0);
+        EXPECT_TRUE(fs::is_regular_file(fs::path(out) / "stats.csv"));
+        std::cout << "[ configs ] " << c.filename().string() << ": valid " << j["trajectories"]["valid"] << "/20, "
+                  << j["timing"]["seconds"] << " s\n";
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 7. Bad configs and bad command lines.
+
+struct BadConfig {
+    const char* file;
+    int line;          ///< line of the offending key or value
+    const char* key;   ///< dotted key named in the message ("" for a syntax error)
+    const char* words; ///< a further substring the message must contain
+};
+
+const BadConfig bad_configs[] = {
+    {"unknown_model.toml", 3, "model.name", "nh_partcle"},
+    {"unknown_param.toml", 5, "model.params.radius", "radius"},
+    {"negative_std.toml", 8, "initial.v.y.std", "-0.5"},
+    {"malformed.toml", 6, "", ""},
+};
+
+class CliBadConfig : public ::testing::TestWithParam<int> {};
+
+TEST_P(CliBadConfig, ExitsTwoNamingFileLineAndKeyAndWritesNothing) {
+    const BadConfig& b = bad_configs[GetParam()];
+    TempDir tmp;
+    const CliRun r = nhvk({"run", fixture(b.file), "--out", tmp.str("out"), "--trajectories", "5"}, tmp);
+    EXPECT_EQ(r.rc, nhvk::exit_usage) << r.err;
+    EXPECT_EQ(r.rc, nhvk::config_error_exit_code);
+    const std::string where = std::string(b.file) + ":" + std::to_string(b.line) + ":";
+    EXPECT_NE(r.err.find(where), std::string::npos) << "expected '" << where << "' in: " << r.err;
+    if (*b.key)
+        EXPECT_NE(r.err.find(b.key), std::string::npos) << "expected key '" << b.key << "' in: " << r.err;
+    if (*b.words)
+        EXPECT_NE(r.err.find(b.words), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    expect_no_outputs(tmp, b.file);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, CliBadConfig, ::testing::Range(0, static_cast<int>(std::size(bad_configs))),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                             std::string n = bad_configs[p.param].file;
+                             return n.substr(0, n.find('.'));
+                         });
+
+TEST(CliBadConfig, UnknownModelListsTheKnownOnes) {
+    TempDir tmp;
+    const CliRun r = nhvk({"run", fixture("unknown_model.toml"), "--out", tmp.str("out")}, tmp);
+    EXPECT_EQ(r.rc, nhvk::exit_usage);
+    for (const nhvk::ModelInfo& m : nhvk::model_registry())
+        EXPECT_NE(r.err.find(m.name), std::string::npos) << m.name << " not listed in: " << r.err;
+}
+
+// run.out under a regular file cannot be created. That is an I/O failure, which cli_common.hpp documents as exit
+// code 1 (exit_runtime), not a config error: the key exists and has a valid value. The message names the key and
+// the path; there is no file:line because the folder, not the config, is at fault (the value may come from --out).
+TEST(CliBadConfig, UnwritableOutputFolderExitsOneAndWritesNothing) {
+    TempDir tmp;
+    const fs::path file = tmp.path() / "file";
+    std::ofstream(file) << "not a folder\n";
+    for (const std::string& out : {(file / "sub").string(), file.string()}) {
+        SCOPED_TRACE(out);
+        const CliRun r = nhvk({"run", fixture("small.toml"), "--out", out, "--trajectories", "5"}, tmp);
+        EXPECT_EQ(r.rc, nhvk::exit_runtime) << r.err;
+        EXPECT_NE(r.err.find("run.out"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(out), std::string::npos) << r.err;
+        EXPECT_TRUE(fs::is_regular_file(file));
+        EXPECT_EQ(read_text(file), "not a folder\n");
+        expect_no_outputs(tmp, out);
+    }
+}
+
+struct BadCommandLine {
+    const char* name;
+    std::vector<std::string> args; ///< after "run small.toml --out DIR" unless `bare`
+    bool bare;                     ///< args are the whole command line (no config, no --out)
+    const char* words;             ///< the message must contain this
+};
+
+const BadCommandLine bad_command_lines[] = {
+    {"missing_config", {"run", "/nonexistent/nhvk/config.toml"}, true, "cannot open config"},
+    {"zero_trajectories", {"--trajectories", "0"}, false, "run.trajectories"},
+    {"negative_trajectories", {"--trajectories", "-3"}, false, "run.trajectories"},
+    {"bad_backend", {"--backend", "gpu"}, false, "run.backend"},
+    {"bad_threads", {"--threads", "many"}, false, "run.threads"},
+    {"bad_chunk", {"--chunk", "0"}, false, "run.chunk"},
+    {"bad_set_key", {"--set", "integrator.rtoll=1e-8"}, false, "integrator.rtoll"},
+    {"bad_set_value", {"--set", "integrator.rtol=-1e-8"}, false, "integrator.rtol"},
+    {"bad_set_syntax", {"--set", "integrator.rtol"}, false, "integrator.rtol"},
+    {"unknown_option", {"--frobnicate"}, false, "frobnicate"},
+    {"unknown_subcommand", {"frobnicate"}, true, "subcommand"},
+    {"no_subcommand", {}, true, "subcommand"},
+};
+
+class CliBadCommandLine : public ::testing::TestWithParam<int> {};
+
+TEST_P(CliBadCommandLine, ExitsTwoWithAMessageAndWritesNothing) {
+    const BadCommandLine& b = bad_command_lines[GetParam()];
+    TempDir tmp;
+    std::vector<std::string> args = b.args;
+    if (!b.bare) {
+        args = {"run", fixture("small.toml"), "--out", tmp.str("out")};
+        args.insert(args.end(), b.args.begin(), b.args.end());
+    }
+    const CliRun r = nhvk(args, tmp);
+    EXPECT_EQ(r.rc, nhvk::exit_usage) << r.err;
+    EXPECT_NE(r.err.find(b.words), std::string::npos) << "expected '" << b.words << "' in: " << r.err;
+    expect_no_outputs(tmp, b.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CliBadCommandLine, ::testing::Range(0, static_cast<int>(std::size(bad_command_lines))),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                             return std::string(bad_command_lines[p.param].name);
+                         });
+
+// `nhvk trajectory`: a v0 off the constraint set is a usage error (exit 2), nothing on stdout.
+TEST(CliTrajectory, VelocityViolatingTheConstraintsExitsTwo) {
+    TempDir tmp;
+    // nh_particle: ż = y ẋ requires ż = 0.5 here.
+    const CliRun r =
+        nhvk({"trajectory", "--model", "nh_particle", "--q0", "0,0.5,0", "--v0", "1,0.7,0", "--t-end", "1"}, tmp);
+    EXPECT_EQ(r.rc, nhvk::exit_usage) << r.err;
+    EXPECT_NE(r.err.find("--v0"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    // ... and the same state on the constraint set is accepted.
+    const CliRun ok = nhvk({"trajectory", "--model", "nh_particle", "--q0", "0,0.5,0", "--v0", "1,0.7,0.5", "--t-end",
+                            "1", "--times", "2"},
+                           tmp);
+    EXPECT_EQ(ok.rc, nhvk::exit_ok) << ok.err;
+}
+
+TEST(CliTrajectory, UnknownModelExitsTwoListingTheKnownOnes) {
+    TempDir tmp;
+    const CliRun r =
+        nhvk({"trajectory", "--model", "nh_partcle", "--q0", "0,0,0", "--v0", "0,0,0", "--t-end", "1"}, tmp);
+    EXPECT_EQ(r.rc, nhvk::exit_usage);
+    for (const nhvk::ModelInfo& m : nhvk::model_registry())
+        EXPECT_NE(r.err.find(m.name), std::string::npos) << m.name << " not listed in: " << r.err;
+}
+
+// Issue 2's acceptance: the nonholonomic particle against its closed form (MODELS.md):
+// y = y0 + ẏ0 t, x = x0 + (C/ẏ0)(asinh y − asinh y0), z = z0 + (C/ẏ0)(√(1+y²) − √(1+y0²)), C = ẋ0 √(1+y0²).
+TEST(CliTrajectory, NhParticleMatchesTheClosedForm) {
+    TempDir tmp;
+    const CliRun r = nhvk({"trajectory", "--model", "nh_particle", "--q0", "0,0.5,0", "--v0", "1,0.7,0.5", "--t-end",
+                           "5", "--method", "dopri5", "--rtol", "1e-12", "--atol", "1e-14"},
+                          tmp);
+    ASSERT_EQ(r.rc, nhvk::exit_ok) << r.err;
+    const Csv csv = parse_csv(r.out);
+    ASSERT_GE(csv.rows.size(), 2u);
+    const std::size_t last = csv.rows.size() - 1;
+    const double t = std::stod(csv.at(last, "t"));
+    EXPECT_EQ(t, 5.0);
+    const double x0 = 0.0, y0 = 0.5, z0 = 0.0, xd0 = 1.0, yd0 = 0.7;
+    const double C = xd0 * std::sqrt(1.0 + y0 * y0);
+    const double y = y0 + yd0 * t;
+    const double x = x0 + C / yd0 * (std::asinh(y) - std::asinh(y0));
+    const double z = z0 + C / yd0 * (std::sqrt(1.0 + y * y) - std::sqrt(1.0 + y0 * y0));
+    const double xn = std::stod(csv.at(last, "nh_q0")), yn = std::stod(csv.at(last, "nh_q1")),
+                 zn = std::stod(csv.at(last, "nh_q2"));
+    std::cout << "[ closed form ] t = 5: |dx| = " << std::fabs(xn - x) << ", |dy| = " << std::fabs(yn - y)
+              << ", |dz| = " << std::fabs(zn - z) << "\n";
+    EXPECT_NEAR(xn, x, 1e-9);
+    EXPECT_NEAR(yn, y, 1e-9);
+    EXPECT_NEAR(zn, z, 1e-9);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 9. The outputs of `nhvk run`.
+
+const char* const series_fields[] = {"mean", "std", "min", "max", "p01", "p05", "p25", "p50", "p75", "p95", "p99"};
+
+TEST(CliRunOutputs, SummaryJsonHasEveryDocumentedField) {
+    TempDir tmp;
+    const std::string out = tmp.str("out");
+    const CliRun r = nhvk({"run", fixture("small.toml"), "--out", out, "--backend", "cpu", "-q"}, tmp);
+    ASSERT_EQ(r.rc, nhvk::exit_ok) << r.err;
+    const nlohmann::json j = read_json(fs::path(out) / "summary.json");
+
+    ASSERT_TRUE(j.contains("schema"));
+    EXPECT_TRUE(j["schema"].is_string() && !j["schema"].get<std::string>().empty());
+    EXPECT_EQ(j["model"]["name"], "nh_particle");
+    EXPECT_TRUE(j["model"]["params"].is_object());
+    const nlohmann::json& tr = j["trajectories"];
+    EXPECT_EQ(tr["requested"], 40);
+    ASSERT_TRUE(tr["valid"].is_number_unsigned());
+    ASSERT_TRUE(tr["failed"].is_object());
+    ASSERT_TRUE(tr["failed"]["by_status"].is_object());
+    for (int s = 1; s < nhvk::status_count; ++s)
+        EXPECT_TRUE(tr["failed"]["by_status"].contains(nhvk::status_name(static_cast<nhvk::Status>(s))))
+            << nhvk::status_name(static_cast<nhvk::Status>(s));
+    EXPECT_FALSE(tr["failed"]["by_status"].contains("ok"));
+
+    ASSERT_TRUE(j["times"].is_array());
+    const std::size_t nt = j["times"].size();
+    EXPECT_EQ(nt, 12u);
+    for (std::size_t i = 1; i < nt; ++i)
+        EXPECT_LT(j["times"][i - 1].get<double>(), j["times"][i].get<double>());
+    EXPECT_EQ(j["times"][nt - 1].get<double>(), 1.0);
+    EXPECT_EQ(j["times"][0].get<double>(), 1e-3);
+
+    for (const char* d : {"q", "v"}) {
+        const nlohmann::json& s = j["divergence"][d];
+        ASSERT_TRUE(s.is_object()) << d;
+        for (const char* f : series_fields) {
+            ASSERT_TRUE(s.contains(f)) << "divergence." << d << "." << f;
+            ASSERT_TRUE(s[f].is_array()) << "divergence." << d << "." << f;
+            EXPECT_EQ(s[f].size(), nt) << "divergence." << d << "." << f;
+            for (const auto& x : s[f])
+                EXPECT_TRUE(x.is_number()) << "divergence." << d << "." << f;
+        }
+        // quantiles ordered, inside [min, max]
+        for (std::size_t i = 0; i < nt; ++i) {
+            double prev = s["min"][i].get<double>();
+            for (const char* f : {"p01", "p05", "p25", "p50", "p75", "p95", "p99", "max"}) {
+                EXPECT_LE(prev, s[f][i].get<double>()) << d << " " << f << " at " << i;
+                prev = s[f][i].get<double>();
+            }
+        }
+    }
+    EXPECT_TRUE(j["growth_exponent"]["q"].is_number());
+    EXPECT_TRUE(j["constraint_residual"]["max"]["nh"].is_number());
+    EXPECT_TRUE(j["constraint_residual"]["max"]["vk"].is_number());
+    EXPECT_LT(j["constraint_residual"]["max"]["nh"].get<double>(), 1e-6);
+    EXPECT_TRUE(j.contains("energy_drift"));
+    EXPECT_TRUE(j["energy_drift"]["nh"]["max"].is_array());
+    EXPECT_EQ(j["backend"], "cpu");
+    EXPECT_TRUE(j["timing"]["seconds"].is_number());
+    EXPECT_GE(j["timing"]["seconds"].get<double>(), 0.0);
+    ASSERT_TRUE(j["config"].is_object());
+    EXPECT_EQ(j["config"]["model"]["name"], "nh_particle");
+    EXPECT_EQ(j["config"]["run"]["trajectories"], 40);
+    EXPECT_EQ(j["config"]["run"]["out"], out) << "the resolved config records the --out override";
+
+    // stats.csv: one row per output time and metric, times as in summary.json, d_q consistent with it.
+    const Csv csv = read_csv(fs::path(out) / "stats.csv");
+    ASSERT_EQ(csv.rows.size(), nt * nhvk::metric_count);
+    for (const char* c : {"time_index", "t", "metric", "count", "mean", "std", "min", "max", "p01", "p05", "p25", "p50",
+                          "p75", "p95", "p99"})
+        EXPECT_TRUE(csv.col.count(c)) << "stats.csv lacks column " << c;
+    std::set<std::pair<std::size_t, std::string>> seen;
+    for (std::size_t r = 0; r < csv.rows.size(); ++r) {
+        const std::size_t i = std::stoul(csv.at(r, "time_index"));
+        ASSERT_LT(i, nt);
+        EXPECT_TRUE(seen.emplace(i, csv.at(r, "metric")).second) << "duplicate row " << i << " " << csv.at(r, "metric");
+        EXPECT_EQ(std::stod(csv.at(r, "t")), j["times"][i].get<double>());
+        if (csv.at(r, "metric") == "d_q") {
+            EXPECT_EQ(std::stod(csv.at(r, "mean")), j["divergence"]["q"]["mean"][i].get<double>());
+            EXPECT_EQ(std::stod(csv.at(r, "p50")), j["divergence"]["q"]["p50"][i].get<double>());
+        }
+    }
+    for (int m = 0; m < nhvk::metric_count; ++m)
+        for (std::size_t i = 0; i < nt; ++i)
+            EXPECT_TRUE(seen.count({i, nhvk::metric_name(m)})) << "missing row " << i << " " << nhvk::metric_name(m);
+    // no samples.csv, no trajectories/ unless asked for
+    EXPECT_FALSE(fs::exists(fs::path(out) / "samples.csv"));
+    EXPECT_FALSE(fs::exists(fs::path(out) / "trajectories"));
+    for (const std::string& f : files_under(out))
+        EXPECT_EQ(f.find(".tmp."), std::string::npos) << f;
+}
+
+/** Runs small.toml with --save-samples --save-trajectories 2 (plus `extra`), and checks that the last row of each
+ *  saved trajectory carries the member's final d_q from samples.csv, and its first row the member's initial state. */
+void check_saved_trajectories(const std::vector<std::string>& extra) {
+    TempDir tmp;
+    const std::string out = tmp.str("out");
+    std::vector<std::string> args = {
+        "run", fixture("small.toml"), "--out", out, "--backend", "cpu", "-q", "--save-samples", "--save-trajectories",
+        "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const CliRun r = nhvk(args, tmp);
+    ASSERT_EQ(r.rc, nhvk::exit_ok) << r.err;
+    const Csv samples = read_csv(fs::path(out) / "samples.csv");
+    ASSERT_EQ(samples.rows.size(), 40u);
+    const std::vector<std::string> files = files_under(fs::path(out) / "trajectories");
+    ASSERT_EQ(files, (std::vector<std::string>{"trajectory_000000.csv", "trajectory_000001.csv"}));
+    for (std::size_t g = 0; g < 2; ++g) {
+        SCOPED_TRACE("member " + std::to_string(g));
+        ASSERT_EQ(samples.at(g, "status"), "ok");
+        const Csv tr = read_csv(fs::path(out) / "trajectories" / files[g]);
+        ASSERT_EQ(tr.rows.size(), 13u); // t0 and the 12 output times
+        EXPECT_EQ(std::stod(tr.at(0, "t")), 0.0);
+        EXPECT_EQ(std::stod(tr.at(12, "t")), 1.0);
+        const char* coords[] = {"x", "y", "z"};
+        for (int c = 0; c < 3; ++c) {
+            EXPECT_EQ(std::stod(tr.at(0, "nh_q" + std::to_string(c))),
+                      std::stod(samples.at(g, std::string("q0_") + coords[c])));
+            EXPECT_EQ(std::stod(tr.at(0, "nh_v" + std::to_string(c))),
+                      std::stod(samples.at(g, std::string("v0_") + coords[c])));
+        }
+        EXPECT_EQ(std::stod(tr.at(0, "vk_mu0")), std::stod(samples.at(g, "mu0_0")));
+        const double dq_traj = std::stod(tr.at(12, "d_q")), dq_member = std::stod(samples.at(g, "d_q_final"));
+        EXPECT_GT(dq_member, 0.0);
+        EXPECT_EQ(dq_traj, dq_member) << "saved trajectory's final d_q vs the ensemble member's";
+        EXPECT_EQ(std::stod(tr.at(12, "d_v")), std::stod(samples.at(g, "d_v_final")));
+    }
+}
+
+TEST(CliRunOutputs, SavedTrajectoriesEndAtTheMembersFinalDivergence) {
+    check_saved_trajectories({});
+}
+
+// The same with a divergence over a subset of the coordinates: d_q of the saved trajectory must be the run's d_q
+// (divergence.coordinates), not the distance over all coordinates.
+TEST(CliRunOutputs, SavedTrajectoriesUseTheConfiguredDivergenceCoordinates) {
+    check_saved_trajectories({"--set", "divergence.coordinates=[\"x\", \"y\"]"});
+}
+
+// 1. through the command line: --threads and --chunk change nothing in the outputs but timing, threads and the
+// resolved config (which records them); likewise in histogram mode (--set run.exact_memory_mb=0).
+TEST(CliRunOutputs, SameSeedGivesIdenticalOutputsForAnyThreadsAndChunks) {
+    TempDir tmp;
+    auto run = [&](const std::string& name, const std::vector<std::string>& extra) {
+        std::vector<std::string> args = {"run", fixture("small.toml"), "--out", tmp.str(name), "--backend", "cpu",
+                                         "-q"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const CliRun r = nhvk(args, tmp);
+        EXPECT_EQ(r.rc, nhvk::exit_ok) << name << ": " << r.err;
+        nlohmann::json j = read_json(fs::path(tmp.str(name)) / "summary.json");
+        j.erase("timing");
+        j.erase("threads");
+        j.erase("config");
+        return std::make_pair(j, read_text(fs::path(tmp.str(name)) / "stats.csv"));
+    };
+    for (const bool histogram : {false, true}) {
+        const std::vector<std::string> mode =
+            histogram ? std::vector<std::string>{"--set", "run.exact_memory_mb=0"} : std::vector<std::string>{};
+        const std::string h = histogram ? "_h" : "";
+        auto with = [&](std::vector<std::string> v) {
+            v.insert(v.end(), mode.begin(), mode.end());
+            return v;
+        };
+        const auto ref = run("t1_c1000" + h, with({"--threads", "1", "--chunk", "1000"}));
+        EXPECT_EQ(ref.first["statistics"]["quantiles"], histogram ? "histogram" : "exact");
+        EXPECT_GT(ref.first["trajectories"]["valid"].get<int>(), 0);
+        for (const auto& [name, extra] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+                 {"t4_c7", {"--threads", "4", "--chunk", "7"}}, {"t2_c1", {"--threads", "2", "--chunk", "1"}}}) {
+            const auto other = run(name + h, with(extra));
+            EXPECT_EQ(other.first, ref.first) << name << h;
+            EXPECT_EQ(other.second, ref.second) << name << h;
+        }
+    }
+}
+
+// An unreachable energy shell: every member is counted as energy_unreachable, summary.json is still written, and the
+// exit code is 4 (no valid trajectory).
+TEST(CliRunOutputs, UnreachableEnergyShellIsCountedAndExitsFour) {
+    TempDir tmp;
+    const std::string out = tmp.str("out");
+    const CliRun r = nhvk({"run", fixture("small.toml"), "--out", out, "--set", "initial.energy=-1.0", "-q"}, tmp);
+    EXPECT_EQ(r.rc, nhvk::exit_no_valid) << r.err;
+    EXPECT_NE(r.err.find("no valid trajectory"), std::string::npos) << r.err;
+    const nlohmann::json j = read_json(fs::path(out) / "summary.json");
+    EXPECT_EQ(j["trajectories"]["requested"], 40);
+    EXPECT_EQ(j["trajectories"]["valid"], 0);
+    EXPECT_EQ(j["trajectories"]["failed"]["sampling"]["energy_unreachable"], 40);
+}
+
+} // namespace

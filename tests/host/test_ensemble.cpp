@@ -1,0 +1,955 @@
+// SPDX-License-Identifier: MIT
+// The ensemble pipeline in process (host/ensemble.hpp, host/sampling_impl.hpp): reproducibility of the statistics,
+// sampling on the constraint set and on an energy shell (PHYSICS.md §6), the divergence laws of §4 seen through the
+// ensemble statistics (§7), and the accounting of failed trajectories (§5).
+#include <gtest/gtest.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "ensemble.hpp"
+#include "model_ops.hpp"
+#include "nhvk/distribution.hpp"
+#include "nhvk/rng.hpp"
+#include "registry.hpp"
+#include "sampling_impl.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nhvk::EnsembleResult;
+using nhvk::RunConfig;
+using nhvk::SampleStatus;
+using nhvk::stats::SeriesSummary;
+
+// ---------------------------------------------------------------------------------------------------------------
+// helpers
+
+/** A fresh folder under the system temporary directory, removed with everything in it at scope exit. */
+class TempDir {
+public:
+    TempDir() {
+        static std::atomic<int> counter{0};
+        const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        std::string name = "nhvk_test_";
+        if (info)
+            name += std::string(info->test_suite_name()) + "_" + info->name();
+        for (char& c : name)
+            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+                c = '_';
+        name += "_" + std::to_string(static_cast<long long>(::getpid())) + "_" + std::to_string(counter++);
+        path_ = fs::temp_directory_path() / name;
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const fs::path& path() const { return path_; }
+    std::string str(const std::string& sub) const { return (path_ / sub).string(); }
+
+private:
+    fs::path path_;
+};
+
+RunConfig parse(const std::string& text, const std::vector<std::string>& sets = {}) {
+    return nhvk::parse_config(text, "test_ensemble.toml", sets, nhvk::model_registry());
+}
+
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+nlohmann::json read_json(const fs::path& p) {
+    std::ifstream in(p);
+    EXPECT_TRUE(in.good()) << "cannot open " << p;
+    return nlohmann::json::parse(in);
+}
+
+/** Quiet options: no progress line, no summary. */
+nhvk::EnsembleOptions quiet() {
+    nhvk::EnsembleOptions o;
+    o.quiet = true;
+    o.progress = false;
+    return o;
+}
+
+std::uint64_t bits(double x) {
+    std::uint64_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+/** Field-by-field bit equality of two summaries (NaN == NaN when the bits agree). */
+void expect_bit_identical(const SeriesSummary& a, const SeriesSummary& b, const std::string& where) {
+    EXPECT_EQ(a.count, b.count) << where;
+    EXPECT_EQ(a.nonfinite, b.nonfinite) << where;
+    EXPECT_EQ(a.exact, b.exact) << where;
+    const double SeriesSummary::*fields[] = {&SeriesSummary::mean, &SeriesSummary::std, &SeriesSummary::min,
+                                             &SeriesSummary::max,  &SeriesSummary::p01, &SeriesSummary::p05,
+                                             &SeriesSummary::p25,  &SeriesSummary::p50, &SeriesSummary::p75,
+                                             &SeriesSummary::p95,  &SeriesSummary::p99};
+    const char* names[] = {"mean", "std", "min", "max", "p01", "p05", "p25", "p50", "p75", "p95", "p99"};
+    for (std::size_t f = 0; f < sizeof fields / sizeof fields[0]; ++f)
+        EXPECT_EQ(bits(a.*fields[f]), bits(b.*fields[f]))
+            << where << " " << names[f] << ": " << a.*fields[f] << " vs " << b.*fields[f];
+}
+
+/** summary.json without what legitimately differs between runs of the same ensemble. */
+nlohmann::json comparable_summary(nlohmann::json j) {
+    j.erase("timing");
+    j.erase("threads");
+    j.erase("config");
+    return j;
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+    std::vector<std::string> out;
+    std::string item;
+    std::stringstream ss(line);
+    while (std::getline(ss, item, ','))
+        out.push_back(item);
+    if (!line.empty() && line.back() == ',')
+        out.emplace_back();
+    return out;
+}
+
+/** A CSV file as header → column index and rows of fields. */
+struct Csv {
+    std::map<std::string, std::size_t> col;
+    std::vector<std::vector<std::string>> rows;
+    const std::string& at(std::size_t r, const std::string& name) const { return rows.at(r).at(col.at(name)); }
+};
+
+Csv read_csv(const fs::path& p) {
+    Csv c;
+    std::ifstream in(p);
+    std::string line;
+    if (!std::getline(in, line))
+        return c;
+    const std::vector<std::string> h = split_csv_line(line);
+    for (std::size_t i = 0; i < h.size(); ++i)
+        c.col[h[i]] = i;
+    while (std::getline(in, line))
+        if (!line.empty())
+            c.rows.push_back(split_csv_line(line));
+    return c;
+}
+
+/** Generic config text for `model`: every coordinate and trial velocity normal, short linear time grid. */
+std::string generic_config(const nhvk::ModelInfo& m, const std::string& extra = "") {
+    std::ostringstream os;
+    os << "[model]\nname = \"" << m.name << "\"\n[initial.q]\n";
+    for (int j = 0; j < m.n; ++j)
+        os << m.coords[j] << " = { dist = \"normal\", mean = " << 0.1 * (j + 1) << ", std = 0.7 }\n";
+    os << "[initial.v]\n";
+    for (int j = 0; j < m.n; ++j)
+        os << m.coords[j] << " = { dist = \"normal\", mean = 0.3, std = 1.0 }\n";
+    os << "[times]\nt_end = 0.01\ncount = 2\n" << extra;
+    return os.str();
+}
+
+double max_abs(const double* x, int n) {
+    double s = 0.0;
+    for (int j = 0; j < n; ++j)
+        s = std::max(s, std::fabs(x[j]));
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 1. The same seed gives bit-identical statistics for any thread count and chunk size, in both quantile modes.
+
+struct DeterminismCase {
+    const char* name;
+    const char* toml;
+};
+
+// nh_particle with μ0 drawn (the quickstart shape), and rolling_disc with a parameter sweep (per-member parameters)
+// and a step limit that makes a fraction of the members fail, so the failure counts are part of what must agree.
+const DeterminismCase determinism_cases[] = {
+    {"nh_particle", R"(
+[model]
+name = "nh_particle"
+[initial.q]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "uniform", low = -1.0, high = 1.0 }
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+z = { dist = "normal", mean = 0.0, std = 1.0 }
+[initial.mu]
+dist = "normal"
+mean = 0.0
+std = 0.5
+[times]
+t_end = 0.5
+spacing = "log"
+count = 8
+t_first = 1e-3
+[run]
+trajectories = 240
+seed = 7
+save_samples = true
+)"},
+    {"rolling_disc_sweep", R"(
+[model]
+name = "rolling_disc"
+[model.params]
+alpha = { dist = "uniform", low = 0.0, high = 0.5 }
+R = { dist = "normal", mean = 0.5, std = 0.05 }
+[initial.q]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+theta = { dist = "uniform", low = -3.0, high = 3.0 }
+phi = { dist = "uniform", low = -3.0, high = 3.0 }
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+theta = { dist = "normal", mean = 0.0, std = 2.0 }
+phi = { dist = "normal", mean = 0.0, std = 2.0 }
+[initial.mu]
+dist = "normal"
+mean = 0.0
+std = 0.3
+[integrator]
+max_steps = 80
+[times]
+t_end = 0.5
+count = 5
+[run]
+trajectories = 120
+seed = 3
+)"},
+};
+
+class EnsembleDeterminism : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+
+TEST_P(EnsembleDeterminism, SameSeedGivesBitIdenticalStatisticsForAnyThreadsAndChunks) {
+    const DeterminismCase& dc = determinism_cases[std::get<0>(GetParam())];
+    const bool histogram = std::get<1>(GetParam());
+    TempDir tmp;
+    struct Variant {
+        int threads;
+        long long chunk;
+    };
+    const Variant variants[] = {{1, 1000}, {2, 1000}, {4, 1000}, {2, 77}, {4, 77}, {1, 1}, {4, 1}};
+    std::vector<EnsembleResult> results;
+    std::vector<std::string> dirs;
+    for (const Variant& v : variants) {
+        RunConfig cfg = parse(dc.toml);
+        cfg.run.threads = v.threads;
+        cfg.run.chunk = v.chunk;
+        cfg.run.backend = nhvk::Backend::cpu;
+        if (histogram)
+            cfg.run.exact_memory_mb = 0;
+        cfg.run.out = tmp.str("t" + std::to_string(v.threads) + "_c" + std::to_string(v.chunk));
+        dirs.push_back(cfg.run.out);
+        results.push_back(nhvk::run_ensemble(cfg, quiet()));
+    }
+    const EnsembleResult& ref = results[0];
+    // The test must be able to fail: the statistics are non-trivial and the requested mode is the one in force.
+    ASSERT_GT(ref.valid, 0u);
+    EXPECT_EQ(ref.exact_quantiles, !histogram);
+    ASSERT_EQ(ref.series.size(), static_cast<std::size_t>(nhvk::metric_count) * ref.times.size());
+    if (std::string(dc.name) == "rolling_disc_sweep")
+        EXPECT_GT(ref.failed(), 0u) << "the step limit should bite";
+
+    const nlohmann::json ref_summary = comparable_summary(read_json(fs::path(dirs[0]) / "summary.json"));
+    EXPECT_EQ(ref_summary["statistics"]["quantiles"], histogram ? "histogram" : "exact");
+    const std::string ref_stats = read_text(fs::path(dirs[0]) / "stats.csv");
+    const bool samples = fs::exists(fs::path(dirs[0]) / "samples.csv");
+    const std::string ref_samples = samples ? read_text(fs::path(dirs[0]) / "samples.csv") : "";
+
+    for (std::size_t v = 1; v < results.size(); ++v) {
+        const EnsembleResult& r = results[v];
+        const std::string tag = std::string(dc.name) + " threads=" + std::to_string(variants[v].threads) +
+                                " chunk=" + std::to_string(variants[v].chunk);
+        EXPECT_EQ(r.requested, ref.requested) << tag;
+        EXPECT_EQ(r.valid, ref.valid) << tag;
+        EXPECT_EQ(r.failed_by_status, ref.failed_by_status) << tag;
+        EXPECT_EQ(r.failed_by_dynamics, ref.failed_by_dynamics) << tag;
+        EXPECT_EQ(r.sampling, ref.sampling) << tag;
+        EXPECT_EQ(r.exact_quantiles, ref.exact_quantiles) << tag;
+        EXPECT_EQ(bits(r.growth_q), bits(ref.growth_q)) << tag;
+        EXPECT_EQ(bits(r.growth_v), bits(ref.growth_v)) << tag;
+        EXPECT_EQ(r.onset.counts, ref.onset.counts) << tag;
+        EXPECT_EQ(r.onset.never, ref.onset.never) << tag;
+        ASSERT_EQ(r.series.size(), ref.series.size()) << tag;
+        for (std::size_t s = 0; s < r.series.size(); ++s)
+            expect_bit_identical(r.series[s], ref.series[s], tag + " series " + std::to_string(s));
+        EXPECT_EQ(comparable_summary(read_json(fs::path(dirs[v]) / "summary.json")), ref_summary) << tag;
+        EXPECT_EQ(read_text(fs::path(dirs[v]) / "stats.csv"), ref_stats) << tag;
+        if (samples)
+            EXPECT_EQ(read_text(fs::path(dirs[v]) / "samples.csv"), ref_samples) << tag;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, EnsembleDeterminism, ::testing::Combine(::testing::Values(0, 1), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<int, bool>>& p) {
+                             return std::string(determinism_cases[std::get<0>(p.param)].name) +
+                                    (std::get<1>(p.param) ? "_histogram" : "_exact");
+                         });
+
+// count, mean, std, min and max come from exact partials: identical whichever quantile mode is in force.
+TEST(EnsembleDeterminism, MomentsAgreeBetweenExactAndHistogramModes) {
+    TempDir tmp;
+    RunConfig a = parse(determinism_cases[0].toml);
+    a.run.out = tmp.str("exact");
+    a.run.threads = 2;
+    RunConfig b = a;
+    b.run.out = tmp.str("histogram");
+    b.run.exact_memory_mb = 0;
+    const EnsembleResult ra = nhvk::run_ensemble(a, quiet()), rb = nhvk::run_ensemble(b, quiet());
+    ASSERT_TRUE(ra.exact_quantiles);
+    ASSERT_FALSE(rb.exact_quantiles);
+    ASSERT_EQ(ra.series.size(), rb.series.size());
+    for (std::size_t s = 0; s < ra.series.size(); ++s) {
+        EXPECT_EQ(ra.series[s].count, rb.series[s].count) << s;
+        EXPECT_EQ(bits(ra.series[s].mean), bits(rb.series[s].mean)) << s;
+        EXPECT_EQ(bits(ra.series[s].std), bits(rb.series[s].std)) << s;
+        EXPECT_EQ(bits(ra.series[s].min), bits(rb.series[s].min)) << s;
+        EXPECT_EQ(bits(ra.series[s].max), bits(rb.series[s].max)) << s;
+    }
+    // The histogram quantiles approximate the exact ones within the documented resolution (median of d_q, last
+    // time).
+    const int last = static_cast<int>(ra.times.size()) - 1;
+    const double e = ra.at(nhvk::metric_dq, last).p50, h = rb.at(nhvk::metric_dq, last).p50;
+    EXPECT_LE(std::fabs(h - e), 2.0 * rb.histogram_resolution * e) << e << " vs " << h;
+}
+
+// A different seed gives different statistics (otherwise the equalities above would prove nothing).
+TEST(EnsembleDeterminism, DifferentSeedGivesDifferentStatistics) {
+    TempDir tmp;
+    RunConfig a = parse(determinism_cases[0].toml);
+    a.run.out = tmp.str("a");
+    RunConfig b = a;
+    b.run.seed = a.run.seed + 1;
+    b.run.out = tmp.str("b");
+    const EnsembleResult ra = nhvk::run_ensemble(a, quiet()), rb = nhvk::run_ensemble(b, quiet());
+    const int last = static_cast<int>(ra.times.size()) - 1;
+    EXPECT_NE(ra.at(nhvk::metric_dq, last).mean, rb.at(nhvk::metric_dq, last).mean);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 2. Every sampled initial state lies on the constraint set, and the projection is the W-closest point.
+
+struct ProjectionReport {
+    int ok = 0, other = 0;
+    double worst_phi = 0.0; ///< max |φ| / max(1, |v|∞) over the ok samples
+    double worst_kkt = 0.0; ///< max relative KKT residual over the ok samples
+    bool linear = true;     ///< J does not depend on v (linear or affine constraints)
+    std::map<std::string, int> statuses;
+};
+
+/** Samples `N` members of `cfg` with `sample_member<M>` and checks them against the trial velocities. */
+template <class M> ProjectionReport check_projection(const RunConfig& cfg, int N) {
+    constexpr int n = M::n, k = M::k;
+    ProjectionReport rep;
+    for (int g = 0; g < N; ++g) {
+        double p[nhvk::max_params], q[n], v[n], mu[k];
+        const SampleStatus s = nhvk::sample_member<M>(cfg, static_cast<std::uint64_t>(g), p, q, v, mu);
+        ++rep.statuses[nhvk::sample_status_name(s)];
+        if (s != SampleStatus::ok) {
+            ++rep.other;
+            continue;
+        }
+        ++rep.ok;
+        // The trial velocity ṽ, drawn as the sampler draws it: stream v0 of (seed, g), draw j for coordinate j.
+        double vt[n];
+        const nhvk::DrawKey kv = nhvk::make_draw_key(cfg.run.seed, static_cast<std::uint64_t>(g), nhvk::Stream::v0);
+        for (int j = 0; j < n; ++j)
+            vt[j] = nhvk::sample(cfg.v0[j], kv, static_cast<std::uint32_t>(j));
+        const M model = nhvk::make_model<M>(cfg.params.empty() ? nullptr : p);
+        const auto cp =
+            nhvk::constraint_parts(model, static_cast<const double*>(q), static_cast<const double*>(v), cfg.t0);
+        rep.worst_phi = std::max(rep.worst_phi, max_abs(cp.phi, k) / std::max(1.0, max_abs(v, n)));
+        // J independent of v? (compare with J at 2v + 1)
+        double v2[n];
+        for (int j = 0; j < n; ++j)
+            v2[j] = 2.0 * v[j] + 1.0;
+        const auto cp2 =
+            nhvk::constraint_parts(model, static_cast<const double*>(q), static_cast<const double*>(v2), cfg.t0);
+        for (int a = 0; a < k; ++a)
+            for (int j = 0; j < n; ++j)
+                if (std::fabs(cp.J[a][j] - cp2.J[a][j]) > 1e-13 * (1.0 + std::fabs(cp.J[a][j])))
+                    rep.linear = false;
+        // KKT: W(v − ṽ) ∈ range(Jᵀ). Residual of the least-squares fit r ≈ Jᵀν, relative to |W ṽ| + |W v|.
+        const auto lp = nhvk::lagrangian_parts(model, static_cast<const double*>(q), static_cast<const double*>(v),
+                                               cfg.t0, static_cast<const double*>(nullptr));
+        Eigen::Matrix<double, n, 1> r, wv, wvt;
+        Eigen::Matrix<double, n, k> Jt;
+        for (int i = 0; i < n; ++i) {
+            r(i) = wv(i) = wvt(i) = 0.0;
+            for (int j = 0; j < n; ++j) {
+                r(i) += lp.W[i][j] * (v[j] - vt[j]);
+                wv(i) += lp.W[i][j] * v[j];
+                wvt(i) += lp.W[i][j] * vt[j];
+            }
+            for (int a = 0; a < k; ++a)
+                Jt(i, a) = cp.J[a][i];
+        }
+        const Eigen::Matrix<double, k, 1> nu = Jt.colPivHouseholderQr().solve(r);
+        const double kkt = (r - Jt * nu).norm() / (wv.norm() + wvt.norm() + 1e-300);
+        rep.worst_kkt = std::max(rep.worst_kkt, kkt);
+    }
+    return rep;
+}
+
+std::string describe(const ProjectionReport& r) {
+    std::ostringstream os;
+    os << "ok " << r.ok << ", failed " << r.other << " (";
+    for (const auto& [name, count] : r.statuses)
+        os << name << " " << count << " ";
+    os << "), max |phi|/max(1,|v|) " << r.worst_phi << ", max KKT residual " << r.worst_kkt
+       << (r.linear ? " (J independent of v)" : " (nonlinear)");
+    return os.str();
+}
+
+// Every model of the registry (new models are picked up automatically).
+TEST(EnsembleSampling, EverySampleSatisfiesTheConstraintsAndIsTheWClosestPoint) {
+    constexpr int N = 200;
+    int models = 0;
+    for (const nhvk::ModelInfo& info : nhvk::model_registry()) {
+        const RunConfig cfg = parse(generic_config(info));
+        ProjectionReport rep;
+        const bool found = nhvk::visit_model(info.name, [&](auto tag) {
+            using M = typename decltype(tag)::type;
+            rep = check_projection<M>(cfg, N);
+        });
+        ASSERT_TRUE(found) << info.name;
+        ++models;
+        std::cout << "[ sampling ] " << info.name << ": " << describe(rep) << "\n";
+        // Most draws must succeed, or the test would check nothing (a model with a singular set of measure zero
+        // loses none; ball_on_turntable's chart is not a sampling matter).
+        EXPECT_GE(rep.ok, N * 9 / 10) << info.name << ": " << describe(rep);
+        EXPECT_LE(rep.worst_phi, 1e-12) << info.name << ": " << describe(rep);
+        // For constraints linear (or affine) in v one Gauss–Newton step is the exact W-projection: KKT to rounding.
+        if (rep.linear)
+            EXPECT_LE(rep.worst_kkt, 1e-10) << info.name << ": " << describe(rep);
+        // NOTE: for nonlinear constraints the sampler stops Gauss–Newton once |φ| is small, before the tangential
+        // optimality has converged (it does not use the constraint curvature), so W(v − ṽ) is only close to
+        // range(Jᵀ): measured up to 5e-7 (parallel_velocities), 1e-9 (perpendicular_velocities). A loose bound still
+        // catches a projection that is not a projection.
+        else
+            EXPECT_LE(rep.worst_kkt, 1e-5) << info.name << ": " << describe(rep);
+    }
+    EXPECT_GE(models, 4);
+}
+
+// The same through the whole pipeline: the initial states written to samples.csv satisfy the constraints.
+TEST(EnsembleSampling, SavedSamplesSatisfyTheConstraints) {
+    TempDir tmp;
+    for (const nhvk::ModelInfo& info : nhvk::model_registry()) {
+        // NOTE: a step limit well above what t_end = 0.01 needs: appell_hamel's motion can reach its singular set
+        // ẋ = ẏ = 0 within t_end (the horizontal speed falls at a g/(1 + a²)), and with the default 10^7 steps one
+        // such member alone costs ~30 s before it ends with step_limit.
+        RunConfig cfg = parse(
+            generic_config(info, "[integrator]\nmax_steps = 20000\n[run]\ntrajectories = 40\nsave_samples = true\n"));
+        cfg.run.out = tmp.str(info.name);
+        cfg.run.backend = nhvk::Backend::cpu;
+        const EnsembleResult r = nhvk::run_ensemble(cfg, quiet());
+        const Csv csv = read_csv(fs::path(cfg.run.out) / "samples.csv");
+        ASSERT_EQ(csv.rows.size(), 40u) << info.name;
+        const nhvk::ModelOps* ops = nhvk::find_model_ops(info.name);
+        ASSERT_NE(ops, nullptr);
+        int ok = 0;
+        double worst = 0.0;
+        for (std::size_t i = 0; i < csv.rows.size(); ++i) {
+            EXPECT_EQ(std::stoull(csv.at(i, "index")), i);
+            if (csv.at(i, "sample_status") != "ok")
+                continue;
+            ++ok;
+            std::vector<double> q, v;
+            for (const std::string& c : info.coords) {
+                q.push_back(std::stod(csv.at(i, "q0_" + c)));
+                v.push_back(std::stod(csv.at(i, "v0_" + c)));
+            }
+            const double phi = ops->constraint_violation(cfg.params.data(), q.data(), v.data(), cfg.t0);
+            worst = std::max(worst, phi / std::max(1.0, max_abs(v.data(), info.n)));
+        }
+        EXPECT_GE(ok, 36) << info.name;
+        EXPECT_LE(worst, 1e-12) << info.name;
+        EXPECT_EQ(r.requested, 40u);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 3. Energy shells.
+
+struct ShellReport {
+    int ok = 0, unreachable = 0, other = 0;
+    double worst_dE = 0.0, worst_phi = 0.0;
+    int misclassified = 0;           ///< status disagrees with the independent reachability test
+    int reachable_but_flagged = 0;   ///< energy_unreachable although E0 ≥ E_min(q0) + 1 %
+    double worst_flagged_emin = 0.0; ///< the largest E_min(q0) among those
+};
+
+/**
+ * Samples on the shell E0 and checks each member: ok ⇒ |E − E0| ≤ 1e-12·max(1, |E0|) and |φ| ≤ 1e-12; the status is
+ * energy_unreachable exactly when the shell cannot be reached at that q0 (independently: E0 below the least energy
+ * on the constraint set at q0, min ½vᵀWv + V s.t. φ = 0, which for a quadratic kinetic energy and constraints
+ * affine in v is the KKT solution of [W Jᵀ; J 0][v; ν] = [0; −φ(q, 0)]; with homogeneous constraints it is V(q)).
+ * A 1 % band around the boundary is not judged.
+ */
+template <class M> ShellReport check_shell(const RunConfig& cfg, int N) {
+    constexpr int n = M::n, k = M::k;
+    const double E0 = *cfg.energy;
+    ShellReport rep;
+    for (int g = 0; g < N; ++g) {
+        double p[nhvk::max_params], q[n], v[n], mu[k];
+        const SampleStatus s = nhvk::sample_member<M>(cfg, static_cast<std::uint64_t>(g), p, q, v, mu);
+        const M model = nhvk::make_model<M>(cfg.params.empty() ? nullptr : p);
+        // least energy on the constraint set at q
+        double zero[n] = {};
+        const auto cp =
+            nhvk::constraint_parts(model, static_cast<const double*>(q), static_cast<const double*>(zero), cfg.t0);
+        const auto lp = nhvk::lagrangian_parts(model, static_cast<const double*>(q), static_cast<const double*>(zero),
+                                               cfg.t0, static_cast<const double*>(nullptr));
+        Eigen::Matrix<double, n + k, n + k> K = Eigen::Matrix<double, n + k, n + k>::Zero();
+        Eigen::Matrix<double, n + k, 1> rhs = Eigen::Matrix<double, n + k, 1>::Zero();
+        for (int i = 0; i < n; ++i) {
+            for (int j = 0; j < n; ++j)
+                K(i, j) = lp.W[i][j];
+            for (int a = 0; a < k; ++a)
+                K(i, n + a) = K(n + a, i) = cp.J[a][i];
+        }
+        for (int a = 0; a < k; ++a)
+            rhs(n + a) = -cp.phi[a];
+        const Eigen::Matrix<double, n + k, 1> sol = K.fullPivLu().solve(rhs);
+        double vmin[n];
+        for (int j = 0; j < n; ++j)
+            vmin[j] = sol(j);
+        const double Emin =
+            nhvk::energy(model, static_cast<const double*>(q), static_cast<const double*>(vmin), cfg.t0);
+        const double band = 0.01 * std::max(1.0, std::fabs(E0));
+        if (s == SampleStatus::ok) {
+            ++rep.ok;
+            const double E = nhvk::energy(model, static_cast<const double*>(q), static_cast<const double*>(v), cfg.t0);
+            rep.worst_dE = std::max(rep.worst_dE, std::fabs(E - E0) / std::max(1.0, std::fabs(E0)));
+            double phi[k];
+            model.constraints(q, v, cfg.t0, phi);
+            rep.worst_phi = std::max(rep.worst_phi, max_abs(phi, k) / std::max(1.0, max_abs(v, n)));
+            if (Emin > E0 + band)
+                ++rep.misclassified;
+        } else if (s == SampleStatus::energy_unreachable) {
+            ++rep.unreachable;
+            if (Emin < E0 - band) {
+                ++rep.misclassified;
+                ++rep.reachable_but_flagged;
+                rep.worst_flagged_emin = std::max(rep.worst_flagged_emin, Emin);
+            }
+        } else {
+            ++rep.other;
+        }
+    }
+    return rep;
+}
+
+struct ShellCase {
+    const char* name;
+    const char* toml;
+    bool expect_unreachable; ///< the distribution puts some q0 where E0 is unreachable
+};
+
+const ShellCase shell_cases[] = {
+    // homogeneous (linear), no potential: every draw reaches E0 > 0
+    {"nh_particle", R"(
+[model]
+name = "nh_particle"
+[initial]
+energy = 2.0
+[initial.q]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+z = { dist = "normal", mean = 0.0, std = 1.0 }
+[times]
+t_end = 1.0
+)",
+     false},
+    // homogeneous, with potential g z: E0 = 0 is unreachable exactly where z0 > 0
+    {"sphere_holonomic", R"(
+[model]
+name = "sphere_holonomic"
+[initial]
+energy = 0.0
+[initial.q]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+z = { dist = "normal", mean = 0.0, std = 1.0 }
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+z = { dist = "normal", mean = 0.0, std = 1.0 }
+[times]
+t_end = 1.0
+)",
+     true},
+    // homogeneous of degree 2 (nonlinear), spring potential
+    {"perpendicular_velocities", R"(
+[model]
+name = "perpendicular_velocities"
+[initial]
+energy = 1.5
+[initial.q]
+x1 = { dist = "normal", mean = 0.0, std = 1.0 }
+y1 = { dist = "normal", mean = 0.0, std = 1.0 }
+z1 = { dist = "normal", mean = 0.0, std = 1.0 }
+x2 = { dist = "normal", mean = 0.5, std = 1.0 }
+y2 = { dist = "normal", mean = 0.0, std = 1.0 }
+z2 = { dist = "normal", mean = 0.0, std = 1.0 }
+[initial.v]
+x1 = { dist = "normal", mean = 0.0, std = 1.0 }
+y1 = { dist = "normal", mean = 0.0, std = 1.0 }
+z1 = { dist = "normal", mean = 0.0, std = 1.0 }
+x2 = { dist = "normal", mean = 0.0, std = 1.0 }
+y2 = { dist = "normal", mean = 0.0, std = 1.0 }
+z2 = { dist = "normal", mean = 0.0, std = 1.0 }
+[times]
+t_end = 1.0
+)",
+     true},
+    // affine (not homogeneous): scale and re-project; E0 unreachable where the least energy on φ = 0 exceeds it
+    {"ball_on_turntable", R"(
+[model]
+name = "ball_on_turntable"
+[initial]
+energy = 0.6
+[initial.q]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+psi = { dist = "uniform", low = -3.0, high = 3.0 }
+theta = { dist = "uniform", low = -1.2, high = 1.2 }
+phi = { dist = "uniform", low = -3.0, high = 3.0 }
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+psi = { dist = "normal", mean = 0.0, std = 1.0 }
+theta = { dist = "normal", mean = 0.0, std = 1.0 }
+phi = { dist = "normal", mean = 0.0, std = 1.0 }
+[times]
+t_end = 1.0
+)",
+     true},
+};
+
+class EnergyShell : public ::testing::TestWithParam<int> {};
+
+TEST_P(EnergyShell, SamplesHitE0AndUnreachableShellsAreCounted) {
+    const ShellCase& sc = shell_cases[GetParam()];
+    if (!nhvk::find_model(nhvk::model_registry(), sc.name))
+        GTEST_SKIP() << sc.name << " is not in the registry";
+    const RunConfig cfg = parse(sc.toml);
+    constexpr int N = 300;
+    ShellReport rep;
+    ASSERT_TRUE(nhvk::visit_model(sc.name, [&](auto tag) {
+        using M = typename decltype(tag)::type;
+        rep = check_shell<M>(cfg, N);
+    }));
+    std::cout << "[ shell ] " << sc.name << " E0 = " << *cfg.energy << ": ok " << rep.ok << ", energy_unreachable "
+              << rep.unreachable << ", other " << rep.other << ", max |E-E0|/max(1,|E0|) " << rep.worst_dE
+              << ", max |phi| " << rep.worst_phi << ", misclassified " << rep.misclassified
+              << " (of which energy_unreachable although reachable: " << rep.reachable_but_flagged
+              << ", largest E_min among them " << rep.worst_flagged_emin << ")\n";
+    EXPECT_GT(rep.ok, N / 10);
+    EXPECT_LE(rep.worst_dE, 1e-12);
+    EXPECT_LE(rep.worst_phi, 1e-12);
+    // A reachable shell reported as energy_unreachable is a sampler failure mislabelled (see the report printed
+    // above); an unreachable one reported ok would contradict |E − E0| ≤ 1e-12.
+    EXPECT_EQ(rep.misclassified, 0) << rep.reachable_but_flagged
+                                    << " members flagged energy_unreachable have E_min(q0) < E0 (largest "
+                                    << rep.worst_flagged_emin << " < " << *cfg.energy << ")";
+    EXPECT_EQ(rep.other, 0);
+    if (sc.expect_unreachable)
+        EXPECT_GT(rep.unreachable, 0);
+    else
+        EXPECT_EQ(rep.unreachable, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, EnergyShell, ::testing::Range(0, static_cast<int>(std::size(shell_cases))),
+                         [](const ::testing::TestParamInfo<int>& p) { return std::string(shell_cases[p.param].name); });
+
+// An unreachable shell (E0 below the potential minimum) is counted per member as energy_unreachable, in the result
+// and in summary.json, never dropped: requested = valid + failed.
+TEST(EnergyShell, UnreachableShellIsCountedNotDropped) {
+    TempDir tmp;
+    // nh_particle has no potential: E ≥ 0 everywhere, so E0 = −1 is below its minimum for every member.
+    RunConfig all = parse(std::string(shell_cases[0].toml) + "[run]\ntrajectories = 50\n", {"initial.energy=-1.0"});
+    all.run.out = tmp.str("all");
+    const EnsembleResult ra = nhvk::run_ensemble(all, quiet());
+    EXPECT_EQ(ra.requested, 50u);
+    EXPECT_EQ(ra.valid, 0u);
+    EXPECT_EQ(ra.sampling[static_cast<int>(SampleStatus::energy_unreachable)], 50u);
+    const nlohmann::json ja = read_json(fs::path(all.run.out) / "summary.json");
+    EXPECT_EQ(ja["trajectories"]["requested"], 50);
+    EXPECT_EQ(ja["trajectories"]["valid"], 0);
+    EXPECT_EQ(ja["trajectories"]["failed"]["total"], 50);
+    EXPECT_EQ(ja["trajectories"]["failed"]["sampling"]["energy_unreachable"], 50);
+    // No valid value at any time: counts 0, statistics null (not NaN numbers, not dropped series).
+    for (const auto& c : ja["divergence"]["q"]["count"])
+        EXPECT_EQ(c, 0);
+    for (const auto& m : ja["divergence"]["q"]["mean"])
+        EXPECT_TRUE(m.is_null());
+
+    // sphere_holonomic at E0 = 0: unreachable exactly for z0 > 0, so a mixed ensemble.
+    RunConfig mixed = parse(std::string(shell_cases[1].toml) + "[run]\ntrajectories = 100\n");
+    mixed.run.out = tmp.str("mixed");
+    const EnsembleResult rm = nhvk::run_ensemble(mixed, quiet());
+    const std::uint64_t unreachable = rm.sampling[static_cast<int>(SampleStatus::energy_unreachable)];
+    std::cout << "[ shell ] sphere_holonomic E0 = 0 ensemble: valid " << rm.valid << ", energy_unreachable "
+              << unreachable << " of " << rm.requested << "\n";
+    EXPECT_GT(rm.valid, 0u);
+    EXPECT_GT(unreachable, 0u);
+    std::uint64_t by_status = 0;
+    for (std::uint64_t c : rm.failed_by_status)
+        by_status += c;
+    std::uint64_t sampling = 0;
+    for (std::uint64_t c : rm.sampling)
+        sampling += c;
+    EXPECT_EQ(rm.valid + by_status + sampling, rm.requested);
+    EXPECT_EQ(rm.at(nhvk::metric_dq, 0).count, rm.valid);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 4. Growth exponent of the median divergence: t³ with μ0 = 0, t² with μ0 ≠ 0 (PHYSICS.md §4.2).
+
+const char* growth_config = R"(
+[model]
+name = "nh_particle"
+[initial.q]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "uniform", low = -1.0, high = 1.0 }
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+z = { dist = "normal", mean = 0.0, std = 1.0 }
+[integrator]
+rtol = 1e-12
+atol = 1e-15
+[times]
+t_end = 3e-2
+spacing = "log"
+count = 10
+t_first = 1e-3
+[divergence]
+growth_t_max = 3e-2
+[run]
+trajectories = 200
+seed = 11
+)";
+
+TEST(EnsembleGrowth, MedianDivergenceGrowsLikeTCubedWithZeroMu0) {
+    TempDir tmp;
+    RunConfig cfg = parse(growth_config);
+    cfg.run.out = tmp.str("out");
+    const EnsembleResult r = nhvk::run_ensemble(cfg, quiet());
+    std::cout << "[ growth ] mu0 = 0: growth_q = " << r.growth_q << " (valid " << r.valid << ")\n";
+    ASSERT_EQ(r.valid, r.requested);
+    EXPECT_NEAR(r.growth_q, 3.0, 0.1);
+}
+
+TEST(EnsembleGrowth, MedianDivergenceGrowsLikeTSquaredWithNormalMu0) {
+    TempDir tmp;
+    RunConfig cfg = parse(std::string(growth_config) + "[initial.mu]\ndist = \"normal\"\nmean = 0.0\nstd = 1.0\n");
+    cfg.run.out = tmp.str("out");
+    const EnsembleResult r = nhvk::run_ensemble(cfg, quiet());
+    std::cout << "[ growth ] mu0 ~ N(0, 1): growth_q = " << r.growth_q << " (valid " << r.valid << ")\n";
+    ASSERT_EQ(r.valid, r.requested);
+    EXPECT_NEAR(r.growth_q, 2.0, 0.1);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 5. Holonomic control: sphere_holonomic's two dynamics coincide for every μ0 (PHYSICS.md §4.1).
+
+const char* sphere_config = R"(
+[model]
+name = "sphere_holonomic"
+[initial.q]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+z = { dist = "normal", mean = 0.0, std = 1.0 }
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+z = { dist = "normal", mean = 0.0, std = 1.0 }
+[integrator]
+rtol = 1e-12
+atol = 1e-14
+[times]
+t_end = 2.0
+count = 8
+[run]
+trajectories = 40
+seed = 5
+)";
+
+class SphereHolonomic : public ::testing::TestWithParam<std::string> {};
+
+std::string sphere_case_name(std::size_t i) {
+    static const char* const names[] = {"fixed_m2", "fixed_0p5", "fixed_3", "normal"};
+    return names[i];
+}
+
+TEST_P(SphereHolonomic, DivergenceStaysAtIntegrationTolerance) {
+    TempDir tmp;
+    RunConfig cfg = parse(sphere_config, {GetParam()});
+    cfg.run.out = tmp.str("out");
+    const EnsembleResult r = nhvk::run_ensemble(cfg, quiet());
+    ASSERT_EQ(r.valid, r.requested);
+    double worst = 0.0, mu_spread = 0.0;
+    for (std::size_t i = 0; i < r.times.size(); ++i)
+        worst = std::max(worst, r.at(nhvk::metric_dq, static_cast<int>(i)).max);
+    mu_spread = cfg.mu0[0].kind == nhvk::DistKind::normal ? cfg.mu0[0].b : std::fabs(cfg.mu0[0].a);
+    std::cout << "[ sphere ] " << GetParam() << ": max d_q over all times = " << worst << "\n";
+    EXPECT_GT(mu_spread, 0.0) << "the vakonomic multiplier must be nonzero for the test to mean anything";
+    EXPECT_LT(worst, 1e-8);
+}
+
+INSTANTIATE_TEST_SUITE_P(Mu0, SphereHolonomic,
+                         ::testing::Values("initial.mu=[-2.0]", "initial.mu=[0.5]", "initial.mu=[3.0]",
+                                           "initial.mu={dist=\"normal\", mean=0.0, std=1.0}"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return sphere_case_name(p.index); });
+
+// The sphere check is not vacuous: the same ensemble on a truly nonholonomic model diverges far above 1e-8.
+TEST(SphereHolonomicControl, NonholonomicModelDivergesWithTheSameSettings) {
+    TempDir tmp;
+    std::string text = sphere_config;
+    text.replace(text.find("sphere_holonomic"), std::string("sphere_holonomic").size(), "nh_particle");
+    RunConfig cfg = parse(text, {"initial.mu=[0.5]"});
+    cfg.run.out = tmp.str("out");
+    const EnsembleResult r = nhvk::run_ensemble(cfg, quiet());
+    const int last = static_cast<int>(r.times.size()) - 1;
+    EXPECT_GT(r.at(nhvk::metric_dq, last).p50, 1e-3);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 8. Failed trajectories are counted and never poison the statistics.
+
+TEST(EnsembleFailures, FailedTrajectoriesAreCountedAndExcluded) {
+    TempDir tmp;
+    // Wide velocities and a small step limit: fast members run out of steps, slow ones finish.
+    RunConfig cfg = parse(R"(
+[model]
+name = "nh_particle"
+[initial.q]
+y = { dist = "uniform", low = -1.0, high = 1.0 }
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 10.0 }
+y = { dist = "normal", mean = 0.0, std = 10.0 }
+z = { dist = "normal", mean = 0.0, std = 10.0 }
+[initial.mu]
+dist = "normal"
+mean = 0.0
+std = 1.0
+[integrator]
+max_steps = 150
+[times]
+t_end = 2.0
+count = 6
+[run]
+trajectories = 100
+seed = 2
+save_samples = true
+)");
+    cfg.run.out = tmp.str("out");
+    const EnsembleResult r = nhvk::run_ensemble(cfg, quiet());
+    std::uint64_t by_status = 0, sampling = 0;
+    for (std::uint64_t c : r.failed_by_status)
+        by_status += c;
+    for (std::uint64_t c : r.sampling)
+        sampling += c;
+    std::cout << "[ failures ] valid " << r.valid << ", failed " << r.failed() << " (step_limit "
+              << r.failed_by_status[static_cast<int>(nhvk::Status::step_limit)] << ", sampling " << sampling << ")\n";
+    ASSERT_GT(r.valid, 0u);
+    ASSERT_GT(r.failed(), 0u);
+    EXPECT_EQ(by_status + sampling, r.requested - r.valid);
+    EXPECT_EQ(r.failed_by_dynamics[1] + r.failed_by_dynamics[2] + r.failed_by_dynamics[0], r.failed());
+
+    const nlohmann::json j = read_json(fs::path(cfg.run.out) / "summary.json");
+    std::uint64_t json_by_status = 0, json_sampling = 0;
+    for (const auto& [name, c] : j["trajectories"]["failed"]["by_status"].items())
+        json_by_status += c.get<std::uint64_t>();
+    for (const auto& [name, c] : j["trajectories"]["failed"]["sampling"].items())
+        json_sampling += c.get<std::uint64_t>();
+    EXPECT_EQ(json_by_status + json_sampling,
+              j["trajectories"]["requested"].get<std::uint64_t>() - j["trajectories"]["valid"].get<std::uint64_t>());
+    EXPECT_EQ(j["trajectories"]["failed"]["total"].get<std::uint64_t>(), r.failed());
+
+    // Every statistic at every time is a finite number (count > 0 there: all valid members reach every time), and
+    // every count is exactly the number of valid members.
+    const std::size_t nt = r.times.size();
+    for (const char* group : {"divergence", "constraint_residual", "energy_drift"})
+        for (const auto& [sub, series] : j[group].items()) {
+            if (!series.is_object() || !series.contains("count"))
+                continue;
+            for (std::size_t i = 0; i < nt; ++i) {
+                ASSERT_EQ(series["count"][i].get<std::uint64_t>(), r.valid) << group << "." << sub << " at " << i;
+                for (const char* f : {"mean", "std", "min", "max", "p01", "p05", "p25", "p50", "p75", "p95", "p99"})
+                    EXPECT_TRUE(series[f][i].is_number()) << group << "." << sub << "." << f << "[" << i << "]";
+            }
+        }
+    for (const auto& s : r.series) {
+        EXPECT_EQ(s.nonfinite, 0u);
+        EXPECT_TRUE(std::isfinite(s.mean) && std::isfinite(s.std) && std::isfinite(s.max));
+    }
+    EXPECT_TRUE(std::isfinite(r.growth_q));
+
+    // samples.csv agrees member by member: status names counted as in summary.json, no divergence for failures.
+    const Csv csv = read_csv(fs::path(cfg.run.out) / "samples.csv");
+    ASSERT_EQ(csv.rows.size(), r.requested);
+    std::map<std::string, std::uint64_t> counted;
+    for (std::size_t i = 0; i < csv.rows.size(); ++i) {
+        const bool ok = csv.at(i, "sample_status") == "ok" && csv.at(i, "status") == "ok";
+        if (!ok && csv.at(i, "sample_status") == "ok")
+            ++counted[csv.at(i, "status")];
+        EXPECT_EQ(csv.at(i, "d_q_final").empty(), !ok) << "row " << i;
+    }
+    for (const auto& [name, c] : counted)
+        EXPECT_EQ(j["trajectories"]["failed"]["by_status"][name].get<std::uint64_t>(), c) << name;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// run.threads = 0 means "all cores" (host/config.hpp); a run with an explicit thread count must not change what a
+// later run in the same process gets for 0 (run_ensemble is a library function: tests, benchmarks and sweeps call it
+// repeatedly).
+TEST(EnsembleThreads, ExplicitThreadCountDoesNotLeakIntoLaterRuns) {
+    const int before = omp_get_max_threads();
+    if (before < 2)
+        GTEST_SKIP() << "needs an OpenMP default of at least 2 threads, have " << before;
+    TempDir tmp;
+    RunConfig one = parse(determinism_cases[0].toml, {"run.trajectories=4", "run.save_samples=false"});
+    one.run.out = tmp.str("one");
+    one.run.threads = 1;
+    EXPECT_EQ(nhvk::run_ensemble(one, quiet()).threads, 1);
+    RunConfig all = one;
+    all.run.out = tmp.str("all");
+    all.run.threads = 0;
+    const EnsembleResult r = nhvk::run_ensemble(all, quiet());
+    EXPECT_EQ(r.threads, before) << "run.threads = 0 after a run with run.threads = 1";
+    EXPECT_EQ(omp_get_max_threads(), before) << "run_ensemble changed the process-wide OpenMP default";
+}
+
+} // namespace

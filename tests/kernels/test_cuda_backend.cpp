@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: MIT
+// The CUDA backend against the CPU reference (STYLE.md: "the CPU backend is the reference and a CUDA result must
+// match it"): one chunk through make_cpu_runner and make_cuda_runner with edge cases injected, one trajectory through
+// run_trajectory_cpu and run_trajectory_cuda, and a whole ensemble with backend cpu and cuda.
+//
+// Every test skips where no CUDA device is usable (a build without CUDA, or no GPU).
+//
+// Tolerance. Both backends run the same per-member code (run_chunk_member / integrate_member), but nvcc contracts
+// a*b+c into FMA by default and g++ (x86-64, no -march) does not, so every floating-point operation may differ in
+// its last bit. The comparison is |a − b| ≤ 1e-12 · max(1, |a|, |b|): relative 1e-12 for values above 1, absolute
+// 1e-12 below, because the small metrics (d_q at early times, residuals, energy drifts) are differences of O(1)
+// states and inherit their absolute rounding, not a relative one. Rounding alone gives ~1e-15 over these short runs.
+// The adaptive DOPRI5 step control reads an error estimate formed by cancellation, so the two backends can
+// occasionally accept or reject a step differently; the chunk then differs by the local error of one step, which is
+// ~rtol·|y|. The DOPRI5 cases therefore run at rtol = 1e-13 (atol 1e-15), so that even such a flip stays below the
+// comparison tolerance; the RK4 case (fixed steps: no step decisions) shows the pure rounding difference.
+// Statuses, the failing dynamics, the failing output index and the onset index must agree exactly.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "chunk_runner.hpp"
+#include "config.hpp"
+#include "ensemble.hpp"
+#include "model_ops.hpp"
+#include "registry.hpp"
+#include "sampling.hpp"
+#include "trajectory.hpp"
+
+#define NHVK_REQUIRE_CUDA()                                                                                            \
+    do {                                                                                                               \
+        if (!nhvk::cuda_available())                                                                                   \
+            GTEST_SKIP() << nhvk::cuda_unavailable_reason();                                                           \
+    } while (0)
+
+namespace {
+
+namespace fs = std::filesystem;
+using nhvk::RunConfig;
+
+constexpr double tolerance = 1e-12; // see the file comment
+
+bool close(double a, double b) {
+    if (std::isnan(a) || std::isnan(b))
+        return std::isnan(a) && std::isnan(b);
+    return std::fabs(a - b) <= tolerance * std::max({1.0, std::fabs(a), std::fabs(b)});
+}
+
+/** A fresh folder under the system temporary directory, removed at scope exit. */
+class TempDir {
+public:
+    TempDir() {
+        static std::atomic<int> counter{0};
+        const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        std::string name = "nhvk_kernels_";
+        if (info)
+            name += std::string(info->test_suite_name()) + "_" + info->name();
+        for (char& c : name)
+            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+                c = '_';
+        name += "_" + std::to_string(static_cast<long long>(::getpid())) + "_" + std::to_string(counter++);
+        path_ = fs::temp_directory_path() / name;
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    std::string str(const std::string& sub) const { return (path_ / sub).string(); }
+
+private:
+    fs::path path_;
+};
+
+RunConfig parse(const std::string& text) {
+    return nhvk::parse_config(text, "test_cuda_backend.toml", {}, nhvk::model_registry());
+}
+
+struct BackendCase {
+    const char* name;
+    const char* toml;
+};
+
+// nh_particle with μ0 drawn (DOPRI5 and RK4), rolling_disc with a parameter sweep (per-member parameters on the
+// device) and a step limit that makes some members fail, ball_on_turntable (affine, angles, chart), sphere_holonomic
+// (shared parameter g).
+const BackendCase backend_cases[] = {
+    {"nh_particle_dopri5", R"(
+[model]
+name = "nh_particle"
+[initial.q]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "uniform", low = -1.0, high = 1.0 }
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+z = { dist = "normal", mean = 0.0, std = 1.0 }
+[initial.mu]
+dist = "normal"
+mean = 0.0
+std = 0.5
+[integrator]
+rtol = 1e-13
+atol = 1e-15
+[times]
+t_end = 1.0
+spacing = "log"
+count = 10
+t_first = 1e-3
+[divergence]
+onset_threshold = 1e-3
+[run]
+trajectories = 200
+seed = 21
+)"},
+    {"nh_particle_rk4", R"(
+[model]
+name = "nh_particle"
+[initial.q]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "uniform", low = -1.0, high = 1.0 }
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+z = { dist = "normal", mean = 0.0, std = 1.0 }
+[initial.mu]
+dist = "normal"
+mean = 0.0
+std = 0.5
+[integrator]
+method = "rk4"
+dt = 1e-3
+[times]
+t_end = 0.5
+count = 5
+[run]
+trajectories = 200
+seed = 22
+)"},
+    {"rolling_disc_sweep", R"(
+[model]
+name = "rolling_disc"
+[model.params]
+alpha = { dist = "uniform", low = 0.0, high = 0.5 }
+R = { dist = "normal", mean = 0.5, std = 0.05 }
+[initial.q]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+theta = { dist = "uniform", low = -3.0, high = 3.0 }
+phi = { dist = "uniform", low = -3.0, high = 3.0 }
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+theta = { dist = "normal", mean = 0.0, std = 2.0 }
+phi = { dist = "normal", mean = 0.0, std = 2.0 }
+[initial.mu]
+dist = "normal"
+mean = 0.0
+std = 0.3
+[integrator]
+rtol = 1e-13
+atol = 1e-15
+max_steps = 400
+[times]
+t_end = 0.5
+count = 5
+[run]
+trajectories = 200
+seed = 23
+)"},
+    {"ball_on_turntable", R"(
+[model]
+name = "ball_on_turntable"
+[initial.q]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+psi = { dist = "uniform", low = -3.0, high = 3.0 }
+theta = { dist = "uniform", low = -1.2, high = 1.2 }
+phi = { dist = "uniform", low = -3.0, high = 3.0 }
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+psi = { dist = "normal", mean = 0.0, std = 1.0 }
+theta = { dist = "normal", mean = 0.0, std = 1.0 }
+phi = { dist = "normal", mean = 0.0, std = 1.0 }
+[initial.mu]
+dist = "normal"
+mean = 0.0
+std = 0.2
+[integrator]
+rtol = 1e-13
+atol = 1e-15
+[times]
+t_end = 0.5
+count = 5
+[run]
+trajectories = 200
+seed = 24
+)"},
+    {"sphere_holonomic", R"(
+[model]
+name = "sphere_holonomic"
+[model.params]
+g = 3.0
+[initial.q]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+z = { dist = "normal", mean = 0.0, std = 1.0 }
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = { dist = "normal", mean = 0.0, std = 1.0 }
+z = { dist = "normal", mean = 0.0, std = 1.0 }
+[initial.mu]
+dist = "normal"
+mean = 0.0
+std = 1.0
+[integrator]
+rtol = 1e-13
+atol = 1e-15
+[times]
+t_end = 1.0
+count = 5
+[run]
+trajectories = 200
+seed = 25
+)"},
+};
+
+/** Layout and common settings of a run, built as run_ensemble builds them (host/ensemble.cpp). */
+struct ChunkSetup {
+    nhvk::ChunkLayout layout;
+    nhvk::ChunkCommon common;
+    bool per_member_params = false;
+};
+
+ChunkSetup chunk_setup(const RunConfig& cfg, long long capacity) {
+    ChunkSetup s;
+    for (const nhvk::Distribution& d : cfg.param_dists)
+        s.per_member_params |= d.kind != nhvk::DistKind::fixed;
+    s.layout.n = cfg.model.n;
+    s.layout.k = cfg.model.k;
+    s.layout.nt = static_cast<int>(cfg.times.size());
+    s.layout.n_params = static_cast<int>(cfg.params.size());
+    s.layout.per_member_params = s.per_member_params;
+    s.layout.capacity = capacity;
+    nhvk::ChunkCommon& c = s.common;
+    c.model = cfg.model.name;
+    c.method = cfg.integrator.method;
+    c.precision = cfg.integrator.precision;
+    c.times = cfg.times.data();
+    c.nt = static_cast<int>(cfg.times.size());
+    c.t0 = cfg.t0;
+    c.ctl.rtol = cfg.integrator.rtol;
+    c.ctl.atol = cfg.integrator.atol;
+    c.ctl.dt = cfg.integrator.dt;
+    c.ctl.min_step = cfg.integrator.min_step;
+    c.ctl.max_steps = cfg.integrator.max_steps;
+    c.ctl.project = cfg.integrator.project;
+    c.divergence_mask = 0u;
+    for (int i : cfg.divergence_coords)
+        c.divergence_mask |= 1u << i;
+    c.angle_mask = 0u;
+    for (int i = 0; i < cfg.model.n; ++i)
+        if (cfg.model.angles[i])
+            c.angle_mask |= 1u << i;
+    c.onset_threshold = cfg.onset_threshold;
+    c.shared_params = cfg.params.empty() ? nullptr : cfg.params.data();
+    return s;
+}
+
+class CudaVsCpu : public ::testing::TestWithParam<int> {};
+
+// One chunk, the same inputs on both runners, with edge cases injected (Ginkgo style): a member the sampler could
+// not place (NaN q0: must be skipped identically), a member at rest (v0 = 0) and, with adaptive steps, a member far
+// too fast for the step limit.
+TEST_P(CudaVsCpu, ChunkMetricsAndStatusesMatch) {
+    NHVK_REQUIRE_CUDA();
+    const BackendCase& bc = backend_cases[GetParam()];
+    RunConfig cfg = parse(bc.toml);
+    constexpr long long m = 96;
+    ChunkSetup setup = chunk_setup(cfg, m);
+    const bool adaptive = cfg.integrator.method == nhvk::Method::dopri5;
+    // A step limit that valid members never reach (a few thousand steps at rtol 1e-13) and the fast member does.
+    if (adaptive)
+        setup.common.ctl.max_steps = std::min<std::int64_t>(setup.common.ctl.max_steps, 20000);
+    const int n = cfg.model.n, k = cfg.model.k, nt = setup.layout.nt, np = setup.layout.n_params;
+    const nhvk::ModelOps* ops = nhvk::find_model_ops(cfg.model.name);
+    ASSERT_NE(ops, nullptr);
+    std::unique_ptr<nhvk::ChunkRunner> cpu = nhvk::make_cpu_runner(setup.layout, setup.common, 2);
+    std::unique_ptr<nhvk::ChunkRunner> gpu = nhvk::make_cuda_runner(setup.layout, setup.common);
+    ASSERT_EQ(gpu->name(), "cuda");
+
+    // Sample into the CPU slot, then copy the inputs into every GPU slot used.
+    nhvk::ChunkArgs& a = cpu->slot(0);
+    std::vector<std::uint8_t> sample_status(m);
+    nhvk::SampleChunk sc;
+    sc.q0 = const_cast<double*>(a.q0);
+    sc.v0 = const_cast<double*>(a.v0);
+    sc.mu0 = const_cast<double*>(a.mu0);
+    sc.params = setup.per_member_params ? const_cast<double*>(a.params) : nullptr;
+    sc.ld = a.ld;
+    sc.status = sample_status.data();
+    nhvk::SampleRequest req;
+    req.cfg = &cfg;
+    req.first = 0;
+    req.m = m;
+    req.threads = 2;
+    ops->sample_chunk(req, sc);
+    ASSERT_EQ(a.ld, m);
+    // edge cases
+    sc.q0[0] = NAN; // "not sampled" marker
+    for (int c = 0; c < n; ++c)
+        sc.v0[c * m + 1] = 0.0; // at rest
+    // far too fast for the step limit (adaptive steps only; a fixed RK4 step would just integrate it badly)
+    if (adaptive)
+        for (int c = 0; c < n; ++c)
+            sc.v0[c * m + 2] *= 1e4;
+
+    for (int s = 0; s < gpu->slots(); ++s) {
+        nhvk::ChunkArgs& g = gpu->slot(s);
+        ASSERT_EQ(g.ld, m);
+        std::copy(a.q0, a.q0 + n * m, const_cast<double*>(g.q0));
+        std::copy(a.v0, a.v0 + n * m, const_cast<double*>(g.v0));
+        std::copy(a.mu0, a.mu0 + k * m, const_cast<double*>(g.mu0));
+        if (setup.per_member_params)
+            std::copy(a.params, a.params + np * m, const_cast<double*>(g.params));
+    }
+    cpu->submit(0, m);
+    cpu->wait(0);
+    // Both GPU slots, the second with fewer members (a last, partial chunk), concurrently.
+    const long long m1 = m - 5;
+    gpu->submit(0, m);
+    if (gpu->slots() > 1)
+        gpu->submit(1, m1);
+    gpu->wait(0);
+    if (gpu->slots() > 1)
+        gpu->wait(1);
+
+    int ok = 0, failed = 0;
+    double worst = 0.0;
+    for (int s = 0; s < gpu->slots(); ++s) {
+        const nhvk::ChunkArgs& g = gpu->slot(s);
+        const long long ms = s == 0 ? m : m1;
+        for (long long j = 0; j < ms; ++j) {
+            SCOPED_TRACE(std::string(bc.name) + " slot " + std::to_string(s) + " member " + std::to_string(j));
+            ASSERT_EQ(g.status[j], a.status[j]) << nhvk::status_name(static_cast<nhvk::Status>(a.status[j])) << " vs "
+                                                << nhvk::status_name(static_cast<nhvk::Status>(g.status[j]));
+            EXPECT_EQ(g.failed[j], a.failed[j]);
+            EXPECT_EQ(g.fail_index[j], a.fail_index[j]);
+            EXPECT_EQ(g.onset[j], a.onset[j]);
+            const bool member_ok = a.status[j] == static_cast<std::uint8_t>(nhvk::Status::ok);
+            (member_ok ? ok : failed) += s == 0;
+            // Written metrics: every output time of a valid member, those before the failure of a failed one.
+            const int reached = member_ok ? nt : std::max(0, static_cast<int>(a.fail_index[j]));
+            if (j == 0)
+                EXPECT_EQ(a.fail_index[j], -1);
+            for (int metric = 0; metric < nhvk::metric_count; ++metric)
+                for (int i = 0; i < reached; ++i) {
+                    const double x = a.metrics[(metric * nt + i) * m + j], y = g.metrics[(metric * nt + i) * m + j];
+                    if (std::isfinite(x) && std::isfinite(y))
+                        worst = std::max(worst, std::fabs(x - y) / std::max({1.0, std::fabs(x), std::fabs(y)}));
+                    EXPECT_TRUE(close(x, y))
+                        << nhvk::metric_name(metric) << " at t[" << i << "]: cpu " << x << ", cuda " << y;
+                }
+        }
+    }
+    std::cout << "[ cuda vs cpu ] " << bc.name << ": chunk of " << m << ", ok " << ok << ", failed " << failed
+              << ", largest scaled difference " << worst << "\n";
+    EXPECT_GT(ok, m / 2);
+    EXPECT_NE(a.status[0], static_cast<std::uint8_t>(nhvk::Status::ok)); // the NaN member is skipped
+}
+
+// One trajectory with full states: run_trajectory_cuda equals run_trajectory_cpu.
+TEST_P(CudaVsCpu, TrajectoryMatches) {
+    NHVK_REQUIRE_CUDA();
+    const BackendCase& bc = backend_cases[GetParam()];
+    RunConfig cfg = parse(bc.toml);
+    const nhvk::ModelOps* ops = nhvk::find_model_ops(cfg.model.name);
+    ASSERT_NE(ops, nullptr);
+    // Members 3 and 4 of the ensemble as initial states (on the constraint set, with their parameters).
+    const ChunkSetup setup = chunk_setup(cfg, 8);
+    std::unique_ptr<nhvk::ChunkRunner> cpu = nhvk::make_cpu_runner(setup.layout, setup.common, 1);
+    nhvk::ChunkArgs& a = cpu->slot(0);
+    std::vector<std::uint8_t> st(8);
+    nhvk::SampleChunk sc;
+    sc.q0 = const_cast<double*>(a.q0);
+    sc.v0 = const_cast<double*>(a.v0);
+    sc.mu0 = const_cast<double*>(a.mu0);
+    sc.params = setup.per_member_params ? const_cast<double*>(a.params) : nullptr;
+    sc.ld = a.ld;
+    sc.status = st.data();
+    nhvk::SampleRequest sr;
+    sr.cfg = &cfg;
+    sr.m = 8;
+    sr.threads = 1;
+    ops->sample_chunk(sr, sc);
+    for (long long j : {3LL, 4LL}) {
+        SCOPED_TRACE(std::string(bc.name) + " member " + std::to_string(j));
+        ASSERT_EQ(st[j], static_cast<std::uint8_t>(nhvk::SampleStatus::ok));
+        nhvk::TrajectoryRequest req;
+        req.model = cfg.model.name;
+        req.params = cfg.params;
+        if (setup.per_member_params)
+            for (std::size_t p = 0; p < req.params.size(); ++p)
+                req.params[p] = a.params[p * a.ld + j];
+        for (int c = 0; c < cfg.model.n; ++c) {
+            req.q0.push_back(a.q0[c * a.ld + j]);
+            req.v0.push_back(a.v0[c * a.ld + j]);
+        }
+        for (int c = 0; c < cfg.model.k; ++c)
+            req.mu0.push_back(a.mu0[c * a.ld + j]);
+        req.t0 = cfg.t0;
+        req.times = cfg.times;
+        req.method = cfg.integrator.method;
+        req.precision = cfg.integrator.precision;
+        req.ctl = setup.common.ctl;
+        const nhvk::TrajectoryResult rc = nhvk::run_trajectory_cpu(req);
+        const nhvk::TrajectoryResult rg = nhvk::run_trajectory_cuda(req);
+        ASSERT_EQ(rg.outcome.status, rc.outcome.status);
+        EXPECT_EQ(rg.outcome.failed, rc.outcome.failed);
+        EXPECT_EQ(rg.outcome.time_index, rc.outcome.time_index);
+        ASSERT_EQ(rg.row_size, rc.row_size);
+        ASSERT_EQ(rg.rows, rc.rows);
+        ASSERT_GE(rc.rows, 2);
+        for (int r = 0; r < rc.rows; ++r)
+            for (int c = 0; c < rc.row_size; ++c) {
+                const std::size_t i = static_cast<std::size_t>(r) * rc.row_size + c;
+                EXPECT_TRUE(close(rc.states[i], rg.states[i]))
+                    << "row " << r << " column " << c << ": cpu " << rc.states[i] << ", cuda " << rg.states[i];
+            }
+    }
+}
+
+// A whole ensemble on each backend, in several chunks (so the CUDA runner's two slots alternate): counts equal,
+// statistics equal within the tolerance.
+TEST_P(CudaVsCpu, EnsembleStatisticsMatch) {
+    NHVK_REQUIRE_CUDA();
+    const BackendCase& bc = backend_cases[GetParam()];
+    TempDir tmp;
+    RunConfig c = parse(bc.toml);
+    c.run.chunk = 37;
+    c.run.threads = 2;
+    c.run.backend = nhvk::Backend::cpu;
+    c.run.out = tmp.str("cpu");
+    RunConfig g = c;
+    g.run.backend = nhvk::Backend::cuda;
+    g.run.out = tmp.str("cuda");
+    nhvk::EnsembleOptions opt;
+    opt.quiet = true;
+    opt.progress = false;
+    const nhvk::EnsembleResult rc = nhvk::run_ensemble(c, opt);
+    const nhvk::EnsembleResult rg = nhvk::run_ensemble(g, opt);
+    EXPECT_EQ(rc.backend, "cpu");
+    EXPECT_EQ(rg.backend, "cuda");
+    ASSERT_GT(rc.valid, 0u);
+    EXPECT_EQ(rg.requested, rc.requested);
+    EXPECT_EQ(rg.valid, rc.valid);
+    EXPECT_EQ(rg.failed_by_status, rc.failed_by_status);
+    EXPECT_EQ(rg.failed_by_dynamics, rc.failed_by_dynamics);
+    EXPECT_EQ(rg.sampling, rc.sampling);
+    EXPECT_EQ(rg.onset.counts, rc.onset.counts);
+    EXPECT_EQ(rg.onset.never, rc.onset.never);
+    EXPECT_EQ(rg.exact_quantiles, rc.exact_quantiles);
+    ASSERT_EQ(rg.series.size(), rc.series.size());
+    for (std::size_t s = 0; s < rc.series.size(); ++s) {
+        const nhvk::stats::SeriesSummary &x = rc.series[s], &y = rg.series[s];
+        SCOPED_TRACE(std::string(bc.name) + " " + nhvk::metric_name(static_cast<int>(s / rc.times.size())) + " at t[" +
+                     std::to_string(s % rc.times.size()) + "]");
+        EXPECT_EQ(y.count, x.count);
+        EXPECT_EQ(y.nonfinite, x.nonfinite);
+        EXPECT_TRUE(close(x.mean, y.mean)) << x.mean << " vs " << y.mean;
+        EXPECT_TRUE(close(x.std, y.std)) << x.std << " vs " << y.std;
+        EXPECT_TRUE(close(x.min, y.min)) << x.min << " vs " << y.min;
+        EXPECT_TRUE(close(x.max, y.max)) << x.max << " vs " << y.max;
+        EXPECT_TRUE(close(x.p01, y.p01)) << x.p01 << " vs " << y.p01;
+        EXPECT_TRUE(close(x.p25, y.p25)) << x.p25 << " vs " << y.p25;
+        EXPECT_TRUE(close(x.p50, y.p50)) << x.p50 << " vs " << y.p50;
+        EXPECT_TRUE(close(x.p75, y.p75)) << x.p75 << " vs " << y.p75;
+        EXPECT_TRUE(close(x.p99, y.p99)) << x.p99 << " vs " << y.p99;
+    }
+    if (std::isfinite(rc.growth_q))
+        EXPECT_NEAR(rg.growth_q, rc.growth_q, 1e-9 * std::max(1.0, std::fabs(rc.growth_q)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, CudaVsCpu, ::testing::Range(0, static_cast<int>(std::size(backend_cases))),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                             return std::string(backend_cases[p.param].name);
+                         });
+
+// Without a device the CUDA entry points say so instead of pretending to run (runs everywhere; on a GPU machine it
+// checks the opposite: the runner exists and names itself).
+TEST(CudaBackend, EntryPointsAgreeWithAvailability) {
+    RunConfig cfg = parse(backend_cases[0].toml);
+    const ChunkSetup setup = chunk_setup(cfg, 4);
+    if (nhvk::cuda_available()) {
+        EXPECT_TRUE(nhvk::cuda_unavailable_reason().empty());
+        EXPECT_EQ(nhvk::make_cuda_runner(setup.layout, setup.common)->name(), "cuda");
+    } else {
+        EXPECT_FALSE(nhvk::cuda_unavailable_reason().empty());
+        EXPECT_THROW(nhvk::make_cuda_runner(setup.layout, setup.common), std::runtime_error);
+        nhvk::TrajectoryRequest req;
+        req.model = "nh_particle";
+        req.q0 = {0, 0, 0};
+        req.v0 = {1, 0, 0};
+        req.mu0 = {0};
+        req.times = {1.0};
+        EXPECT_THROW(nhvk::run_trajectory_cuda(req), std::runtime_error);
+        // ... and a run that asks for cuda fails before writing anything.
+        TempDir tmp;
+        cfg.run.backend = nhvk::Backend::cuda;
+        cfg.run.out = tmp.str("out");
+        nhvk::EnsembleOptions opt;
+        opt.quiet = true;
+        EXPECT_THROW(nhvk::run_ensemble(cfg, opt), std::runtime_error);
+        EXPECT_FALSE(fs::exists(cfg.run.out));
+    }
+}
+
+} // namespace

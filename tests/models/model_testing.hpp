@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief Helpers shared by the model tests: integrate one member (both dynamics) and record every output state,
+ *         divergence and log-log growth slopes, constraint residuals and energies along a recorded run.
+ */
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nhvk/dynamics.hpp"
+#include "nhvk/member.hpp"
+#include "nhvk/steppers.hpp"
+
+namespace nhvk::testing {
+
+/** @brief Print a measured number (so a run's log documents the margins) and record it in the XML report. */
+inline void measured(const std::string& what, double value) {
+    std::printf("    [measured] %s = %.4g\n", what.c_str(), value);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", value);
+    ::testing::Test::RecordProperty(what, buf);
+}
+
+/** @brief Step control for the physics tests: tight tolerances, no projection (so drift is seen, not hidden). */
+inline StepControl tight(double rtol = 1e-12, double atol = 1e-14) {
+    StepControl c;
+    c.rtol = rtol;
+    c.atol = atol;
+    c.dt = 0.0;
+    c.min_step = 1e-16;
+    c.max_steps = 2000000;
+    c.project = false;
+    return c;
+}
+
+/** @brief Output times: `count` points spaced geometrically from `t_first` to `t_last` (both included). */
+inline std::vector<double> log_times(double t_first, double t_last, int count) {
+    std::vector<double> t(count);
+    for (int i = 0; i < count; ++i)
+        t[i] = t_first * std::pow(t_last / t_first, double(i) / (count - 1));
+    return t;
+}
+/** @brief Output times t_end·i/count, i = 1…count. */
+inline std::vector<double> linear_times(double t_end, int count) {
+    std::vector<double> t(count);
+    for (int i = 0; i < count; ++i)
+        t[i] = t_end * double(i + 1) / count;
+    return t;
+}
+
+/** @brief Both motions of one member, recorded at t0 (row 0) and at each output time (rows 1…nt). */
+template <class M, class T = double> struct Recorded {
+    static constexpr int n = M::n, k = M::k, row = 4 * M::n + M::k;
+    M model;
+    MemberOutcome outcome;
+    std::vector<double> t; ///< t0, then the output times
+    std::vector<T> data;   ///< rows of (q_NH, v_NH, q_VK, v_VK, μ)
+    int rows() const { return static_cast<int>(t.size()); }
+    const T* q_nh(int i) const { return &data[std::size_t(i) * row]; }
+    const T* v_nh(int i) const { return q_nh(i) + n; }
+    const T* q_vk(int i) const { return q_nh(i) + 2 * n; }
+    const T* v_vk(int i) const { return q_nh(i) + 3 * n; }
+    const T* mu(int i) const { return q_nh(i) + 4 * n; }
+
+    /** @brief |q_NH − q_VK| at row i, angles wrapped to (−π, π]. */
+    double dq(int i) const {
+        double s = 0.0;
+        for (int j = 0; j < n; ++j) {
+            T d = q_nh(i)[j] - q_vk(i)[j];
+            if (M::angles[j])
+                d = wrap_angle(d);
+            s += double(d) * double(d);
+        }
+        return std::sqrt(s);
+    }
+    /** @brief max over rows of dq. */
+    double max_dq() const {
+        double m = 0.0;
+        for (int i = 0; i < rows(); ++i)
+            m = std::max(m, dq(i));
+        return m;
+    }
+    double energy_nh(int i) const { return double(energy(model, q_nh(i), v_nh(i), T(t[i]))); }
+    /** @brief E − μ·(J·v) along the vakonomic motion. */
+    double vk_energy(int i) const { return double(diagnose(model, q_vk(i), v_vk(i), T(t[i]), mu(i)).vk_energy); }
+    double residual_nh(int i) const { return double(diagnose(model, q_nh(i), v_nh(i), T(t[i])).residual); }
+    double residual_vk(int i) const { return double(diagnose(model, q_vk(i), v_vk(i), T(t[i])).residual); }
+    /** @brief max_i |f(i) − f(0)|. */
+    template <class F> double max_change(F f) const {
+        const double f0 = f(0);
+        double m = 0.0;
+        for (int i = 1; i < rows(); ++i)
+            m = std::max(m, std::fabs(f(i) - f0));
+        return m;
+    }
+    double max_energy_drift_nh() const {
+        return max_change([&](int i) { return energy_nh(i); });
+    }
+    double max_vk_energy_drift() const {
+        return max_change([&](int i) { return vk_energy(i); });
+    }
+    double max_residual() const {
+        double m = 0.0;
+        for (int i = 0; i < rows(); ++i)
+            m = std::max({m, residual_nh(i), residual_vk(i)});
+        return m;
+    }
+};
+
+/** @brief Integrate both dynamics of one member with DOPRI5 and record every output state. */
+template <class M, class T = double>
+Recorded<M, T> run_member(const M& model, const std::array<T, M::n>& q0, const std::array<T, M::n>& v0,
+                          const std::array<T, M::k>& mu0, const std::vector<double>& times,
+                          const StepControl& ctl = tight(), double t0 = 0.0) {
+    Recorded<M, T> r;
+    r.model = model;
+    r.t.push_back(t0);
+    r.t.insert(r.t.end(), times.begin(), times.end());
+    r.data.assign(r.t.size() * Recorded<M, T>::row, T(0));
+    StateRecorder<M, T> rec{r.data.data()};
+    r.outcome = integrate_member<Dopri5>(model, q0.data(), v0.data(), mu0.data(), T(t0), times.data(),
+                                         static_cast<int>(times.size()), ctl, rec);
+    return r;
+}
+
+/** @brief Least-squares slope of log y against log x. */
+inline double loglog_slope(const std::vector<double>& x, const std::vector<double>& y) {
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    const double m = double(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double lx = std::log(x[i]), ly = std::log(y[i]);
+        sx += lx;
+        sy += ly;
+        sxx += lx * lx;
+        sxy += lx * ly;
+    }
+    return (m * sxy - sx * sy) / (m * sxx - sx * sx);
+}
+
+/** @brief The small-time growth exponent of |q_NH − q_VK| (PHYSICS.md §4.2): the slope over t ∈ [1e-3, 3e-2]. */
+template <class M>
+double divergence_slope(const M& model, const std::array<double, M::n>& q0, const std::array<double, M::n>& v0,
+                        const std::array<double, M::k>& mu0, double* dq_at_end = nullptr) {
+    const std::vector<double> times = log_times(1e-3, 3e-2, 12);
+    const Recorded<M> r = run_member(model, q0, v0, mu0, times, tight(1e-13, 1e-16));
+    EXPECT_EQ(r.outcome.status, Status::ok) << status_name(r.outcome.status);
+    std::vector<double> d;
+    for (int i = 1; i < r.rows(); ++i)
+        d.push_back(r.dq(i));
+    if (dq_at_end)
+        *dq_at_end = d.back();
+    for (double x : d)
+        if (!(x > 0.0))
+            return NAN;
+    return loglog_slope(times, d);
+}
+
+/** @brief Degree σ of positive homogeneity of each φ_ν in v at (q, v): φ(q, s v) = s^σ φ(q, v) (PHYSICS §4.6),
+ *         estimated from s = 2 at an off-manifold point. */
+template <class M> std::array<double, M::k> homogeneity_degree(const M& model, const double* q, const double* v) {
+    double p1[M::k], p2[M::k], v2[M::n];
+    for (int j = 0; j < M::n; ++j)
+        v2[j] = 2.0 * v[j];
+    model.constraints(q, v, 0.0, p1);
+    model.constraints(q, v2, 0.0, p2);
+    std::array<double, M::k> s;
+    for (int a = 0; a < M::k; ++a)
+        s[a] = std::log2(p2[a] / p1[a]);
+    return s;
+}
+
+/** @brief Uniform draws for random initial states (fixed seeds in each test). */
+struct Draw {
+    std::mt19937_64 rng;
+    explicit Draw(std::uint64_t seed) : rng(seed) {}
+    double operator()(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); }
+};
+
+/**
+ * @brief PHYSICS.md §4.2 on `samples` random states from `sample(draw, q, v)` (which must land on φ = 0): with
+ *        μ0 = 0 the slope of log|q_NH − q_VK| against log t over [1e-3, 3e-2] must be 3 ± 0.1, with μ0 ≠ 0
+ *        (components uniform in ±[0.2, 1]·mu_scale) 2 ± 0.1. Prints the extreme slopes.
+ */
+template <class M, class Sampler>
+void check_divergence_laws(const M& model, Sampler sample, std::uint64_t seed, int samples = 3, double mu_scale = 1.0,
+                           bool expect_t3 = true) {
+    Draw d(seed);
+    double lo3 = 1e9, hi3 = -1e9, lo2 = 1e9, hi2 = -1e9;
+    for (int s = 0; s < samples; ++s) {
+        std::array<double, M::n> q0, v0;
+        sample(d, q0, v0);
+        std::array<double, M::k> zero{}, mu0{};
+        for (int a = 0; a < M::k; ++a)
+            mu0[a] = mu_scale * d(0.2, 1.0) * (d(0, 1) < 0.5 ? -1.0 : 1.0);
+        if (expect_t3) {
+            const double s3 = divergence_slope(model, q0, v0, zero);
+            EXPECT_NEAR(s3, 3.0, 0.1) << "sample " << s << " mu0 = 0";
+            lo3 = std::min(lo3, s3);
+            hi3 = std::max(hi3, s3);
+        }
+        const double s2 = divergence_slope(model, q0, v0, mu0);
+        EXPECT_NEAR(s2, 2.0, 0.1) << "sample " << s << " mu0 != 0";
+        lo2 = std::min(lo2, s2);
+        hi2 = std::max(hi2, s2);
+    }
+    if (expect_t3) {
+        measured("slope_mu0_zero_min", lo3);
+        measured("slope_mu0_zero_max", hi3);
+    }
+    measured("slope_mu0_nonzero_min", lo2);
+    measured("slope_mu0_nonzero_max", hi2);
+}
+
+/**
+ * @brief Conservation laws on `samples` random states over [0, t_end]: the vakonomic E − μ·(J·v) (PHYSICS §4.4,
+ *        every autonomous model) and, when `nh_energy` is set, the nonholonomic E (§4.3, homogeneous constraints,
+ *        F = 0); both motions must keep |φ| small. Tolerances are relative to max(1, |E0|).
+ */
+template <class M, class Sampler>
+void check_conservation(const M& model, Sampler sample, std::uint64_t seed, bool nh_energy, double t_end = 2.0,
+                        int samples = 4, double mu_scale = 0.5, double tol = 1e-10) {
+    Draw d(seed);
+    double e_nh = 0.0, e_vk = 0.0, res = 0.0;
+    for (int s = 0; s < samples; ++s) {
+        std::array<double, M::n> q0, v0;
+        sample(d, q0, v0);
+        std::array<double, M::k> mu0{};
+        for (int a = 0; a < M::k; ++a)
+            mu0[a] = mu_scale * d(-1, 1);
+        const Recorded<M> r = run_member(model, q0, v0, mu0, linear_times(t_end, 20), tight(1e-12, 1e-14));
+        ASSERT_EQ(r.outcome.status, Status::ok) << status_name(r.outcome.status) << " sample " << s;
+        const double scale_nh = std::max(1.0, std::fabs(r.energy_nh(0)));
+        const double scale_vk = std::max(1.0, std::fabs(r.vk_energy(0)));
+        e_nh = std::max(e_nh, r.max_energy_drift_nh() / scale_nh);
+        e_vk = std::max(e_vk, r.max_vk_energy_drift() / scale_vk);
+        res = std::max(res, r.max_residual());
+    }
+    if (nh_energy) {
+        EXPECT_LT(e_nh, tol);
+        measured("max_rel_energy_drift_nh", e_nh);
+    }
+    EXPECT_LT(e_vk, tol);
+    EXPECT_LT(res, 1e3 * tol);
+    measured("max_rel_vk_energy_drift", e_vk);
+    measured("max_residual", res);
+}
+
+/** @brief Both dynamics coincide (control cases): max |q_NH − q_VK| over [0, t_end] for each μ0 below `tol`. */
+template <class M, class Sampler>
+void check_coincide(const M& model, Sampler sample, std::uint64_t seed, const std::vector<double>& mu_values,
+                    double t_end, double tol, int samples = 3) {
+    Draw d(seed);
+    double worst = 0.0;
+    for (int s = 0; s < samples; ++s) {
+        std::array<double, M::n> q0, v0;
+        sample(d, q0, v0);
+        for (double mu : mu_values) {
+            std::array<double, M::k> mu0;
+            mu0.fill(mu);
+            const Recorded<M> r = run_member(model, q0, v0, mu0, linear_times(t_end, 20), tight(1e-12, 1e-14));
+            ASSERT_EQ(r.outcome.status, Status::ok) << status_name(r.outcome.status) << " mu0 = " << mu;
+            worst = std::max(worst, r.max_dq());
+        }
+    }
+    EXPECT_LT(worst, tol);
+    measured("max_dq_control", worst);
+}
+
+} // namespace nhvk::testing

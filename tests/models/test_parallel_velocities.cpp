@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+// parallel_velocities (Talamucci Example 2 (i)): the rank-2 formulation. Degrees 2 and 3, the whole of ṗ1 × ṗ2
+// stays 0, the formulation does not change the motions (compared with the (x, y)-component one: nonholonomic, same
+// Četaev reactions; vakonomic, same extremals with transformed μ0), leaving the chart (ṗ1 vertical, or particle 1
+// at rest along vakonomic motions) gives Status::singular, energies and divergence laws.
+#include "model_testing.hpp"
+#include "nhvk/models/parallel_velocities.hpp"
+
+namespace nhvk::testing {
+namespace {
+
+using M = models::ParallelVelocities;
+
+/** @brief The same system written with two components of u × w, (u × w)_x and (u × w)_y (valid only where
+ *         u_z ≠ 0, the formulation the model header rejects for long runs): test-only, to show that the choice of
+ *         the formulation does not change the motions. */
+struct ParallelXY : M {
+    template <class S> NHVK_HD void constraints(const S*, const S* v, const S&, S* phi) const {
+        phi[0] = v[1] * v[5] - v[2] * v[4];
+        phi[1] = v[2] * v[3] - v[0] * v[5];
+    }
+};
+
+/** @brief Random positions about ℓ apart, u = ṗ1 with |u_x|, |u_z| ≥ 0.3, ṗ2 = s u with |s| ∈ [0.45, 1.5]. */
+void random_state(Draw& d, std::array<double, 6>& q, std::array<double, 6>& v) {
+    q = {d(-0.2, 0.2), d(-0.2, 0.2), d(-0.2, 0.2), d(0.8, 1.4), d(-0.3, 0.3), d(-0.3, 0.3)};
+    auto away = [&](double lo) { return d(lo, 1.0) * (d(0, 1) < 0.5 ? -1 : 1); };
+    const double u[3] = {away(0.3), d(-1, 1), away(0.3)}, s = away(0.3) * 1.5;
+    v = {u[0], u[1], u[2], s * u[0], s * u[1], s * u[2]};
+}
+
+double cross_norm(const double* v) {
+    const double cx = v[1] * v[5] - v[2] * v[4], cy = v[2] * v[3] - v[0] * v[5], cz = v[0] * v[4] - v[1] * v[3];
+    return std::sqrt(cx * cx + cy * cy + cz * cz);
+}
+
+TEST(ParallelVelocities, HomogeneousOfDegreesTwoAndThree) {
+    const double q[6] = {0, 0, 0, 1, 0, 0}, v[6] = {0.5, 0.1, -0.4, 0.2, 0.3, 0.9};
+    const auto s = homogeneity_degree(M{}, q, v);
+    EXPECT_NEAR(s[0], 2.0, 1e-12);
+    EXPECT_NEAR(s[1], 3.0, 1e-12);
+}
+
+/** @brief The (x, y)-form multipliers equivalent to the model's ν at velocity u (see FormulationDoesNotChange…). */
+std::array<double, 2> xy_multipliers(const double* u, const double* nu) {
+    return {nu[1] * u[1] - nu[0] * u[0] / u[2], -nu[1] * u[0] - nu[0] * u[1] / u[2]};
+}
+
+TEST(ParallelVelocities, WholeCrossProductStaysZero) {
+    // All three components of ṗ1 × ṗ2 stay zero (only two equations are imposed), over t ∈ [0, 3], both dynamics.
+    Draw d(1201);
+    double worst = 0.0;
+    for (int s = 0; s < 4; ++s) {
+        std::array<double, 6> q0, v0;
+        random_state(d, q0, v0);
+        const Recorded<M> r = run_member(M{}, q0, v0, {0.1, -0.1}, linear_times(3.0, 60));
+        ASSERT_EQ(r.outcome.status, Status::ok) << status_name(r.outcome.status) << " sample " << s;
+        for (int i = 0; i < r.rows(); ++i)
+            worst = std::max({worst, cross_norm(r.v_nh(i)), cross_norm(r.v_vk(i))});
+    }
+    EXPECT_LT(worst, 1e-9);
+    measured("max_abs_cross", worst);
+}
+
+TEST(ParallelVelocities, ChartExitsAreRareForNonholonomicAndAtRestForVakonomic) {
+    // 200 random states (u uniform in the cube [−1, 1]³, ṗ2 = s u, s ∈ [−1.5, 1.5], μ0 = 0), t ∈ [0, 2], the
+    // default step control: the nonholonomic motion stays in the chart; every vakonomic exit (step underflow or
+    // singular) happens as particle 1 comes to rest, where the model's multiplier ν2 is large but the equivalent
+    // (x, y)-form multipliers stay O(1) (a formulation artefact, documented in the header with these numbers).
+    Draw d(1205);
+    StepControl ctl; // the defaults of a config: rtol 1e-10, atol 1e-12, min_step 1e-14
+    ctl.dt = 0.0;
+    int nh_exits = 0, vk_exits = 0;
+    double max_speed_at_exit = 0.0, max_nu2 = 0.0, max_mu_xy = 0.0;
+    for (int s = 0; s < 200; ++s) {
+        std::array<double, 6> q, v;
+        q = {d(-0.2, 0.2), d(-0.2, 0.2), d(-0.2, 0.2), d(0.8, 1.4), d(-0.3, 0.3), d(-0.3, 0.3)};
+        const double u[3] = {d(-1, 1), d(-1, 1), d(-1, 1)}, sc = d(-1.5, 1.5);
+        v = {u[0], u[1], u[2], sc * u[0], sc * u[1], sc * u[2]};
+        double y[12], yk[14];
+        for (int j = 0; j < 6; ++j) {
+            yk[j] = y[j] = q[j];
+            yk[6 + j] = y[6 + j] = v[j];
+        }
+        yk[12] = yk[13] = 0.0;
+        NonholonomicSystem<M, double> nh{M{}};
+        Dopri5<NonholonomicSystem<M, double>, double> a;
+        ASSERT_EQ(a.init(nh, 0.0, y, ctl), Status::ok);
+        const Status sa = a.advance_to(nh, 2.0);
+        if (sa != Status::ok) {
+            EXPECT_EQ(sa, Status::singular);
+            ++nh_exits;
+        }
+        VakonomicSystem<M, double> vk{M{}};
+        Dopri5<VakonomicSystem<M, double>, double> b;
+        ASSERT_EQ(b.init(vk, 0.0, yk, ctl), Status::ok);
+        const Status sb = b.advance_to(vk, 2.0);
+        if (sb != Status::ok) {
+            EXPECT_TRUE(sb == Status::step_underflow || sb == Status::singular) << status_name(sb);
+            ++vk_exits;
+            const double* uu = b.y + 6;
+            max_speed_at_exit = std::max(max_speed_at_exit, std::sqrt(uu[0] * uu[0] + uu[1] * uu[1] + uu[2] * uu[2]));
+            max_nu2 = std::max(max_nu2, std::fabs(b.y[13]));
+            const auto mu_xy = xy_multipliers(uu, b.y + 12);
+            max_mu_xy = std::max({max_mu_xy, std::fabs(mu_xy[0]), std::fabs(mu_xy[1])});
+        }
+    }
+    EXPECT_LE(nh_exits, 2);
+    EXPECT_LE(vk_exits, 20);
+    EXPECT_LT(max_speed_at_exit, 1e-2);
+    EXPECT_LT(max_mu_xy, 5.0);
+    measured("nh_chart_exits_of_200", nh_exits);
+    measured("vk_chart_exits_of_200", vk_exits);
+    measured("max_speed1_at_vk_exit", max_speed_at_exit);
+    measured("max_abs_nu2_at_vk_exit", max_nu2);
+    measured("max_abs_xy_multiplier_at_vk_exit", max_mu_xy);
+}
+
+TEST(ParallelVelocities, FormulationDoesNotChangeTheMotions) {
+    // Where both are valid (u_z ≠ 0), the model's (ẑ·c, −e1·c) and the (x̂·c, ŷ·c) of c = u × w (u·c ≡ 0) are
+    // related by an invertible v-dependent matrix. Nonholonomic: same reaction space, same motion. Vakonomic: the
+    // term ν1 ẑ·c − ν2 e1·c equals μx c_x + μy c_y for all c ⊥ u iff μx x̂ + μy ŷ = ν1 ẑ − ν2 e1 (mod u), i.e.
+    // μx = ν2 u_y − ν1 u_x/u_z, μy = −ν2 u_x − ν1 u_y/u_z: the (x, y) system started there follows the same curve.
+    Draw d(1202);
+    double worst_nh = 0.0, worst_vk = 0.0;
+    for (int s = 0; s < 3; ++s) {
+        std::array<double, 6> q0, v0;
+        random_state(d, q0, v0);
+        const std::array<double, 2> nu = {d(-0.5, 0.5), d(-0.5, 0.5)};
+        const std::array<double, 2> mu_xy = xy_multipliers(v0.data(), nu.data());
+        const std::vector<double> times = linear_times(0.5, 10);
+        const Recorded<M> a = run_member(M{}, q0, v0, nu, times);
+        const Recorded<ParallelXY> b = run_member(ParallelXY{}, q0, v0, mu_xy, times);
+        ASSERT_EQ(a.outcome.status, Status::ok);
+        ASSERT_EQ(b.outcome.status, Status::ok);
+        for (int i = 0; i < a.rows(); ++i)
+            for (int j = 0; j < 12; ++j) {
+                worst_nh = std::max(worst_nh, std::fabs(a.q_nh(i)[j] - b.q_nh(i)[j]));
+                worst_vk = std::max(worst_vk, std::fabs(a.q_vk(i)[j] - b.q_vk(i)[j]));
+            }
+    }
+    EXPECT_LT(worst_nh, 1e-9);
+    EXPECT_LT(worst_vk, 1e-9);
+    measured("max_diff_nh_model_vs_xy", worst_nh);
+    measured("max_diff_vk_model_vs_xy", worst_vk);
+}
+
+TEST(ParallelVelocities, VerticalVelocityLeavesTheChart) {
+    // ṗ1 ∥ ẑ on the constraint set: both rows of J vanish on the w-block and the saddle-point matrix is singular;
+    // the trajectory ends with Status::singular (the chart is in velocity space, not seen by in_chart).
+    const std::array<double, 6> q0 = {0, 0, 0, 1, 0.2, 0.1}, v0 = {0.0, 0.0, 0.7, 0.0, 0.0, -0.4};
+    const Recorded<M> r = run_member(M{}, q0, v0, {0.0, 0.0}, {0.5});
+    EXPECT_EQ(r.outcome.status, Status::singular) << status_name(r.outcome.status);
+    EXPECT_EQ(r.outcome.time_index, -1);
+    // Horizontal parallel velocities are inside this chart.
+    const std::array<double, 6> v1 = {0.6, -0.3, 0.0, 1.2, -0.6, 0.0};
+    EXPECT_EQ(run_member(M{}, q0, v1, {0.0, 0.0}, {0.5}).outcome.status, Status::ok);
+}
+
+TEST(ParallelVelocities, Conservation) {
+    check_conservation(M{}, random_state, 1203, true, 2.0, 4, 0.3);
+}
+
+TEST(ParallelVelocities, DivergenceLaws) {
+    check_divergence_laws(M{}, random_state, 1204, 3, 0.5);
+}
+
+} // namespace
+} // namespace nhvk::testing
