@@ -2,6 +2,7 @@
 // The `nhvk` binary end to end: every shipped config runs, bad configs and command lines give the documented exit
 // codes and messages and leave nothing behind, `nhvk trajectory` against a closed form, and the layout of the run
 // outputs (summary.json, stats.csv, samples.csv, trajectories/).
+#include "temp_dir.hpp"
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,34 +42,9 @@ namespace fs = std::filesystem;
 // ---------------------------------------------------------------------------------------------------------------
 // helpers
 
-/** A fresh folder under the system temporary directory, removed with everything in it at scope exit. */
-class TempDir {
-public:
-    TempDir() {
-        static std::atomic<int> counter{0};
-        const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        std::string name = "nhvk_cli_";
-        if (info)
-            name += std::string(info->test_suite_name()) + "_" + info->name();
-        for (char& c : name)
-            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
-                c = '_';
-        name += "_" + std::to_string(static_cast<long long>(::getpid())) + "_" + std::to_string(counter++);
-        path_ = fs::temp_directory_path() / name;
-        fs::remove_all(path_);
-        fs::create_directories(path_);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    const fs::path& path() const { return path_; }
-    std::string str(const std::string& sub) const { return (path_ / sub).string(); }
-
-private:
-    fs::path path_;
+/** A fresh per-test temporary folder (tests/temp_dir.hpp). */
+struct TempDir : nhvk_test::TempDir {
+    TempDir() : nhvk_test::TempDir("nhvk_cli_") {}
 };
 
 std::string shell_quote(const std::string& s) {

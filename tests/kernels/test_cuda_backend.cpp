@@ -15,6 +15,7 @@
 // ~rtol·|y|. The DOPRI5 cases therefore run at rtol = 1e-13 (atol 1e-15), so that even such a flip stays below the
 // comparison tolerance; the RK4 case (fixed steps: no step decisions) shows the pure rounding difference.
 // Statuses, the failing dynamics, the failing output index and the onset index must agree exactly.
+#include "temp_dir.hpp"
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -57,33 +58,9 @@ bool close(double a, double b) {
     return std::fabs(a - b) <= tolerance * std::max({1.0, std::fabs(a), std::fabs(b)});
 }
 
-/** A fresh folder under the system temporary directory, removed at scope exit. */
-class TempDir {
-public:
-    TempDir() {
-        static std::atomic<int> counter{0};
-        const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        std::string name = "nhvk_kernels_";
-        if (info)
-            name += std::string(info->test_suite_name()) + "_" + info->name();
-        for (char& c : name)
-            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
-                c = '_';
-        name += "_" + std::to_string(static_cast<long long>(::getpid())) + "_" + std::to_string(counter++);
-        path_ = fs::temp_directory_path() / name;
-        fs::remove_all(path_);
-        fs::create_directories(path_);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    std::string str(const std::string& sub) const { return (path_ / sub).string(); }
-
-private:
-    fs::path path_;
+/** A fresh per-test temporary folder (tests/temp_dir.hpp). */
+struct TempDir : nhvk_test::TempDir {
+    TempDir() : nhvk_test::TempDir("nhvk_kernels_") {}
 };
 
 RunConfig parse(const std::string& text) {
