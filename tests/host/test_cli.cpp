@@ -2,6 +2,7 @@
 // The `nhvk` binary end to end: every shipped config runs, bad configs and command lines give the documented exit
 // codes and messages and leave nothing behind, `nhvk trajectory` against a closed form, and the layout of the run
 // outputs (summary.json, stats.csv, samples.csv, trajectories/).
+#include "csv_table.hpp"
 #include "temp_dir.hpp"
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -95,46 +96,9 @@ nlohmann::json read_json(const fs::path& p) {
     return nlohmann::json::parse(in);
 }
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-    std::vector<std::string> out;
-    std::string item;
-    std::stringstream ss(line);
-    while (std::getline(ss, item, ','))
-        out.push_back(item);
-    if (!line.empty() && line.back() == ',')
-        out.emplace_back();
-    return out;
-}
-
-struct Csv {
-    std::vector<std::string> header;
-    std::map<std::string, std::size_t> col;
-    std::vector<std::vector<std::string>> rows;
-    const std::string& at(std::size_t r, const std::string& name) const {
-        const auto it = col.find(name);
-        if (it == col.end())
-            throw std::out_of_range("no column " + name);
-        return rows.at(r).at(it->second);
-    }
-};
-
-Csv parse_csv(const std::string& text) {
-    Csv c;
-    std::stringstream in(text);
-    std::string line;
-    if (!std::getline(in, line))
-        return c;
-    c.header = split_csv_line(line);
-    for (std::size_t i = 0; i < c.header.size(); ++i)
-        c.col[c.header[i]] = i;
-    while (std::getline(in, line))
-        if (!line.empty())
-            c.rows.push_back(split_csv_line(line));
-    return c;
-}
-Csv read_csv(const fs::path& p) {
-    return parse_csv(read_text(p));
-}
+using nhvk_test::Csv;
+using nhvk_test::parse_csv;
+using nhvk_test::read_csv;
 
 /** Every regular file under `dir` (relative paths), empty if `dir` does not exist. */
 std::vector<std::string> files_under(const fs::path& dir) {

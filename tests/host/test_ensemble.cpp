@@ -2,6 +2,7 @@
 // The ensemble pipeline in process (host/ensemble.hpp, host/sampling_impl.hpp): reproducibility of the statistics,
 // sampling on the constraint set and on an energy shell (PHYSICS.md §6), the divergence laws of §4 seen through the
 // ensemble statistics (§7), and the accounting of failed trajectories (§5).
+#include "csv_table.hpp"
 #include "temp_dir.hpp"
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -101,38 +102,8 @@ nlohmann::json comparable_summary(nlohmann::json j) {
     return j;
 }
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-    std::vector<std::string> out;
-    std::string item;
-    std::stringstream ss(line);
-    while (std::getline(ss, item, ','))
-        out.push_back(item);
-    if (!line.empty() && line.back() == ',')
-        out.emplace_back();
-    return out;
-}
-
-/** A CSV file as header → column index and rows of fields. */
-struct Csv {
-    std::map<std::string, std::size_t> col;
-    std::vector<std::vector<std::string>> rows;
-    const std::string& at(std::size_t r, const std::string& name) const { return rows.at(r).at(col.at(name)); }
-};
-
-Csv read_csv(const fs::path& p) {
-    Csv c;
-    std::ifstream in(p);
-    std::string line;
-    if (!std::getline(in, line))
-        return c;
-    const std::vector<std::string> h = split_csv_line(line);
-    for (std::size_t i = 0; i < h.size(); ++i)
-        c.col[h[i]] = i;
-    while (std::getline(in, line))
-        if (!line.empty())
-            c.rows.push_back(split_csv_line(line));
-    return c;
-}
+using nhvk_test::Csv;
+using nhvk_test::read_csv;
 
 /** Generic config text for `model`: every coordinate and trial velocity normal, short linear time grid. */
 std::string generic_config(const nhvk::ModelInfo& m, const std::string& extra = "") {
