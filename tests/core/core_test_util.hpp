@@ -4,6 +4,7 @@
 // derivative code; expected values are computed independently.
 #pragma once
 
+#include "loglog_slope.hpp"
 #include <nhvk/dual.hpp>
 #include <nhvk/dynamics.hpp>
 #include <nhvk/status.hpp>
@@ -150,19 +151,6 @@ inline void nh_particle_random_state(std::mt19937_64& rng, double* q0, double* v
     v0[2] = q0[1] * v0[0];
 }
 
-/** Least-squares slope of log(y) against log(x). */
-inline double loglog_slope(const std::vector<double>& x, const std::vector<double>& y) {
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    const double n = double(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        const double lx = std::log(x[i]), ly = std::log(y[i]);
-        sx += lx;
-        sy += ly;
-        sxx += lx * lx;
-        sxy += lx * ly;
-    }
-    return (n * sxy - sx * sy) / (n * sxx - sx * sx);
-}
 
 /** Geometric grid of `count` points from a to b. */
 inline std::vector<double> geom_grid(double a, double b, int count) {

@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include "loglog_slope.hpp"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -131,19 +132,7 @@ Recorded<M, T> run_member(const M& model, const std::array<T, M::n>& q0, const s
     return r;
 }
 
-/** @brief Least-squares slope of log y against log x. */
-inline double loglog_slope(const std::vector<double>& x, const std::vector<double>& y) {
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    const double m = double(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        const double lx = std::log(x[i]), ly = std::log(y[i]);
-        sx += lx;
-        sy += ly;
-        sxx += lx * lx;
-        sxy += lx * ly;
-    }
-    return (m * sxy - sx * sy) / (m * sxx - sx * sx);
-}
+using nhvk_test::loglog_slope;
 
 /** @brief The small-time growth exponent of |q_NH − q_VK| (PHYSICS.md §4.2): the slope over t ∈ [1e-3, 3e-2]. */
 template <class M>

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "loglog_slope.hpp"
 #include "nhvk/member.hpp"
 #include "readme_example_model.hpp"
 #include "registry.hpp"
@@ -80,19 +81,14 @@ double divergence_slope(double mu0) {
     const auto out = nhvk::integrate_member<Dopri5>(model, q0, v0, mu, 0.0, t.data(), static_cast<int>(t.size()),
                                                     tight(), rec);
     EXPECT_EQ(out.status, nhvk::Status::ok);
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    const int n = static_cast<int>(t.size());
-    for (int i = 0; i < n; ++i) {
+    std::vector<double> d(t.size());
+    for (std::size_t i = 0; i < t.size(); ++i) {
         const std::vector<double>& r = rec.rows[i + 1]; // row 0 is t0
-        double d = 0;
-        for (int j = 0; j < 3; ++j) d += (r[j] - r[6 + j]) * (r[j] - r[6 + j]);
-        const double lx = std::log(t[i]), ly = 0.5 * std::log(d);
-        sx += lx;
-        sy += ly;
-        sxx += lx * lx;
-        sxy += lx * ly;
+        double s = 0;
+        for (int j = 0; j < 3; ++j) s += (r[j] - r[6 + j]) * (r[j] - r[6 + j]);
+        d[i] = std::sqrt(s);
     }
-    return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    return nhvk_test::loglog_slope(t, d);
 }
 
 TEST(ReadmeExample, DivergenceLawsCubicForZeroMultiplierQuadraticOtherwise) {
