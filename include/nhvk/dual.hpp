@@ -46,6 +46,10 @@ NHVK_HD NHVK_FORCEINLINE float pow(float x, float p) { return ::powf(x, p); }
 NHVK_HD NHVK_FORCEINLINE double sqr(double x) { return x * x; }
 NHVK_HD NHVK_FORCEINLINE float sqr(float x) { return x * x; }
 
+/** @brief A type that mixes with duals like a plain number: arithmetic types, and the symbolic `sym::Expr` (which
+ *         specializes this). Duals themselves are not scalars. */
+template <class T> struct is_scalar : std::is_arithmetic<T> {};
+
 /** @brief Dual number `val + Σ_i d[i] ε_i` with `ε_i ε_j = 0`. `T` may itself be a Dual (nesting). */
 template <class T, int N> struct Dual {
     static_assert(N >= 1, "a Dual needs at least one tangent component");
@@ -60,12 +64,12 @@ template <class T, int N> struct Dual {
         for (int i = 0; i < N; ++i) d[i] = T(0);
     }
     /** @brief A constant (all tangents zero). Implicit so that model code mixes constants freely. */
-    template <class U, std::enable_if_t<std::is_arithmetic<U>::value, int> = 0> NHVK_HD Dual(U c) : val(T(c)) {
+    template <class U, std::enable_if_t<is_scalar<U>::value, int> = 0> NHVK_HD Dual(U c) : val(T(c)) {
         NHVK_UNROLL
         for (int i = 0; i < N; ++i) d[i] = T(0);
     }
     /** @brief A constant of the inner type (for nested duals). */
-    template <class TT = T, std::enable_if_t<!std::is_arithmetic<TT>::value, int> = 0>
+    template <class TT = T, std::enable_if_t<!is_scalar<TT>::value, int> = 0>
     NHVK_HD Dual(const T& c) : val(c) {
         NHVK_UNROLL
         for (int i = 0; i < N; ++i) d[i] = T(0);
@@ -125,29 +129,29 @@ template <class T, int N> struct Dual {
         for (int i = 0; i < N; ++i) r.d[i] = (a.d[i] - r.val * b.d[i]) * inv;
         return r;
     }
-    template <class U, std::enable_if_t<std::is_arithmetic<U>::value, int> = 0>
+    template <class U, std::enable_if_t<is_scalar<U>::value, int> = 0>
     friend NHVK_HD Dual operator+(const Dual& a, U c) {
         Dual r = a;
         r.val += T(c);
         return r;
     }
-    template <class U, std::enable_if_t<std::is_arithmetic<U>::value, int> = 0>
+    template <class U, std::enable_if_t<is_scalar<U>::value, int> = 0>
     friend NHVK_HD Dual operator+(U c, const Dual& a) {
         return a + c;
     }
-    template <class U, std::enable_if_t<std::is_arithmetic<U>::value, int> = 0>
+    template <class U, std::enable_if_t<is_scalar<U>::value, int> = 0>
     friend NHVK_HD Dual operator-(const Dual& a, U c) {
         Dual r = a;
         r.val -= T(c);
         return r;
     }
-    template <class U, std::enable_if_t<std::is_arithmetic<U>::value, int> = 0>
+    template <class U, std::enable_if_t<is_scalar<U>::value, int> = 0>
     friend NHVK_HD Dual operator-(U c, const Dual& a) {
         Dual r = -a;
         r.val += T(c);
         return r;
     }
-    template <class U, std::enable_if_t<std::is_arithmetic<U>::value, int> = 0>
+    template <class U, std::enable_if_t<is_scalar<U>::value, int> = 0>
     friend NHVK_HD Dual operator*(const Dual& a, U c) {
         Dual r;
         const T cc = T(c);
@@ -156,15 +160,15 @@ template <class T, int N> struct Dual {
         for (int i = 0; i < N; ++i) r.d[i] = a.d[i] * cc;
         return r;
     }
-    template <class U, std::enable_if_t<std::is_arithmetic<U>::value, int> = 0>
+    template <class U, std::enable_if_t<is_scalar<U>::value, int> = 0>
     friend NHVK_HD Dual operator*(U c, const Dual& a) {
         return a * c;
     }
-    template <class U, std::enable_if_t<std::is_arithmetic<U>::value, int> = 0>
+    template <class U, std::enable_if_t<is_scalar<U>::value, int> = 0>
     friend NHVK_HD Dual operator/(const Dual& a, U c) {
         return a * (T(1) / T(c));
     }
-    template <class U, std::enable_if_t<std::is_arithmetic<U>::value, int> = 0>
+    template <class U, std::enable_if_t<is_scalar<U>::value, int> = 0>
     friend NHVK_HD Dual operator/(U c, const Dual& a) {
         return Dual(c) / a;
     }

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+// The symbolic layer (include/nhvk/sym/expr.hpp, host/sym/emit.*): hash-consing, the exact folding rules, graph
+// evaluation against plain arithmetic, derivatives traced through the dual numbers against hand derivatives, and the
+// emitter's choice of solve and its hoisting of parameter-only subexpressions.
+#include <nhvk/dual.hpp>
+#include <nhvk/sym/expr.hpp>
+#include <sym/emit.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace {
+
+using nhvk::sym::Expr;
+using nhvk::sym::Graph;
+using nhvk::sym::GraphScope;
+using nhvk::sym::Op;
+using nhvk::sym::Var;
+
+TEST(Sym, EqualExpressionsAreOneNode) {
+    Graph g;
+    GraphScope s(g);
+    const Expr x = Expr::variable(Var::q, 0), y = Expr::variable(Var::v, 1);
+    const Expr a = sin(x) * y + x, b = sin(x) * y + x;
+    EXPECT_EQ(a.id(), b.id());
+    EXPECT_EQ((x * y).id(), (y * x).id()); // commutative operations are stored in one order
+    EXPECT_EQ((x + y).id(), (y + x).id());
+    EXPECT_NE((x - y).id(), (y - x).id());
+    const int before = g.size();
+    (void)(sin(x) * y + x);
+    EXPECT_EQ(g.size(), before);
+}
+
+TEST(Sym, FoldsStructuralZerosOnesAndConstants) {
+    Graph g;
+    GraphScope s(g);
+    const Expr x = Expr::variable(Var::q, 0);
+    EXPECT_TRUE(g.is_value((x * 0.0).id(), 0.0));
+    EXPECT_EQ((x * 1.0).id(), x.id());
+    EXPECT_EQ((x + 0.0).id(), x.id());
+    EXPECT_EQ((0.0 + x).id(), x.id());
+    EXPECT_EQ((x - 0.0).id(), x.id());
+    EXPECT_TRUE(g.is_value((x - x).id(), 0.0));
+    EXPECT_EQ((-(-x)).id(), x.id());
+    EXPECT_EQ(((-x) * (-x)).id(), (x * x).id()); // signs move outward and cancel
+    EXPECT_EQ((x / 1.0).id(), x.id());
+    EXPECT_TRUE(g.is_value((Expr(2.0) * Expr(3.5)).id(), 7.0));
+    EXPECT_TRUE(g.is_value(sin(Expr(0.0)).id(), 0.0));
+    EXPECT_TRUE(g.is_value(pow(x, 0.0).id(), 1.0));
+    // a non-finite constant is not folded (it stays an operation and evaluates at run time)
+    EXPECT_FALSE(g.is_constant((Expr(1.0) / Expr(0.0)).id()));
+}
+
+TEST(Sym, EvaluatesLikePlainArithmetic) {
+    Graph g;
+    GraphScope s(g);
+    const Expr x = Expr::variable(Var::q, 0), y = Expr::variable(Var::v, 0), p = Expr::variable(Var::param, 0);
+    const Expr e = atan2(y, x) + sqrt(x * x + y * y) * exp(-p) / cosh(y) - pow(x, 3.0) + log(p) * asinh(x);
+    auto vars = [](Var v, int) { return v == Var::q ? 0.7 : v == Var::v ? -1.3 : 2.5; };
+    const double X = 0.7, Y = -1.3, P = 2.5;
+    const double expect = std::atan2(Y, X) + std::sqrt(X * X + Y * Y) * std::exp(-P) / std::cosh(Y) -
+                          std::pow(X, 3.0) + std::log(P) * std::asinh(X);
+    EXPECT_NEAR(g.evaluate(e.id(), vars), expect, 1e-14);
+    EXPECT_TRUE(g.depends_on(e.id(), Var::param));
+    EXPECT_FALSE(g.depends_on(e.id(), Var::t));
+}
+
+TEST(Sym, DualNumbersOverExprGiveTheDerivatives) {
+    // d/dx and d²/dx dy of f = x² sin(y) + x y traced through Dual<Dual<Expr>>, checked against the hand derivatives.
+    Graph g;
+    GraphScope s(g);
+    using D1 = nhvk::Dual<Expr, 2>;
+    using D2 = nhvk::Dual<D1, 2>;
+    D2 x = D2(D1(Expr::variable(Var::q, 0))), y = D2(D1(Expr::variable(Var::q, 1)));
+    x.val.d[0] = Expr(1.0);
+    x.d[0] = D1(Expr(1.0));
+    y.val.d[1] = Expr(1.0);
+    y.d[1] = D1(Expr(1.0));
+    const D2 f = x * x * sin(y) + x * y;
+    auto at = [](Var, int i) { return i == 0 ? 0.3 : 1.1; };
+    const double X = 0.3, Y = 1.1;
+    EXPECT_NEAR(g.evaluate(f.val.d[0].id(), at), 2 * X * std::sin(Y) + Y, 1e-15);     // f_x
+    EXPECT_NEAR(g.evaluate(f.d[1].d[0].id(), at), 2 * X * std::cos(Y) + 1.0, 1e-15);  // f_xy
+    EXPECT_NEAR(g.evaluate(f.d[1].d[1].id(), at), -X * X * std::sin(Y), 1e-15);       // f_yy
+    EXPECT_TRUE(g.is_value(nhvk::Dual<Expr, 1>(Expr(2.0)).d[0].id(), 0.0));           // a constant's tangent is 0
+}
+
+TEST(Sym, ComparisonsAreRefused) {
+    Graph g;
+    GraphScope s(g);
+    const Expr x = Expr::variable(Var::q, 0);
+    EXPECT_THROW((void)(x < Expr(1.0)), std::logic_error);
+}
+
+/** A hand-built 2-dof model: W = diag(m, 2m), one linear constraint v0 − q1 v1 = 0, and a parameter-only term. */
+nhvk::sym::DerivedModel toy(Graph& g, bool dense_w) {
+    GraphScope s(g);
+    const Expr m = Expr::variable(Var::param, 0), q1 = Expr::variable(Var::q, 1), v0 = Expr::variable(Var::v, 0),
+               v1 = Expr::variable(Var::v, 1);
+    nhvk::sym::DerivedModel d;
+    d.cpp_type = "Toy";
+    d.header = "toy.hpp";
+    d.n = 2;
+    d.k = 1;
+    d.params = {"m"};
+    nhvk::sym::DerivedVariant dv;
+    const Expr w01 = dense_w ? q1 * m : Expr(0.0);
+    dv.nh.W = {m.id(), w01.id(), w01.id(), (2.0 * m).id()};
+    dv.nh.b = {(m * sin(m) * v1).id(), Expr(0.0).id()};
+    dv.vk = dv.nh;
+    dv.phi = {(v0 - q1 * v1).id()};
+    dv.J = {Expr(1.0).id(), (-q1).id()};
+    dv.gamma = {(v1 * v1).id()};
+    dv.energy = (0.5 * m * v0 * v0).id();
+    d.variants.push_back(dv);
+    return d;
+}
+
+TEST(SymEmit, ChoosesTheSchurComplementForAConstantDiagonalMetric) {
+    Graph g;
+    const auto d = toy(g, false);
+    EXPECT_EQ(nhvk::sym::choose_solve(g, d.variants[0].nh, 2), nhvk::sym::SolveKind::schur_diagonal);
+    const std::string h = nhvk::sym::emit_header(g, d);
+    EXPECT_NE(h.find("nh_solve = \"schur_diagonal\""), std::string::npos);
+    EXPECT_NE(h.find("K.c["), std::string::npos) << "parameter-only terms are hoisted into Consts";
+    EXPECT_NE(h.find("sin(c"), std::string::npos) << "sin(m) is computed in consts(), once per trajectory";
+    EXPECT_EQ(h.find("lu_solve"), std::string::npos);
+    EXPECT_EQ(h, nhvk::sym::emit_header(g, d)) << "the emitter is deterministic";
+}
+
+TEST(SymEmit, FallsBackToLuForAStateDependentMetric) {
+    Graph g;
+    const auto d = toy(g, true);
+    EXPECT_EQ(nhvk::sym::choose_solve(g, d.variants[0].nh, 2), nhvk::sym::SolveKind::lu);
+    const std::string h = nhvk::sym::emit_header(g, d);
+    EXPECT_NE(h.find("lu_solve(A_, r_)"), std::string::npos);
+    EXPECT_NE(h.find("nh_solve = \"lu\""), std::string::npos);
+}
+
+} // namespace
