@@ -42,6 +42,7 @@ struct ChunkCommon {
     std::string model;
     Method method = Method::dopri5;
     Precision precision = Precision::f64;
+    EquationsKind equations = EquationsKind::generated;
     const double* times = nullptr;
     int nt = 0;
     double t0 = 0.0;

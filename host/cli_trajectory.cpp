@@ -79,6 +79,7 @@ struct TrajectoryOptions {
     double constraint_tol = 1e-10;
     std::string backend = "cpu";
     std::string precision = "double";
+    std::string equations = "generated";
     long long max_steps = 10000000;
 };
 
@@ -154,6 +155,11 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     if (o.precision != "double" && o.precision != "float")
         throw UsageError("--precision: expected double or float, got '" + o.precision + "'");
     req.precision = o.precision == "float" ? Precision::f32 : Precision::f64;
+    if (o.equations != "generated" && o.equations != "ad")
+        throw UsageError("--equations: expected generated or ad, got '" + o.equations + "'");
+    req.equations = o.equations == "ad" ? EquationsKind::ad : EquationsKind::generated;
+    if (req.equations == EquationsKind::ad && o.backend == "cuda")
+        throw UsageError("--equations ad: the dual-number reference runs on the CPU only (use --backend cpu)");
     req.ctl.rtol = o.rtol;
     req.ctl.atol = o.atol;
     req.ctl.dt = o.dt_given ? o.dt : (req.method == Method::rk4 ? 1e-3 : 0.0);
@@ -218,6 +224,9 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--max-steps", opt->max_steps, "step limit per dynamics")->capture_default_str();
     cmd->add_option("--precision", opt->precision, "double | float")->capture_default_str();
     cmd->add_option("--backend", opt->backend, "cpu | cuda")->capture_default_str();
+    cmd->add_option("--equations", opt->equations,
+                    "generated (code derived at build time) | ad (dual-number reference, CPU only)")
+        ->capture_default_str();
     cmd->callback([opt, cmd, &exit_code]() {
         opt->dt_given = cmd->count("--dt") > 0;
         exit_code = run_trajectory_command(*opt);

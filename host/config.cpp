@@ -19,6 +19,7 @@ namespace nhvk {
 
 const char* to_string(Method m) { return m == Method::rk4 ? "rk4" : "dopri5"; }
 const char* to_string(Precision p) { return p == Precision::f32 ? "float" : "double"; }
+const char* to_string(EquationsKind e) { return e == EquationsKind::ad ? "ad" : "generated"; }
 const char* to_string(Spacing s) {
     switch (s) {
     case Spacing::log: return "log";
@@ -483,7 +484,8 @@ void parse_initial(const Reader& rd, const toml::table& root, RunConfig& cfg) {
 void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "integrator";
     const toml::table* t = rd.table(&root, "integrator", p);
-    if (t) rd.check_keys(*t, p, {"method", "rtol", "atol", "dt", "min_step", "max_steps", "project", "precision"});
+    if (t) rd.check_keys(*t, p, {"method", "rtol", "atol", "dt", "min_step", "max_steps", "project", "precision",
+                                    "equations"});
     IntegratorSettings& s = cfg.integrator;
     s = IntegratorSettings{};
     if (const toml::node* n = rd.get(t, "method")) s.method = rd.choice(*n, "integrator.method", {"rk4", "dopri5"}) == 0
@@ -507,6 +509,9 @@ void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg)
     if (const toml::node* n = rd.get(t, "precision"))
         s.precision =
             rd.choice(*n, "integrator.precision", {"double", "float"}) == 0 ? Precision::f64 : Precision::f32;
+    if (const toml::node* n = rd.get(t, "equations"))
+        s.equations = rd.choice(*n, "integrator.equations", {"generated", "ad"}) == 0 ? EquationsKind::generated
+                                                                                       : EquationsKind::ad;
 }
 
 void parse_times(const Reader& rd, const toml::table& root, RunConfig& cfg) {
@@ -713,7 +718,8 @@ nlohmann::json RunConfig::resolved_json() const {
           {"min_step", integrator.min_step},
           {"max_steps", integrator.max_steps},
           {"project", integrator.project},
-          {"precision", to_string(integrator.precision)}}},
+          {"precision", to_string(integrator.precision)},
+          {"equations", to_string(integrator.equations)}}},
         {"times", times_json},
         {"divergence",
          {{"coordinates", coords}, {"onset_threshold", onset_threshold}, {"growth_t_max", growth_t_max}}},

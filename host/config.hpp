@@ -32,6 +32,7 @@
  *  max_steps = 10000000            # >= 1; default 10^7 (per trajectory, per dynamics)
  *  project = false                 # project v back onto phi = 0 after each step; default false
  *  precision = "double"            # "double" | "float"; default "double"
+ *  equations = "generated"         # "generated" | "ad" (dual-number reference, CPU only); default "generated"
  *
  *  [times]
  *  t_end = 5.0                     # required, > t0
@@ -127,6 +128,8 @@ enum class Backend { cpu, cuda, automatic };
 const char* to_string(Method m);
 /** @brief `integrator.precision` (core enum `nhvk::Precision`): "double", "float". */
 const char* to_string(Precision p);
+/** @brief `integrator.equations` (core enum `nhvk::EquationsKind`): "generated", "ad". */
+const char* to_string(EquationsKind e);
 /** @brief "linear", "log", "list". */
 const char* to_string(Spacing s);
 /** @brief "cpu", "cuda", "auto". */
@@ -142,6 +145,7 @@ struct IntegratorSettings {
     std::int64_t max_steps = 10000000;
     bool project = false;
     Precision precision = Precision::f64;
+    EquationsKind equations = EquationsKind::generated;
 };
 
 /** @brief `[times]` as configured; the resolved output times are `RunConfig::times`. */

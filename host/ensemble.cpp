@@ -196,6 +196,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     j["backend"] = r.backend;
     j["threads"] = r.threads;
     j["precision"] = to_string(cfg.integrator.precision);
+    j["equations"] = to_string(cfg.integrator.equations);
     j["timing"]["seconds"] = r.seconds;
     j["timing"]["sampling_seconds"] = r.sampling_seconds;
     j["timing"]["integration_seconds"] = r.integration_seconds;
@@ -293,6 +294,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     common.model = cfg.model.name;
     common.method = cfg.integrator.method;
     common.precision = cfg.integrator.precision;
+    common.equations = cfg.integrator.equations;
     common.times = cfg.times.data();
     common.nt = nt;
     common.t0 = cfg.t0;
@@ -312,7 +314,12 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
 
     std::unique_ptr<ChunkRunner> runner;
     EnsembleResult r;
-    if (cfg.run.backend == Backend::cuda || (cfg.run.backend == Backend::automatic && cuda_available())) {
+    // NOTE: the dual-number reference equations run on the CPU only; `auto` picks the CPU for them.
+    if (cfg.run.backend == Backend::cuda && common.equations == EquationsKind::ad)
+        throw std::runtime_error("run.backend = \"cuda\" integrates the generated equations only; "
+                                 "integrator.equations = \"ad\" needs run.backend = \"cpu\" or \"auto\"");
+    if (cfg.run.backend == Backend::cuda ||
+        (cfg.run.backend == Backend::automatic && common.equations == EquationsKind::generated && cuda_available())) {
         runner = make_cuda_runner(layout, common);
     } else {
         runner = make_cpu_runner(layout, common, threads);
@@ -434,6 +441,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
             q.times = cfg.times;
             q.method = common.method;
             q.precision = common.precision;
+            q.equations = common.equations;
             q.ctl = common.ctl;
             q.divergence_mask = common.divergence_mask;
             saved_requests.emplace_back(g, std::move(q));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace nhvk {
@@ -39,5 +40,27 @@ struct ModelInfo {
         return -1;
     }
 };
+
+/** @brief Names, sizes, coordinates and default parameters of model `M`. */
+template <class M> ModelInfo model_info() {
+    ModelInfo info;
+    info.name = M::name;
+    info.description = M::description;
+    info.n = M::n;
+    info.k = M::k;
+    for (int j = 0; j < M::n; ++j) {
+        info.coords.emplace_back(M::coord_names[j]);
+        info.angles.push_back(M::angles[j]);
+    }
+    M defaults{};
+    defaults.visit_params([&](const char* name, auto& value) {
+        ParamInfo p;
+        p.name = name;
+        p.default_value = static_cast<double>(value);
+        p.is_bool = std::is_same<std::decay_t<decltype(value)>, bool>::value;
+        info.params.push_back(p);
+    });
+    return info;
+}
 
 } // namespace nhvk

@@ -8,13 +8,11 @@
 namespace nhvk {
 
 namespace {
-template <std::size_t... Is> std::vector<ModelOps> make_table(std::index_sequence<Is...>) {
-    return {make_model_ops<Is>()...};
-}
+template <class... Ms> std::vector<ModelOps> make_table(ModelList<Ms...>) { return {make_model_ops<Ms>()...}; }
 } // namespace
 
 const ModelOps* find_model_ops(const std::string& name) {
-    static const std::vector<ModelOps> table = make_table(std::make_index_sequence<BuiltinModels::size>{});
+    static const std::vector<ModelOps> table = make_table(BuiltinModels{});
     static const std::vector<ModelInfo> infos = [] {
         std::vector<ModelInfo> v;
         for (const ModelOps& o : table) v.push_back(o.info());

@@ -34,8 +34,8 @@ struct ModelOps {
     void (*sample_chunk)(const SampleRequest& req, SampleChunk& out);
 };
 
-/** @brief The model at index `I` of `BuiltinModels` (defined in its generated translation unit). */
-template <std::size_t I> ModelOps make_model_ops();
+/** @brief The ops of model `M` (instantiated in the model's generated translation unit, build/gen/host_model_*.cpp). */
+template <class M> ModelOps make_model_ops();
 
 /** @brief The ops of the model named `name`, or nullptr. */
 const ModelOps* find_model_ops(const std::string& name);

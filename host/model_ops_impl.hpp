@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /** @file
- *  @brief Definitions behind `make_model_ops<I>()`; included only by the generated per-model translation units.
+ *  @brief Definitions behind `make_model_ops<M>()`; included only by the generated per-model translation units, after
+ *         the model's generated equations (`nhvk/generated/<model>.hpp`).
  */
 #pragma once
 
@@ -12,25 +13,27 @@
 
 #include "model_ops.hpp"
 #include "nhvk/dispatch.hpp"
-#include "registry.hpp"
+#include "model_info.hpp"
 #include "sampling_impl.hpp"
 
 namespace nhvk::ops_detail {
 
 template <class M> void run_chunk_cpu(const ChunkCommon& common, const ChunkArgs& args, int threads) {
     const int nthreads = threads > 0 ? threads : omp_get_max_threads();
-    dispatch_numeric(common.method, common.precision, [&](auto tt, auto st) {
+    dispatch_run(common.method, common.precision, common.equations, [&](auto tt, auto st, auto et) {
         using T = decltype(tt);
         using St = decltype(st);
+        using Et = decltype(et);
         const long long m = args.m;
         // NOTE: dynamic schedule: adaptive steps make members uneven. Results do not depend on the schedule: each
         // member writes only its own column.
 #pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads)
-        for (long long j = 0; j < m; ++j) run_chunk_member<M, T, St::template tmpl>(args, j);
+        for (long long j = 0; j < m; ++j) run_chunk_member<M, T, St::template tmpl, Et::template tmpl>(args, j);
     });
 }
 
-template <class M, class T, template <class, class> class St> TrajectoryResult trajectory(const TrajectoryRequest& req) {
+template <class M, class T, template <class, class> class St, template <class, class> class Eq>
+TrajectoryResult trajectory(const TrajectoryRequest& req) {
     constexpr int n = M::n, k = M::k;
     const M model = make_model<M>(req.params.empty() ? nullptr : req.params.data());
     T q0[n], v0[n], mu0[k];
@@ -43,7 +46,7 @@ template <class M, class T, template <class, class> class St> TrajectoryResult t
     std::vector<T> buf(static_cast<std::size_t>(nt + 1) * StateRecorder<M, T>::row_size(), T(0));
     StateRecorder<M, T> rec{buf.data()};
     TrajectoryResult r;
-    r.outcome = integrate_member<St>(model, q0, v0, mu0, T(req.t0), req.times.data(), nt, req.ctl, rec);
+    r.outcome = integrate_member<St, Eq>(model, q0, v0, mu0, T(req.t0), req.times.data(), nt, req.ctl, rec);
     r.row_size = StateRecorder<M, T>::row_size();
     r.rows = r.outcome.status == Status::ok ? nt + 1 : r.outcome.time_index + 1;
     if (r.rows < 0) r.rows = 0;
@@ -53,17 +56,18 @@ template <class M, class T, template <class, class> class St> TrajectoryResult t
 
 template <class M> TrajectoryResult trajectory_cpu(const TrajectoryRequest& req) {
     TrajectoryResult result;
-    dispatch_numeric(req.method, req.precision, [&](auto tt, auto st) {
+    dispatch_run(req.method, req.precision, req.equations, [&](auto tt, auto st, auto et) {
         using T = decltype(tt);
         using St = decltype(st);
-        result = trajectory<M, T, St::template tmpl>(req);
+        using Et = decltype(et);
+        result = trajectory<M, T, St::template tmpl, Et::template tmpl>(req);
     });
     return result;
 }
 
 /** @brief The saddle-point multipliers λ of the nonholonomic motion at a recorded state (NaN where singular). */
-template <class M> void nh_lambda(const M& model, const double* q, const double* v, double t, double* lambda) {
-    NonholonomicSystem<M, double> sys{model};
+template <class Eq, class M> void nh_lambda(const M& model, const double* q, const double* v, double t, double* lambda) {
+    NonholonomicSystem<M, double, Eq> sys{model};
     double y[2 * M::n], dy[2 * M::n];
     for (int j = 0; j < M::n; ++j) {
         y[j] = q[j];
@@ -73,10 +77,12 @@ template <class M> void nh_lambda(const M& model, const double* q, const double*
         for (int a = 0; a < M::k; ++a) lambda[a] = NAN;
 }
 
-template <class M>
-void write_trajectory_csv(const TrajectoryRequest& req, const TrajectoryResult& r, std::FILE* out) {
+/** @brief The CSV rows; the diagnostic columns (λ, energies) come from the equations `Eq` the run integrated. */
+template <class M, class Eq>
+void write_trajectory_csv_with(const TrajectoryRequest& req, const TrajectoryResult& r, std::FILE* out) {
     constexpr int n = M::n, k = M::k;
     const M model = make_model<M>(req.params.empty() ? nullptr : req.params.data());
+    const Eq eq(model);
     std::string h = "t";
     const char* groups[] = {"nh_q", "nh_v", "vk_q", "vk_v"};
     for (const char* g : groups)
@@ -96,12 +102,12 @@ void write_trajectory_csv(const TrajectoryRequest& req, const TrajectoryResult& 
         double pn[k], pk[k], lam[k];
         model.constraints(qn, vn, t, pn);
         model.constraints(qk, vk, t, pk);
-        nh_lambda(model, qn, vn, t, lam);
+        nh_lambda<Eq>(model, qn, vn, t, lam);
         for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", pn[a]);
         for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", pk[a]);
         for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", lam[a]);
-        const StateDiagnostics<double> dn = diagnose(model, qn, vn, t);
-        const StateDiagnostics<double> dk = diagnose(model, qk, vk, t, mu);
+        const StateDiagnostics<double> dn = diagnose_with(eq, qn, vn, t);
+        const StateDiagnostics<double> dk = diagnose_with(eq, qk, vk, t, mu);
         double dq = 0, dv = 0;
         for (int j = 0; j < n; ++j) {
             if (!((req.divergence_mask >> j) & 1u)) continue;
@@ -113,6 +119,13 @@ void write_trajectory_csv(const TrajectoryRequest& req, const TrajectoryResult& 
         std::fprintf(out, ",%.17g,%.17g,%.17g,%.17g,%.17g\n", dn.energy, dk.energy, dk.vk_energy, std::sqrt(dq),
                      std::sqrt(dv));
     }
+}
+
+template <class M> void write_trajectory_csv(const TrajectoryRequest& req, const TrajectoryResult& r, std::FILE* out) {
+    if (req.equations == EquationsKind::ad)
+        write_trajectory_csv_with<M, AdEquations<M, double>>(req, r, out);
+    else
+        write_trajectory_csv_with<M, GenEquations<M, double>>(req, r, out);
 }
 
 template <class M> double constraint_violation(const double* params, const double* q, const double* v, double t) {
@@ -128,8 +141,7 @@ template <class M> double constraint_violation(const double* params, const doubl
 
 namespace nhvk {
 
-template <std::size_t I> ModelOps make_model_ops() {
-    using M = typename ModelAt<I, BuiltinModels>::type;
+template <class M> ModelOps make_model_ops() {
     ModelOps ops;
     ops.info = &model_info<M>;
     ops.run_chunk_cpu = &ops_detail::run_chunk_cpu<M>;

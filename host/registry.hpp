@@ -19,28 +19,6 @@ template <class M> struct ModelTag {
     using type = M;
 };
 
-/** @brief Names, sizes, coordinates and default parameters of model `M`. */
-template <class M> ModelInfo model_info() {
-    ModelInfo info;
-    info.name = M::name;
-    info.description = M::description;
-    info.n = M::n;
-    info.k = M::k;
-    for (int j = 0; j < M::n; ++j) {
-        info.coords.emplace_back(M::coord_names[j]);
-        info.angles.push_back(M::angles[j]);
-    }
-    M defaults{};
-    defaults.visit_params([&](const char* name, auto& value) {
-        ParamInfo p;
-        p.name = name;
-        p.default_value = static_cast<double>(value);
-        p.is_bool = std::is_same<std::decay_t<decltype(value)>, bool>::value;
-        info.params.push_back(p);
-    });
-    return info;
-}
-
 namespace detail {
 template <class... Ms> std::vector<ModelInfo> infos(ModelList<Ms...>) { return {model_info<Ms>()...}; }
 template <class F, class... Ms> bool visit(const std::string& name, F&& f, ModelList<Ms...>) {

@@ -20,6 +20,7 @@ struct TrajectoryRequest {
     std::vector<double> times; ///< strictly increasing, > t0
     Method method = Method::dopri5;
     Precision precision = Precision::f64;
+    EquationsKind equations = EquationsKind::generated;
     StepControl ctl;
     unsigned divergence_mask = ~0u; ///< coordinates entering the d_q, d_v columns of the CSV (bit j: coordinate j)
 };

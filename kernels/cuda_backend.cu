@@ -20,12 +20,10 @@
 namespace nhvk {
 
 namespace {
-template <std::size_t... Is> std::vector<CudaModelOps> make_table(std::index_sequence<Is...>) {
-    return {make_cuda_model_ops<Is>()...};
-}
+template <class... Ms> std::vector<CudaModelOps> make_table(ModelList<Ms...>) { return {make_cuda_model_ops<Ms>()...}; }
 
 const CudaModelOps& cuda_ops(const std::string& model) {
-    static const std::vector<CudaModelOps> table = make_table(std::make_index_sequence<BuiltinModels::size>{});
+    static const std::vector<CudaModelOps> table = make_table(BuiltinModels{});
     for (const CudaModelOps& o : table)
         if (model == o.name) return o;
     throw std::invalid_argument("unknown model '" + model + "'");
@@ -72,6 +70,9 @@ public:
     int slots() const override { return 2; }
     ChunkArgs& slot(int s) override { return host_args_[s]; }
     void submit(int s, long long m) override {
+        if (common_.equations != EquationsKind::generated)
+            throw std::runtime_error("backend 'cuda' integrates the generated equations only "
+                                     "(integrator.equations = \"ad\" runs on the CPU backend)");
         host_args_[s].m = m;
         dev_args_[s].m = m;
         // NOTE: one copy of the whole input region (its layout is identical on both sides).

@@ -18,7 +18,7 @@ struct CudaModelOps {
     TrajectoryResult (*trajectory)(const TrajectoryRequest& req);
 };
 
-/** @brief The model at index `I` of `BuiltinModels` (defined in its generated translation unit). */
-template <std::size_t I> CudaModelOps make_cuda_model_ops();
+/** @brief The CUDA ops of model `M` (instantiated in its generated translation unit, build/gen/cuda_model_*.cu). */
+template <class M> CudaModelOps make_cuda_model_ops();
 
 } // namespace nhvk

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /** @file
- *  @brief The CUDA kernels, templated on the model; included only by the generated per-model .cu files.
+ *  @brief The CUDA kernels, templated on the model; included only by the generated per-model .cu files, after the
+ *         model's generated equations. The device integrates the generated equations (`GenEquations`) only: the
+ *         dual-number reference runs on the CPU.
  */
 #pragma once
 
@@ -11,7 +13,6 @@
 #include "cuda_check.hpp"
 #include "cuda_model_ops.hpp"
 #include "nhvk/dispatch.hpp"
-#include "nhvk/models/all.hpp"
 
 namespace nhvk {
 
@@ -22,7 +23,7 @@ constexpr int block_size = 128;
 template <class M, class T, template <class, class> class St>
 __global__ void __launch_bounds__(block_size) ensemble_chunk_kernel(ChunkArgs a) {
     const long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (j < a.m) run_chunk_member<M, T, St>(a, j);
+    if (j < a.m) run_chunk_member<M, T, St, GenEquations>(a, j);
 }
 
 template <class M, class T> struct TrajectoryArgs {
@@ -39,7 +40,7 @@ template <class M, class T, template <class, class> class St>
 __global__ void trajectory_kernel(M model, TrajectoryArgs<M, T> a) {
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     StateRecorder<M, T> rec{a.out};
-    *a.outcome = integrate_member<St>(model, a.q0, a.v0, a.mu0, a.t0, a.times, a.nt, a.ctl, rec);
+    *a.outcome = integrate_member<St, GenEquations>(model, a.q0, a.v0, a.mu0, a.t0, a.times, a.nt, a.ctl, rec);
 }
 
 /** @brief A device buffer freed on scope exit. */
@@ -101,6 +102,9 @@ template <class M> void launch_chunk(const ChunkCommon& common, const ChunkArgs&
 }
 
 template <class M> TrajectoryResult trajectory(const TrajectoryRequest& req) {
+    if (req.equations != EquationsKind::generated)
+        throw std::runtime_error("backend 'cuda' integrates the generated equations only (--equations ad runs on the "
+                                 "CPU backend)");
     TrajectoryResult result;
     dispatch_numeric(req.method, req.precision, [&](auto tt, auto st) {
         using T = decltype(tt);
@@ -112,8 +116,7 @@ template <class M> TrajectoryResult trajectory(const TrajectoryRequest& req) {
 
 } // namespace cuda_detail
 
-template <std::size_t I> CudaModelOps make_cuda_model_ops() {
-    using M = typename ModelAt<I, BuiltinModels>::type;
+template <class M> CudaModelOps make_cuda_model_ops() {
     return CudaModelOps{M::name, &cuda_detail::launch_chunk<M>, &cuda_detail::trajectory<M>};
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "nhvk/ensemble_chunk.hpp"
+#include "nhvk/generated.hpp"
 #include "nhvk/steppers.hpp"
 
 namespace nhvk {
@@ -27,6 +28,22 @@ template <class F> void dispatch_numeric(Method method, Precision precision, F&&
         else
             f(float{}, StepperTag<Rk4>{});
     }
+}
+
+/** @brief Carries an equations template (`AdEquations`, `GenEquations`) through a generic lambda. */
+template <template <class, class> class E> struct EquationsTag {
+    template <class M, class T> using tmpl = E<M, T>;
+};
+
+/** @brief Call `f(T{}, StepperTag<S>{}, EquationsTag<E>{})` for the run-time choices (the model's generated header
+ *         must be included for `EquationsKind::generated`). */
+template <class F> void dispatch_run(Method method, Precision precision, EquationsKind equations, F&& f) {
+    dispatch_numeric(method, precision, [&](auto tt, auto st) {
+        if (equations == EquationsKind::ad)
+            f(tt, st, EquationsTag<AdEquations>{});
+        else
+            f(tt, st, EquationsTag<GenEquations>{});
+    });
 }
 
 } // namespace nhvk

@@ -21,6 +21,8 @@
 #include "nhvk/config.hpp"
 #include "nhvk/dual.hpp"
 #include "nhvk/linalg.hpp"
+#include "nhvk/model_params.hpp"
+#include "nhvk/param.hpp"
 #include "nhvk/status.hpp"
 
 namespace nhvk {
@@ -171,8 +173,8 @@ template <class M, class T> NHVK_HD T energy(const M& model, const T* q, const T
 
 /** @brief Solution of one saddle-point system `[Wt −Jᵀ; J 0][a; m] = [−b; γ]`. */
 template <class M, class T> struct SaddleSolution {
-    T a[M::n];
-    T mult[M::k];
+    T a[M::n] = {};
+    T mult[M::k] = {};
     Status status = Status::ok;
 };
 
@@ -211,7 +213,7 @@ NHVK_HD SaddleSolution<M, T> solve_saddle(const LagrangianParts<M, T>& lp, const
 }
 
 namespace detail {
-template <int N, class T> NHVK_HD bool all_finite(const T* x) {
+template <int N, class T> NHVK_HD NHVK_FORCEINLINE bool all_finite(const T* x) {
     bool ok = true;
     NHVK_UNROLL
     for (int i = 0; i < N; ++i) ok = ok && is_finite(x[i]);
@@ -220,13 +222,15 @@ template <int N, class T> NHVK_HD bool all_finite(const T* x) {
 
 /**
  * @brief Project `v` onto `φ(q, v, t) = 0` in the kinetic metric: Newton steps on
- *        `[W Jᵀ; J 0][Δv; ν] = [0; −φ]` (minimum `|Δv|_W`), exact in one step for linear constraints.
+ *        `[W Jᵀ; J 0][Δv; ν] = [0; −φ]` (minimum `|Δv|_W`), exact in one step for linear constraints. `eq` supplies
+ *        `constraint_parts` and `kinetic_metric` (AD or generated equations alike).
  */
-template <class M, class T> NHVK_HD NHVK_NOINLINE Status project_velocity(const M& model, const T* q, T* v, T t, int max_iter = 8) {
-    constexpr int n = M::n, k = M::k, m = n + k;
+template <class Eq, class T>
+NHVK_HD Status project_velocity(const Eq& eq, const T* q, T* v, T t, int max_iter = 8) {
+    constexpr int n = Eq::n, k = Eq::k, m = n + k;
     const T eps = NumericLimits<T>::epsilon();
     for (int it = 0; it < max_iter; ++it) {
-        const ConstraintParts<M, T> cp = constraint_parts(model, q, v, t);
+        const auto cp = eq.constraint_parts(q, v, t);
         T vmax = T(1), rmax = T(0);
         NHVK_UNROLL
         for (int j = 0; j < n; ++j) vmax = abs(v[j]) > vmax ? abs(v[j]) : vmax;
@@ -234,12 +238,13 @@ template <class M, class T> NHVK_HD NHVK_NOINLINE Status project_velocity(const 
         for (int a = 0; a < k; ++a) rmax = abs(cp.phi[a]) > rmax ? abs(cp.phi[a]) : rmax;
         if (!is_finite(rmax)) return Status::non_finite;
         if (rmax <= T(4) * eps * vmax) return Status::ok;
-        const LagrangianParts<M, T> lp = lagrangian_parts(model, q, v, t, static_cast<const T*>(nullptr));
         T A[m][m], r[m];
+        T W[n][n];
+        eq.kinetic_metric(q, v, t, W);
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) {
             NHVK_UNROLL
-            for (int j = 0; j < n; ++j) A[i][j] = lp.W[i][j];
+            for (int j = 0; j < n; ++j) A[i][j] = W[i][j];
             NHVK_UNROLL
             for (int a = 0; a < k; ++a) {
                 A[i][n + a] = cp.J[a][i];
@@ -262,64 +267,117 @@ template <class M, class T> NHVK_HD NHVK_NOINLINE Status project_velocity(const 
 }
 } // namespace detail
 
-/** @brief Nonholonomic system (eq. (19)): state `y = (q, v)`, `q̇ = v`, `v̇ = a`, multiplier `λ` an output. */
-template <class M, class T> struct NonholonomicSystem {
-    static constexpr int n = M::n, k = M::k, dim = 2 * M::n;
+/**
+ * @brief The equations of a model derived by nested dual numbers at every evaluation: the reference that every
+ *        generated model (`GenEquations`, nhvk/generated.hpp) is tested against, and what `integrator.equations =
+ *        "ad"` runs on the CPU.
+ *
+ *  Both kinds of equations offer the same interface: `nh_accel` (eq. (19): `a` and `λ`), `vk_accel` (§3: `a` and
+ *  `μ̇`), `constraint_parts` (`φ`, `J`, `γ`), `kinetic_metric` (`W` of the plain `L`), `energy` and `in_chart`.
+ */
+template <class M, class T> struct AdEquations {
+    using Model = M;
+    static constexpr int n = M::n, k = M::k;
+    /// NOTE: the reference checks every right-hand side for NaN/∞ (the generated path leaves that to the steppers).
+    static constexpr bool checks_every_rhs = true;
+    static constexpr int param_slots = max_params; ///< parameters read per member (an upper bound here)
     M model;
 
+    NHVK_HD AdEquations(const M& m) : model(m) {}
+    NHVK_HD bool in_chart(const T* q) const { return model.in_chart(q); }
+    /** @brief `[W −Jᵀ; J 0][a; λ] = [−b; γ]`, eq. (19). */
+    NHVK_HD NHVK_NOINLINE Status nh_accel(T t, const T* q, const T* v, T* a, T* lambda) const {
+        return solve_into(lagrangian_parts(model, q, v, t, static_cast<const T*>(nullptr)), q, v, t, a, lambda);
+    }
+    /** @brief `[W − Σμ H  −Jᵀ; J 0][a; μ̇] = [−b + Σ μ c; γ]` (§3), as the saddle system of `L − μ·φ`, μ frozen. */
+    NHVK_HD NHVK_NOINLINE Status vk_accel(T t, const T* q, const T* v, const T* mu, T* a, T* mudot) const {
+        return solve_into(lagrangian_parts(model, q, v, t, mu), q, v, t, a, mudot);
+    }
+    NHVK_HD ConstraintParts<M, T> constraint_parts(const T* q, const T* v, T t) const {
+        return ::nhvk::constraint_parts(model, q, v, t);
+    }
+    NHVK_HD void kinetic_metric(const T* q, const T* v, T t, T (&W)[n][n]) const {
+        const LagrangianParts<M, T> lp = lagrangian_parts(model, q, v, t, static_cast<const T*>(nullptr));
+        NHVK_UNROLL
+        for (int i = 0; i < n; ++i)
+            NHVK_UNROLL
+        for (int j = 0; j < n; ++j) W[i][j] = lp.W[i][j];
+    }
+    NHVK_HD T energy(const T* q, const T* v, T t) const { return ::nhvk::energy(model, q, v, t); }
+
+private:
+    NHVK_HD Status solve_into(const LagrangianParts<M, T>& lp, const T* q, const T* v, T t, T* a, T* mult) const {
+        const SaddleSolution<M, T> s = solve_saddle(lp, ::nhvk::constraint_parts(model, q, v, t));
+        // NOTE: the outputs are written on failure too (zeros, never read): compilers cannot always prove that a
+        // caller reads them only after a success, and warn.
+        const bool ok = s.status == Status::ok;
+        NHVK_UNROLL
+        for (int i = 0; i < n; ++i) a[i] = ok ? s.a[i] : T(0);
+        NHVK_UNROLL
+        for (int c = 0; c < k; ++c) mult[c] = ok ? s.mult[c] : T(0);
+        return s.status;
+    }
+};
+
+namespace detail {
+/** @brief A failed solve at a state that is itself not finite is a non-finite trajectory, not a singular matrix. */
+template <int N, class T> NHVK_HD Status classify_failure(Status s, const T* y) {
+    return (s == Status::singular && !all_finite<N>(y)) ? Status::non_finite : s;
+}
+} // namespace detail
+
+/** @brief Nonholonomic system (eq. (19)): state `y = (q, v)`, `q̇ = v`, `v̇ = a`, multiplier `λ` an output. */
+template <class M, class T, class Eq = AdEquations<M, T>> struct NonholonomicSystem {
+    static constexpr int n = M::n, k = M::k, dim = 2 * M::n;
+    Eq eq;
+
+    NHVK_HD NonholonomicSystem(const M& model = M{}) : eq(model) {}
+
     /** @brief `dy = f(t, y)`; `lambda` (size k) receives the multipliers when non-null. */
-    NHVK_HD NHVK_NOINLINE Status rhs(T t, const T* y, T* dy, T* lambda = nullptr) const {
+    NHVK_HD NHVK_FORCEINLINE Status rhs(T t, const T* y, T* dy, T* lambda = nullptr) const {
         const T* q = y;
         const T* v = y + n;
         if constexpr (M::has_chart)
-            if (!model.in_chart(q)) return Status::chart_singular;
-        const LagrangianParts<M, T> lp = lagrangian_parts(model, q, v, t, static_cast<const T*>(nullptr));
-        const ConstraintParts<M, T> cp = constraint_parts(model, q, v, t);
-        const SaddleSolution<M, T> s = solve_saddle(lp, cp);
-        if (s.status != Status::ok) return s.status;
+            if (!eq.in_chart(q)) return Status::chart_singular;
         NHVK_UNROLL
-        for (int i = 0; i < n; ++i) {
-            dy[i] = v[i];
-            dy[n + i] = s.a[i];
-        }
+        for (int i = 0; i < n; ++i) dy[i] = v[i];
+        T mult[k > 0 ? k : 1];
+        const Status s = eq.nh_accel(t, q, v, dy + n, mult);
+        if (s != Status::ok) return detail::classify_failure<dim>(s, y);
         if (lambda)
             NHVK_UNROLL
-        for (int a = 0; a < k; ++a) lambda[a] = s.mult[a];
-        return detail::all_finite<dim>(dy) ? Status::ok : Status::non_finite;
+        for (int a = 0; a < k; ++a) lambda[a] = mult[a];
+        if constexpr (Eq::checks_every_rhs) return detail::all_finite<dim>(dy) ? Status::ok : Status::non_finite;
+        return Status::ok;
     }
     /** @brief Project `v` back onto `φ = 0` (PHYSICS §5). */
-    NHVK_HD Status project(T t, T* y) const { return detail::project_velocity(model, y, y + n, t); }
+    NHVK_HD Status project(T t, T* y) const { return detail::project_velocity(eq, y, y + n, t); }
 };
 
 /** @brief Vakonomic system (§3): state `y = (q, v, μ)`, `[W − Σμ H  −Jᵀ; J 0][a; μ̇] = [−b + Σ μ c; γ]`. */
-template <class M, class T> struct VakonomicSystem {
+template <class M, class T, class Eq = AdEquations<M, T>> struct VakonomicSystem {
     static constexpr int n = M::n, k = M::k, dim = 2 * M::n + M::k;
-    M model;
+    Eq eq;
 
-    NHVK_HD NHVK_NOINLINE Status rhs(T t, const T* y, T* dy, T* mudot = nullptr) const {
+    NHVK_HD VakonomicSystem(const M& model = M{}) : eq(model) {}
+
+    NHVK_HD NHVK_FORCEINLINE Status rhs(T t, const T* y, T* dy, T* mudot = nullptr) const {
         const T* q = y;
         const T* v = y + n;
         const T* mu = y + 2 * n;
         if constexpr (M::has_chart)
-            if (!model.in_chart(q)) return Status::chart_singular;
-        // NOTE: with L̃ = L − μ·φ (μ frozen) W̃ = W − Σ μ H and b̃ = b − Σ μ c, so one routine serves both dynamics.
-        const LagrangianParts<M, T> lp = lagrangian_parts(model, q, v, t, mu);
-        const ConstraintParts<M, T> cp = constraint_parts(model, q, v, t);
-        const SaddleSolution<M, T> s = solve_saddle(lp, cp);
-        if (s.status != Status::ok) return s.status;
+            if (!eq.in_chart(q)) return Status::chart_singular;
         NHVK_UNROLL
-        for (int i = 0; i < n; ++i) {
-            dy[i] = v[i];
-            dy[n + i] = s.a[i];
-        }
-        NHVK_UNROLL
-        for (int a = 0; a < k; ++a) dy[2 * n + a] = s.mult[a];
+        for (int i = 0; i < n; ++i) dy[i] = v[i];
+        const Status s = eq.vk_accel(t, q, v, mu, dy + n, dy + 2 * n);
+        if (s != Status::ok) return detail::classify_failure<dim>(s, y);
         if (mudot)
             NHVK_UNROLL
-        for (int a = 0; a < k; ++a) mudot[a] = s.mult[a];
-        return detail::all_finite<dim>(dy) ? Status::ok : Status::non_finite;
+        for (int a = 0; a < k; ++a) mudot[a] = dy[2 * n + a];
+        if constexpr (Eq::checks_every_rhs) return detail::all_finite<dim>(dy) ? Status::ok : Status::non_finite;
+        return Status::ok;
     }
-    NHVK_HD Status project(T t, T* y) const { return detail::project_velocity(model, y, y + n, t); }
+    NHVK_HD Status project(T t, T* y) const { return detail::project_velocity(eq, y, y + n, t); }
 };
 
 /** @brief Diagnostics of one state: `max_ν |φ_ν|`, the energy `E`, and (vakonomic) `E − μ·(J·v)`. */
@@ -329,30 +387,37 @@ template <class T> struct StateDiagnostics {
     T vk_energy; ///< E − μ·(J·v); equals E when no μ is given
 };
 
-template <class M, class T>
-NHVK_HD NHVK_NOINLINE StateDiagnostics<T> diagnose(const M& model, const T* q, const T* v, T t, const T* mu = nullptr) {
+/** @brief The diagnostics of one state from equations `eq` (AD or generated). */
+template <class Eq, class T>
+NHVK_HD NHVK_FORCEINLINE StateDiagnostics<T> diagnose_with(const Eq& eq, const T* q, const T* v, T t, const T* mu = nullptr) {
     StateDiagnostics<T> d;
-    const ConstraintParts<M, T> cp = constraint_parts(model, q, v, t);
+    const auto cp = eq.constraint_parts(q, v, t);
     d.residual = T(0);
     NHVK_UNROLL
-    for (int a = 0; a < M::k; ++a) {
+    for (int a = 0; a < Eq::k; ++a) {
         // NOTE: a NaN residual must stay NaN (a plain max would drop it), so the caller can count it.
         const T r = abs(cp.phi[a]);
         d.residual = (r > d.residual || !is_finite(r)) ? r : d.residual;
         if (!is_finite(r)) break;
     }
-    d.energy = energy(model, q, v, t);
+    d.energy = eq.energy(q, v, t);
     d.vk_energy = d.energy;
     if (mu) {
         NHVK_UNROLL
-        for (int a = 0; a < M::k; ++a) {
+        for (int a = 0; a < Eq::k; ++a) {
             T Jv = T(0);
             NHVK_UNROLL
-            for (int j = 0; j < M::n; ++j) Jv += cp.J[a][j] * v[j];
+            for (int j = 0; j < Eq::n; ++j) Jv += cp.J[a][j] * v[j];
             d.vk_energy -= mu[a] * Jv;
         }
     }
     return d;
+}
+
+/** @brief `diagnose_with` the AD reference equations of `model`. */
+template <class M, class T>
+NHVK_HD StateDiagnostics<T> diagnose(const M& model, const T* q, const T* v, T t, const T* mu = nullptr) {
+    return diagnose_with(AdEquations<M, T>(model), q, v, t, mu);
 }
 
 } // namespace nhvk

@@ -43,12 +43,11 @@ struct ChunkArgs {
     std::int32_t* onset = nullptr;   ///< first output index with d_q > threshold, −1 never
 };
 
-/** @brief Maximum number of model parameters a chunk carries per member. */
-inline constexpr int max_params = 16;
 
-/** @brief Integrate member `j` of the chunk with both dynamics and write its metrics (no trajectory stored). */
-template <class M, class T, template <class, class> class Stepper>
-NHVK_HD void run_chunk_member(const ChunkArgs& a, long long j) {
+/** @brief Integrate member `j` of the chunk with both dynamics and write its metrics (no trajectory stored).
+ *         `Equations`: `AdEquations` (the reference) or `GenEquations` (the generated code). */
+template <class M, class T, template <class, class> class Stepper, template <class, class> class Equations = AdEquations>
+NHVK_HD NHVK_FORCEINLINE void run_chunk_member(const ChunkArgs& a, long long j) {
     constexpr int n = M::n, k = M::k;
     if (!(a.q0[j] == a.q0[j])) {
         // NOTE: NaN in q0 marks a member the sampler could not place on the constraint set: not integrated; the host
@@ -59,13 +58,16 @@ NHVK_HD void run_chunk_member(const ChunkArgs& a, long long j) {
         a.onset[j] = -1;
         return;
     }
-    double p[max_params > 0 ? max_params : 1];
-    const double* pp = nullptr;
+    // NOTE: a compile-time bound (the generated equations know the exact count), and the array is only ever seen
+    // through a definite pointer, so the loop unrolls and the values stay in registers on the device.
+    M model{};
     if (a.params && a.n_params > 0) {
-        for (int i = 0; i < a.n_params && i < max_params; ++i) p[i] = a.params[a.params_ld ? i * a.params_ld + j : i];
-        pp = p;
+        constexpr int np = Equations<M, T>::param_slots;
+        double p[np > 0 ? np : 1];
+        NHVK_UNROLL
+        for (int i = 0; i < np; ++i) p[i] = i < a.n_params ? a.params[a.params_ld ? i * a.params_ld + j : i] : 0.0;
+        model = make_model<M>(p);
     }
-    const M model = make_model<M>(pp);
     T q0[n], v0[n], mu0[k > 0 ? k : 1];
     NHVK_UNROLL
     for (int c = 0; c < n; ++c) {
@@ -74,9 +76,10 @@ NHVK_HD void run_chunk_member(const ChunkArgs& a, long long j) {
     }
     NHVK_UNROLL
     for (int c = 0; c < k; ++c) mu0[c] = a.mu0 ? T(a.mu0[c * a.ld + j]) : T(0);
-    DivergenceObserver<M, T> obs{model, a.divergence_mask, a.angle_mask, a.nt, a.metrics + j, a.ld, a.onset_threshold};
+    DivergenceObserver<M, T, Equations<M, T>> obs{
+        Equations<M, T>(model), a.divergence_mask, a.angle_mask, a.nt, a.metrics + j, a.ld, a.onset_threshold};
     const MemberOutcome out =
-        integrate_member<Stepper>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs);
+        integrate_member<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs);
     a.status[j] = static_cast<std::uint8_t>(out.status);
     a.failed[j] = static_cast<std::uint8_t>(out.failed);
     a.fail_index[j] = out.time_index;

@@ -43,15 +43,18 @@ template <class T> NHVK_HD T wrap_angle(T d) {
 /**
  * @brief Integrate both dynamics of one member to `times[0..nt)` and call `obs(i, t_i, y_nh, y_vk)` at each.
  *
- * `times` is strictly increasing and > t0 (double also for float runs). `Stepper` is a stepper template (`Rk4`, `Dopri5`). The observer is called with `i = -1` at `t0` first (after the
- * optional projection). The two dynamics are advanced independently, each with its own adaptive steps.
+ * `times` is strictly increasing and > t0 (double also for float runs). `Stepper` is a stepper template (`Rk4`,
+ * `Dopri5`); `Equations` the derivation of the right-hand sides (`AdEquations`, the dual-number reference, or
+ * `GenEquations`, the generated code). The observer is called with `i = -1` at `t0` first (after the optional
+ * projection). The two dynamics are advanced independently, each with its own adaptive steps.
  */
-template <template <class, class> class Stepper, class M, class T, class Observer>
-NHVK_HD MemberOutcome integrate_member(const M& model, const T* q0, const T* v0, const T* mu0, T t0,
+template <template <class, class> class Stepper, template <class, class> class Equations = AdEquations, class M,
+          class T, class Observer>
+NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T* q0, const T* v0, const T* mu0, T t0,
                                        const double* times, int nt, const StepControl& ctl, Observer& obs) {
     constexpr int n = M::n, k = M::k;
-    using NH = NonholonomicSystem<M, T>;
-    using VK = VakonomicSystem<M, T>;
+    using NH = NonholonomicSystem<M, T, Equations<M, T>>;
+    using VK = VakonomicSystem<M, T, Equations<M, T>>;
     const NH nh{model};
     const VK vk{model};
     T y_nh[NH::dim], y_vk[VK::dim];
@@ -105,8 +108,8 @@ NHVK_HD MemberOutcome integrate_member(const M& model, const T* q0, const T* v0,
  *        trajectory, writing `metrics[(m * nt + i) * stride]` (structure of arrays: the caller offsets `metrics` by
  *        the member's column and passes the chunk size as `stride`).
  */
-template <class M, class T> struct DivergenceObserver {
-    M model;
+template <class M, class T, class Eq = AdEquations<M, T>> struct DivergenceObserver {
+    Eq eq;
     unsigned divergence_mask; ///< bit j set: coordinate j enters d_q and d_v
     unsigned angle_mask;      ///< bit j set: coordinate j is an angle (its difference is wrapped)
     int nt;
@@ -116,11 +119,11 @@ template <class M, class T> struct DivergenceObserver {
     int onset_index = -1; ///< first output index with d_q > threshold (-1: never)
     T e0_nh = T(0), e0_vk = T(0);
 
-    NHVK_HD void operator()(int i, T t, const T* y_nh, const T* y_vk) {
+    NHVK_HD NHVK_FORCEINLINE void operator()(int i, T t, const T* y_nh, const T* y_vk) {
         constexpr int n = M::n;
         const T* mu = y_vk + 2 * n;
-        const StateDiagnostics<T> dn = diagnose(model, y_nh, y_nh + n, t);
-        const StateDiagnostics<T> dk = diagnose(model, y_vk, y_vk + n, t, mu);
+        const StateDiagnostics<T> dn = diagnose_with(eq, y_nh, y_nh + n, t);
+        const StateDiagnostics<T> dk = diagnose_with(eq, y_vk, y_vk + n, t, mu);
         if (i < 0) {
             e0_nh = dn.energy;
             e0_vk = dk.vk_energy;

@@ -9,16 +9,35 @@
 
 namespace nhvk {
 
+/** @brief Maximum number of parameters a model may have (what a chunk carries per member). */
+inline constexpr int max_params = 16;
+
 /** @brief Visitor that assigns `p[0], p[1], …` to the parameters in `visit_params` order (bool: p != 0). */
 struct ParamSetter {
     const double* p;
     int i = 0;
-    template <class V> NHVK_HD void operator()(const char*, V& value) { value = static_cast<V>(p[i++]); }
-    NHVK_HD void operator()(const char*, bool& value) { value = p[i++] != 0.0; }
+    template <class V> NHVK_HD NHVK_FORCEINLINE void operator()(const char*, V& value) { value = static_cast<V>(p[i++]); }
+    NHVK_HD NHVK_FORCEINLINE void operator()(const char*, bool& value) { value = p[i++] != 0.0; }
 };
 
+/** @brief Visitor that copies the parameters, in `visit_params` order, into `p[0], p[1], …` (bool: 0 or 1). */
+struct ParamGetter {
+    double* p;
+    int i = 0;
+    template <class V> NHVK_HD NHVK_FORCEINLINE void operator()(const char*, const V& value) {
+        p[i++] = static_cast<double>(value);
+    }
+    NHVK_HD NHVK_FORCEINLINE void operator()(const char*, const bool& value) { p[i++] = value ? 1.0 : 0.0; }
+};
+
+/** @brief Copy the parameters of `model` into `p` (at least as many entries as the model has parameters). */
+template <class M> NHVK_HD NHVK_FORCEINLINE void get_params(const M& model, double* p) {
+    M m = model; // NOTE: visit_params hands out non-const references
+    m.visit_params(ParamGetter{p});
+}
+
 /** @brief Model `M` with parameters from `params` (`nullptr`: the defaults of `M{}`). */
-template <class M> NHVK_HD M make_model(const double* params) {
+template <class M> NHVK_HD NHVK_FORCEINLINE M make_model(const double* params) {
     M m{};
     if (params) m.visit_params(ParamSetter{params});
     return m;

@@ -193,6 +193,7 @@ TEST(Config, ResolvedJsonHasTheTomlLayout) {
     EXPECT_EQ(j["initial"]["mu"].size(), 1u);
     EXPECT_EQ(j["integrator"]["method"], "rk4");
     EXPECT_EQ(j["integrator"]["precision"], "float");
+    EXPECT_EQ(j["integrator"]["equations"], "generated");
     EXPECT_EQ(j["times"]["spacing"], "log");
     EXPECT_EQ(j["times"]["t_first"], 0.501);
     EXPECT_FALSE(j["times"].contains("list"));
@@ -200,7 +201,7 @@ TEST(Config, ResolvedJsonHasTheTomlLayout) {
     EXPECT_EQ(j["run"]["seed"], 12345678901ULL);
     EXPECT_EQ(j["run"]["backend"], "cuda");
     // Every section, every key.
-    const std::vector<std::pair<std::string, std::size_t>> sizes = {{"model", 2},  {"initial", 5}, {"integrator", 8},
+    const std::vector<std::pair<std::string, std::size_t>> sizes = {{"model", 2},  {"initial", 5}, {"integrator", 9},
                                                                      {"times", 4}, {"divergence", 3}, {"run", 9}};
     EXPECT_EQ(j.size(), sizes.size());
     for (const auto& [section, n] : sizes) EXPECT_EQ(j[section].size(), n) << section;
@@ -585,6 +586,8 @@ INSTANTIATE_TEST_SUITE_P(
                    "expected an integer, got 10.5"},
         InlineCase{"precision", head + "[integrator]\nprecision = \"half\"\n", 6, "integrator.precision",
                    "expected \"double\" or \"float\", got \"half\""},
+        InlineCase{"equations", head + "[integrator]\nequations = \"symbolic\"\n", 6, "integrator.equations",
+                   "expected \"generated\" or \"ad\", got \"symbolic\""},
         InlineCase{"project_type", head + "[integrator]\nproject = 1\n", 6, "integrator.project",
                    "expected true or false, got 1"},
         InlineCase{"spacing", head + "spacing = \"geometric\"\n", 5, "times.spacing",

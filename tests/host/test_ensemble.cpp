@@ -285,6 +285,40 @@ TEST(EnsembleDeterminism, MomentsAgreeBetweenExactAndHistogramModes) {
     EXPECT_LE(std::fabs(h - e), 2.0 * rb.histogram_resolution * e) << e << " vs " << h;
 }
 
+// The ensemble integrated with the generated equations (the default) and with the dual-number reference
+// (`integrator.equations = "ad"`): same statuses and onsets, statistics equal to integration-level rounding. The two
+// differ in the order of their floating-point operations, so they are not bit-identical; a zero difference everywhere
+// would mean the option did nothing, which the bit comparison of one statistic rules out.
+TEST(EnsembleEquations, GeneratedAgreesWithTheDualNumberReference) {
+    TempDir tmp;
+    RunConfig a = parse(determinism_cases[0].toml);
+    a.run.out = tmp.str("generated");
+    a.run.threads = 2;
+    RunConfig b = a;
+    b.integrator.equations = nhvk::EquationsKind::ad;
+    b.run.backend = nhvk::Backend::automatic; // `auto` runs the reference on the CPU
+    b.run.out = tmp.str("ad");
+    const EnsembleResult ra = nhvk::run_ensemble(a, quiet()), rb = nhvk::run_ensemble(b, quiet());
+    EXPECT_EQ(rb.backend, "cpu");
+    ASSERT_GT(ra.valid, 0u);
+    EXPECT_EQ(ra.valid, rb.valid);
+    EXPECT_EQ(ra.failed_by_status, rb.failed_by_status);
+    EXPECT_EQ(ra.onset.counts, rb.onset.counts);
+    bool any_bit_differs = false;
+    for (std::size_t s = 0; s < ra.series.size(); ++s) {
+        const double x = ra.series[s].mean, y = rb.series[s].mean;
+        EXPECT_NEAR(x, y, 1e-9 * std::max(1.0, std::fabs(y))) << s;
+        any_bit_differs = any_bit_differs || bits(x) != bits(y);
+    }
+    EXPECT_TRUE(any_bit_differs) << "generated and AD runs were bit-identical: was the option ignored?";
+    const auto summary = nlohmann::json::parse(std::ifstream(tmp.str("ad") + "/summary.json"));
+    EXPECT_EQ(summary["equations"], "ad");
+    RunConfig c = b;
+    c.run.backend = nhvk::Backend::cuda;
+    c.run.out = tmp.str("cuda_ad");
+    EXPECT_THROW(nhvk::run_ensemble(c, quiet()), std::runtime_error); // the reference runs on the CPU only
+}
+
 // A different seed gives different statistics (otherwise the equalities above would prove nothing).
 TEST(EnsembleDeterminism, DifferentSeedGivesDifferentStatistics) {
     TempDir tmp;

@@ -26,9 +26,9 @@ struct AppellHamel : ModelBase {
     static constexpr const char* coord_names[n] = {"x", "y", "z"};
     static constexpr bool angles[n] = {false, false, false};
 
-    double m = 1.0;
-    double a = 0.5;
-    double g = 9.81;
+    Param m = 1.0;
+    Param a = 0.5;
+    Param g = 9.81;
     template <class V> NHVK_HD void visit_params(V&& visit) {
         visit("m", m);
         visit("a", a);

@@ -46,10 +46,10 @@ struct BallOnTurntable : ModelBase {
     static constexpr const char* coord_names[n] = {"x", "y", "psi", "theta", "phi"};
     static constexpr bool angles[n] = {false, false, true, true, true};
 
-    double m = 1.0;
-    double a = 1.0;
-    double k2 = 0.4;
-    double Omega = 1.0;
+    Param m = 1.0;
+    Param a = 1.0;
+    Param k2 = 0.4;
+    Param Omega = 1.0;
     template <class V> NHVK_HD void visit_params(V&& visit) {
         visit("m", m);
         visit("a", a);

@@ -24,9 +24,9 @@ struct ChaplyginSleigh : ModelBase {
     static constexpr const char* coord_names[n] = {"x", "y", "theta"};
     static constexpr bool angles[n] = {false, false, true};
 
-    double m = 1.0;
-    double a = 0.5;
-    double I = 0.1;
+    Param m = 1.0;
+    Param a = 0.5;
+    Param I = 0.1;
     template <class V> NHVK_HD void visit_params(V&& visit) {
         visit("m", m);
         visit("a", a);

@@ -24,10 +24,10 @@ struct KnifeEdge : ModelBase {
     static constexpr const char* coord_names[n] = {"x", "y", "phi"};
     static constexpr bool angles[n] = {false, false, true};
 
-    double m = 1.0;
-    double J = 1.0;
-    double alpha = 0.3;
-    double g = 9.81;
+    Param m = 1.0;
+    Param J = 1.0;
+    Param alpha = 0.3;
+    Param g = 9.81;
     template <class V> NHVK_HD void visit_params(V&& visit) {
         visit("m", m);
         visit("J", J);

@@ -29,8 +29,8 @@ struct PfaffianParticle : ModelBase {
     static constexpr const char* coord_names[n] = {"q1", "q2", "q3"};
     static constexpr bool angles[n] = {false, false, false};
 
-    double m = 1.0;
-    double beta = 0.5;
+    Param m = 1.0;
+    Param beta = 0.5;
     template <class V> NHVK_HD void visit_params(V&& visit) {
         visit("m", m);
         visit("beta", beta);

@@ -26,9 +26,9 @@ struct RigidPair : ModelBase {
     static constexpr const char* coord_names[n] = {"x1", "y1", "z1", "x2", "y2", "z2"};
     static constexpr bool angles[n] = {false, false, false, false, false, false};
 
-    double m1 = 1.0;
-    double m2 = 1.0;
-    double g = 9.81;
+    Param m1 = 1.0;
+    Param m2 = 1.0;
+    Param g = 9.81;
     template <class V> NHVK_HD void visit_params(V&& visit) {
         visit("m1", m1);
         visit("m2", m2);

@@ -20,10 +20,10 @@ struct RollingDisc : ModelBase {
     static constexpr const char* coord_names[n] = {"x", "y", "theta", "phi"};
     static constexpr bool angles[n] = {false, false, true, true};
 
-    double m = 1.0;
-    double R = 0.5;
-    double alpha = 0.0;
-    double g = 9.81;
+    Param m = 1.0;
+    Param R = 0.5;
+    Param alpha = 0.0;
+    Param g = 9.81;
     template <class V> NHVK_HD void visit_params(V&& visit) {
         visit("m", m);
         visit("R", R);
@@ -32,7 +32,7 @@ struct RollingDisc : ModelBase {
     }
 
     template <class S> NHVK_HD S lagrangian(const S* q, const S* v, const S&) const {
-        const double I = 0.5 * m * R * R, J = 0.25 * m * R * R;
+        const Param I = 0.5 * m * R * R, J = 0.25 * m * R * R;
         return S(0.5 * m) * (v[0] * v[0] + v[1] * v[1]) + S(0.5 * I) * v[2] * v[2] + S(0.5 * J) * v[3] * v[3] +
                S(m * g * sin(alpha)) * q[0];
     }

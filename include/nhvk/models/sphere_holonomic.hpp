@@ -19,7 +19,7 @@ struct SphereHolonomic : ModelBase {
     static constexpr const char* coord_names[n] = {"x", "y", "z"};
     static constexpr bool angles[n] = {false, false, false};
 
-    double g = 9.81;
+    Param g = 9.81;
     template <class V> NHVK_HD void visit_params(V&& visit) { visit("g", g); }
 
     template <class S> NHVK_HD S lagrangian(const S* q, const S* v, const S&) const {

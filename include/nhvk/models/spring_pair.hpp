@@ -17,10 +17,10 @@ struct SpringPair : ModelBase {
     static constexpr const char* coord_names[n] = {"x1", "y1", "z1", "x2", "y2", "z2"};
     static constexpr bool angles[n] = {false, false, false, false, false, false};
 
-    double m1 = 1.0;
-    double m2 = 1.0;
-    double kappa = 1.0;
-    double ell = 1.0;
+    Param m1 = 1.0;
+    Param m2 = 1.0;
+    Param kappa = 1.0;
+    Param ell = 1.0;
     template <class V> NHVK_HD void visit_params(V&& visit) {
         visit("m1", m1);
         visit("m2", m2);
