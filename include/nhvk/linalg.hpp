@@ -16,9 +16,11 @@ namespace nhvk {
 template <class T> struct NumericLimits;
 template <> struct NumericLimits<double> {
     NHVK_HD static constexpr double epsilon() { return DBL_EPSILON; }
+    NHVK_HD static constexpr double max() { return DBL_MAX; }
 };
 template <> struct NumericLimits<float> {
     NHVK_HD static constexpr float epsilon() { return FLT_EPSILON; }
+    NHVK_HD static constexpr float max() { return FLT_MAX; }
 };
 
 /** @brief Outcome of a dense solve. */
@@ -53,7 +55,7 @@ NHVK_HD NHVK_FORCEINLINE float pow2_inverse(float m) {
  * is false and `b` is left unspecified: callers turn that into a per-trajectory status, never into NaNs.
  */
 template <int N, class T>
-NHVK_HD SolveInfo lu_solve(T (&A)[N][N], T (&b)[N], T rcond_min = T(1e3) * NumericLimits<T>::epsilon()) {
+NHVK_HD NHVK_FORCEINLINE SolveInfo lu_solve(T (&A)[N][N], T (&b)[N], T rcond_min = T(1e3) * NumericLimits<T>::epsilon()) {
     SolveInfo info;
     T col_scale[N];
     // Row equilibration, then column equilibration of the row-scaled matrix.
@@ -98,28 +100,23 @@ NHVK_HD SolveInfo lu_solve(T (&A)[N][N], T (&b)[N], T rcond_min = T(1e3) * Numer
 
     NHVK_UNROLL
     for (int c = 0; c < N; ++c) {
-        int p = c;
-        T best = abs(A[c][c]);
+        // NOTE: partial pivoting by compare-and-swap with compile-time row indices (the first largest |A_rc| ends in
+        // row c): no dynamically indexed array, so on the device the matrix stays in registers.
         NHVK_UNROLL
         for (int r = c + 1; r < N; ++r) {
-            const T a = abs(A[r][c]);
-            if (a > best) {
-                best = a;
-                p = r;
-            }
-        }
-        if (!(best > tiny)) return info;
-        if (p != c) {
+            const bool swap = abs(A[r][c]) > abs(A[c][c]);
             NHVK_UNROLL
-            for (int j = 0; j < N; ++j) {
-                const T tmp = A[c][j];
-                A[c][j] = A[p][j];
-                A[p][j] = tmp;
+            for (int j = c; j < N; ++j) {
+                const T lo = A[r][j], hi = A[c][j];
+                A[c][j] = swap ? lo : hi;
+                A[r][j] = swap ? hi : lo;
             }
-            const T tb = b[c];
-            b[c] = b[p];
-            b[p] = tb;
+            const T lo = b[r], hi = b[c];
+            b[c] = swap ? lo : hi;
+            b[r] = swap ? hi : lo;
         }
+        const T best = abs(A[c][c]);
+        if (!(best > tiny)) return info;
         umin = best < umin ? best : umin;
         umax = best > umax ? best : umax;
         const T inv = T(1) / A[c][c];

@@ -34,7 +34,7 @@ public:
     T y[dim];
     long long steps = 0;
 
-    NHVK_HD Status init(const Sys& sys, T t0, const T* y0, const StepControl& c) {
+    NHVK_HD NHVK_FORCEINLINE Status init(const Sys& sys, T t0, const T* y0, const StepControl& c) {
         ctl_ = c;
         t = t0;
         NHVK_UNROLL
@@ -42,13 +42,15 @@ public:
         steps = 0;
         Status s = Status::ok;
         if (c.project && (s = sys.project(t, y)) != Status::ok) return s;
-        // NOTE: evaluate once at t0, as Dopri5 does, so a singular start is reported before the first output time.
+        // NOTE: evaluate once at t0, as Dopri5 does, so a singular or non-finite start is reported before the first
+        // output time.
         T k[dim];
-        return sys.rhs(t, y, k);
+        if ((s = sys.rhs(t, y, k)) != Status::ok) return s;
+        return detail_all_finite(k) ? Status::ok : Status::non_finite;
     }
 
     /** @brief Advance to `t_target` (≥ t) in `⌈(t_target − t)/dt⌉` equal steps. */
-    NHVK_HD Status advance_to(const Sys& sys, T t_target) {
+    NHVK_HD NHVK_FORCEINLINE Status advance_to(const Sys& sys, T t_target) {
         const double span = double(t_target - t);
         if (!(span > 0.0)) return Status::ok;
         long long m = (long long)(span / ctl_.dt);
@@ -57,32 +59,56 @@ public:
         if (steps + m > ctl_.max_steps) return Status::step_limit;
         const T t_start = t;
         const T h = T(span / double(m));
+        const T h2 = T(0.5) * h, h6 = h / T(6);
+        // NOTE: the state is a local copy during the steps (registers on the device, no aliasing with `this`).
+        T x[dim];
+        NHVK_UNROLL
+        for (int j = 0; j < dim; ++j) x[j] = y[j];
         for (long long i = 0; i < m; ++i) {
-            T k1[dim], k2[dim], k3[dim], k4[dim], tmp[dim];
-            Status s = sys.rhs(t, y, k1);
-            if (s != Status::ok) return s;
+            // y += h/6 (k1 + 2 (k2 + k3) + k4), evaluated in that order from two running sums (k1, k2 + k3) so that
+            // fewer stage vectors are live at once (registers on the device).
+            T k[dim], k1[dim], k23[dim], tmp[dim];
+            Status s = sys.rhs(t, x, k1);
+            if (s != Status::ok) return fail(s, x);
             NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + T(0.5) * h * k1[j];
-            if ((s = sys.rhs(t + T(0.5) * h, tmp, k2)) != Status::ok) return s;
+            for (int j = 0; j < dim; ++j) tmp[j] = x[j] + h2 * k1[j];
+            if ((s = sys.rhs(t + h2, tmp, k23)) != Status::ok) return fail(s, x);
             NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + T(0.5) * h * k2[j];
-            if ((s = sys.rhs(t + T(0.5) * h, tmp, k3)) != Status::ok) return s;
+            for (int j = 0; j < dim; ++j) tmp[j] = x[j] + h2 * k23[j];
+            if ((s = sys.rhs(t + h2, tmp, k)) != Status::ok) return fail(s, x);
             NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * k3[j];
-            if ((s = sys.rhs(t + h, tmp, k4)) != Status::ok) return s;
+            for (int j = 0; j < dim; ++j) {
+                tmp[j] = x[j] + h * k[j];
+                k23[j] += k[j];
+            }
+            if ((s = sys.rhs(t + h, tmp, k)) != Status::ok) return fail(s, x);
             NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) y[j] += h / T(6) * (k1[j] + T(2) * (k2[j] + k3[j]) + k4[j]);
+            for (int j = 0; j < dim; ++j) x[j] += h6 * (k1[j] + T(2) * k23[j] + k[j]);
             // NOTE: t from the start of the interval, not accumulated, so the last step lands on t_target exactly.
             t = (i + 1 == m) ? t_target : t_start + T(i + 1) * h;
             ++steps;
-            if (ctl_.project && (s = sys.project(t, y)) != Status::ok) return s;
-            if (!detail_all_finite(y)) return Status::non_finite;
+            if (ctl_.project && (s = sys.project(t, x)) != Status::ok) {
+                copy_state(x);
+                return s;
+            }
         }
-        return Status::ok;
+        copy_state(x);
+        // NOTE: checked once per output interval, not per step: a NaN or ∞ state persists to here (and a solve at a
+        // non-finite state reports non_finite at once), so the status and the failing output index are the same.
+        return detail_all_finite(y) ? Status::ok : Status::non_finite;
     }
 
 private:
     StepControl ctl_;
+    NHVK_HD NHVK_FORCEINLINE void copy_state(const T* x) {
+        NHVK_UNROLL
+        for (int j = 0; j < dim; ++j) y[j] = x[j];
+    }
+    /** @brief Keep the last completed step in `y` and return the failure. */
+    NHVK_HD NHVK_FORCEINLINE Status fail(Status s, const T* x) {
+        copy_state(x);
+        return s;
+    }
     NHVK_HD static bool detail_all_finite(const T* x) {
         bool ok = true;
         NHVK_UNROLL
@@ -104,7 +130,7 @@ public:
     long long steps = 0;    ///< attempted steps
     long long rejected = 0; ///< rejected steps
 
-    NHVK_HD Status init(const Sys& sys, T t0, const T* y0, const StepControl& c) {
+    NHVK_HD NHVK_FORCEINLINE Status init(const Sys& sys, T t0, const T* y0, const StepControl& c) {
         ctl_ = c;
         t = t0;
         NHVK_UNROLL
@@ -113,12 +139,15 @@ public:
         Status s = Status::ok;
         if (c.project && (s = sys.project(t, y)) != Status::ok) return s;
         if ((s = sys.rhs(t, y, k1_)) != Status::ok) return s;
+        NHVK_UNROLL
+        for (int i = 0; i < dim; ++i)
+            if (!is_finite(k1_[i])) return Status::non_finite;
         h_ = T(c.dt);
         if (!(c.dt > 0.0)) h_ = initial_step(sys);
         return is_finite(h_) ? Status::ok : Status::non_finite;
     }
 
-    NHVK_HD Status advance_to(const Sys& sys, T t_target) {
+    NHVK_HD NHVK_FORCEINLINE Status advance_to(const Sys& sys, T t_target) {
         // Butcher tableau of DOPRI5.
         const T c2 = T(1.0 / 5), c3 = T(3.0 / 10), c4 = T(4.0 / 5), c5 = T(8.0 / 9);
         const T a21 = T(1.0 / 5);
@@ -163,9 +192,13 @@ public:
             for (int j = 0; j < dim; ++j)
                 tmp[j] = y[j] + h * (a61 * k1_[j] + a62 * k2[j] + a63 * k3[j] + a64 * k4[j] + a65 * k5[j]);
             if ((s = sys.rhs(t + h, tmp, k6)) != Status::ok) return s;
+            // NOTE: y5 and the first five terms of the error sum (a prefix of its left-to-right evaluation, so the same
+            // bits) are formed before k7, so that k3 … k6 are dead while k7 is evaluated (registers on the device).
             NHVK_UNROLL
-            for (int j = 0; j < dim; ++j)
+            for (int j = 0; j < dim; ++j) {
                 y5[j] = y[j] + h * (b1 * k1_[j] + b3 * k3[j] + b4 * k4[j] + b5 * k5[j] + b6 * k6[j]);
+                tmp[j] = e1 * k1_[j] + e3 * k3[j] + e4 * k4[j] + e5 * k5[j] + e6 * k6[j];
+            }
             if ((s = sys.rhs(t + h, y5, k7)) != Status::ok) return s;
             ++steps;
 
@@ -173,7 +206,7 @@ public:
             double err2 = 0.0;
             NHVK_UNROLL
             for (int j = 0; j < dim; ++j) {
-                const T ej = h * (e1 * k1_[j] + e3 * k3[j] + e4 * k4[j] + e5 * k5[j] + e6 * k6[j] + e7 * k7[j]);
+                const T ej = h * (tmp[j] + e7 * k7[j]);
                 const T ay = abs(y[j]), ay5 = abs(y5[j]);
                 const double sc = ctl_.atol + ctl_.rtol * double(ay > ay5 ? ay : ay5);
                 const double r = double(ej) / sc;
