@@ -15,6 +15,14 @@
 // ~rtol·|y|. The DOPRI5 cases therefore run at rtol = 1e-13 (atol 1e-15), so that even such a flip stays below the
 // comparison tolerance; the RK4 case (fixed steps: no step decisions) shows the pure rounding difference.
 // Statuses, the failing dynamics, the failing output index and the onset index must agree exactly.
+//
+// Measured on an H100 (issue 11): the states differ in their 12th digit after a run, and quantities that are rounding
+// by nature (constraint residuals and energy drifts of ~1e-12, the divergence of the holonomic control model) differ
+// in their first digit. So states and divergences are compared at 1e-10 · max(1, |a|, |b|); residuals and energy
+// drifts must agree at that tolerance where they are above the rounding floor `rounding_floor` (a bound on integration
+// error at these tolerances, scaled by the O(1) states) and only both stay below it otherwise; and the growth exponent
+// is compared only where the median divergence over its fit window is far above rounding (for sphere_holonomic it is
+// ~1e-13 and its "exponent" is a fit to noise: there both backends must only report a divergence at rounding level).
 #include "temp_dir.hpp"
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -50,12 +58,21 @@ namespace {
 namespace fs = std::filesystem;
 using nhvk::RunConfig;
 
-constexpr double tolerance = 1e-12; // see the file comment
+constexpr double tolerance = 1e-10;     // see the file comment
+constexpr double rounding_floor = 1e-9; // residuals and energy drifts below this are rounding on either device
 
 bool close(double a, double b) {
     if (std::isnan(a) || std::isnan(b))
         return std::isnan(a) && std::isnan(b);
     return std::fabs(a - b) <= tolerance * std::max({1.0, std::fabs(a), std::fabs(b)});
+}
+
+/** @brief `close`, or for a residual or energy drift: both at rounding level. */
+bool close_metric(int metric, double a, double b) {
+    const bool rounding_metric = metric == nhvk::metric_res_nh || metric == nhvk::metric_res_vk ||
+                                 metric == nhvk::metric_energy_nh || metric == nhvk::metric_energy_vk;
+    if (rounding_metric && std::fabs(a) <= rounding_floor && std::fabs(b) <= rounding_floor) return true;
+    return close(a, b);
 }
 
 /** A fresh per-test temporary folder (tests/temp_dir.hpp). */
@@ -349,7 +366,7 @@ TEST_P(CudaVsCpu, ChunkMetricsAndStatusesMatch) {
                     const double x = a.metrics[(metric * nt + i) * m + j], y = g.metrics[(metric * nt + i) * m + j];
                     if (std::isfinite(x) && std::isfinite(y))
                         worst = std::max(worst, std::fabs(x - y) / std::max({1.0, std::fabs(x), std::fabs(y)}));
-                    EXPECT_TRUE(close(x, y))
+                    EXPECT_TRUE(close_metric(metric, x, y))
                         << nhvk::metric_name(metric) << " at t[" << i << "]: cpu " << x << ", cuda " << y;
                 }
         }
@@ -458,18 +475,26 @@ TEST_P(CudaVsCpu, EnsembleStatisticsMatch) {
                      std::to_string(s % rc.times.size()) + "]");
         EXPECT_EQ(y.count, x.count);
         EXPECT_EQ(y.nonfinite, x.nonfinite);
-        EXPECT_TRUE(close(x.mean, y.mean)) << x.mean << " vs " << y.mean;
-        EXPECT_TRUE(close(x.std, y.std)) << x.std << " vs " << y.std;
-        EXPECT_TRUE(close(x.min, y.min)) << x.min << " vs " << y.min;
-        EXPECT_TRUE(close(x.max, y.max)) << x.max << " vs " << y.max;
-        EXPECT_TRUE(close(x.p01, y.p01)) << x.p01 << " vs " << y.p01;
-        EXPECT_TRUE(close(x.p25, y.p25)) << x.p25 << " vs " << y.p25;
-        EXPECT_TRUE(close(x.p50, y.p50)) << x.p50 << " vs " << y.p50;
-        EXPECT_TRUE(close(x.p75, y.p75)) << x.p75 << " vs " << y.p75;
-        EXPECT_TRUE(close(x.p99, y.p99)) << x.p99 << " vs " << y.p99;
+        const int metric = static_cast<int>(s / rc.times.size());
+        EXPECT_TRUE(close_metric(metric, x.mean, y.mean)) << x.mean << " vs " << y.mean;
+        EXPECT_TRUE(close_metric(metric, x.std, y.std)) << x.std << " vs " << y.std;
+        EXPECT_TRUE(close_metric(metric, x.min, y.min)) << x.min << " vs " << y.min;
+        EXPECT_TRUE(close_metric(metric, x.max, y.max)) << x.max << " vs " << y.max;
+        EXPECT_TRUE(close_metric(metric, x.p01, y.p01)) << x.p01 << " vs " << y.p01;
+        EXPECT_TRUE(close_metric(metric, x.p25, y.p25)) << x.p25 << " vs " << y.p25;
+        EXPECT_TRUE(close_metric(metric, x.p50, y.p50)) << x.p50 << " vs " << y.p50;
+        EXPECT_TRUE(close_metric(metric, x.p75, y.p75)) << x.p75 << " vs " << y.p75;
+        EXPECT_TRUE(close_metric(metric, x.p99, y.p99)) << x.p99 << " vs " << y.p99;
     }
-    if (std::isfinite(rc.growth_q))
-        EXPECT_NEAR(rg.growth_q, rc.growth_q, 1e-9 * std::max(1.0, std::fabs(rc.growth_q)));
+    // The growth exponent is a log-log fit of the median d_q over (t0, growth_t_max]: meaningful only where that
+    // median is far above rounding, else a fit to noise that differs between devices.
+    double smallest_median = INFINITY;
+    for (std::size_t i = 0; i < rc.times.size(); ++i)
+        if (rc.times[i] <= c.growth_t_max) smallest_median = std::min(smallest_median, rc.at(nhvk::metric_dq, static_cast<int>(i)).p50);
+    if (std::isfinite(rc.growth_q) && smallest_median > 1e-9)
+        EXPECT_NEAR(rg.growth_q, rc.growth_q, 1e-6 * std::max(1.0, std::fabs(rc.growth_q)));
+    else
+        EXPECT_LE(rg.at(nhvk::metric_dq, 0).p50, 1e-9) << "a divergence at rounding level on the CPU must be so on CUDA";
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaVsCpu, ::testing::Range(0, static_cast<int>(std::size(backend_cases))),
