@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "derive.hpp"
@@ -27,6 +28,13 @@ template <class M> int codegen_main(int argc, char** argv, const char* cpp_type,
         Graph g;
         const DerivedModel d = derive<M>(g, cpp_type, header);
         const std::string text = emit_header(g, d);
+        // NOTE: an unchanged header is not rewritten, so that a change of the generator that emits the same code
+        // recompiles nothing downstream.
+        {
+            std::ifstream old(out);
+            const std::string previous((std::istreambuf_iterator<char>(old)), std::istreambuf_iterator<char>());
+            if (old && previous == text) return 0;
+        }
         {
             std::ofstream f(tmp, std::ios::out | std::ios::trunc);
             f << text;

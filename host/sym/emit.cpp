@@ -130,6 +130,21 @@ public:
         }
     }
     void line(const std::string& s) { os_ << in_ << s << '\n'; }
+    /** @brief `T NAME[m][m] = {…}; T r_[m] = {…};` from row-major node ids, then the LU solve (singular: return). */
+    void lu_system(const std::string& name, const std::vector<int>& A, const std::vector<int>& r, int m) {
+        const std::string sm = std::to_string(m);
+        std::string init = "T " + name + "[" + sm + "][" + sm + "] = {";
+        for (int i = 0; i < m; ++i) {
+            init += i ? ", {" : "{";
+            for (int j = 0; j < m; ++j) init += (j ? ", " : "") + ref(A[static_cast<std::size_t>(i * m + j)]);
+            init += "}";
+        }
+        line(init + "};");
+        std::string rr = "T r_[" + sm + "] = {";
+        for (int i = 0; i < m; ++i) rr += (i ? ", " : "") + ref(r[static_cast<std::size_t>(i)]);
+        line(rr + "};");
+        line("if (!lu_solve(" + name + ", r_).ok) return Status::singular;");
+    }
     std::string str() const { return os_.str(); }
 
 private:
@@ -180,17 +195,7 @@ void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant
             body.line("if (!(abs(" + s00 + ") > T(0) && abs(" + s00 + ") <= NumericLimits<T>::max())) return Status::singular;");
             body.line("const T lam_0 = " + body.ref(r[0]) + " / " + s00 + ";");
         } else {
-            std::string init = "T S_[" + std::to_string(k) + "][" + std::to_string(k) + "] = {";
-            for (int a = 0; a < k; ++a) {
-                init += a ? ", {" : "{";
-                for (int c = 0; c < k; ++c) init += (c ? ", " : "") + body.ref(S[static_cast<std::size_t>(a * k + c)]);
-                init += "}";
-            }
-            body.line(init + "};");
-            std::string rr = "T r_[" + std::to_string(k) + "] = {";
-            for (int a = 0; a < k; ++a) rr += (a ? ", " : "") + body.ref(r[static_cast<std::size_t>(a)]);
-            body.line(rr + "};");
-            body.line("if (!lu_solve(S_, r_).ok) return Status::singular;");
+            body.lu_system("S_", S, r, k);
             for (int a = 0; a < k; ++a) body.line("const T lam_" + std::to_string(a) + " = r_[" + std::to_string(a) + "];");
         }
         std::vector<int> acc(static_cast<std::size_t>(n));
@@ -223,17 +228,7 @@ void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant
     std::vector<int> roots(A);
     roots.insert(roots.end(), r.begin(), r.end());
     body.need(roots);
-    std::string init = "T A_[" + std::to_string(m) + "][" + std::to_string(m) + "] = {";
-    for (int i = 0; i < m; ++i) {
-        init += i ? ", {" : "{";
-        for (int j = 0; j < m; ++j) init += (j ? ", " : "") + body.ref(A[static_cast<std::size_t>(i * m + j)]);
-        init += "}";
-    }
-    body.line(init + "};");
-    std::string rr = "T r_[" + std::to_string(m) + "] = {";
-    for (int i = 0; i < m; ++i) rr += (i ? ", " : "") + body.ref(r[static_cast<std::size_t>(i)]);
-    body.line(rr + "};");
-    body.line("if (!lu_solve(A_, r_).ok) return Status::singular;");
+    body.lu_system("A_", A, r, m);
     for (int i = 0; i < n; ++i) body.line("a[" + std::to_string(i) + "] = r_[" + std::to_string(i) + "];");
     for (int c = 0; c < k; ++c) body.line(M + "[" + std::to_string(c) + "] = r_[" + std::to_string(n + c) + "];");
     body.line("return Status::ok;");
