@@ -173,7 +173,10 @@ public:
                 h = t_target - t;
                 clipped = true;
             }
-            T k2[dim], k3[dim], k4[dim], k5[dim], k6[dim], k7[dim], tmp[dim], y5[dim];
+            // NOTE: zero-initialized only because g++ cannot always prove that a stage is read after its right-hand
+            // side succeeded (-Wmaybe-uninitialized); every element is written before it is read.
+            T k2[dim] = {}, k3[dim] = {}, k4[dim] = {}, k5[dim] = {}, k6[dim] = {}, k7[dim] = {}, tmp[dim] = {},
+              y5[dim] = {};
             Status s;
             NHVK_UNROLL
             for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * a21 * k1_[j];
