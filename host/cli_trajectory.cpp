@@ -11,7 +11,7 @@
 #include "cli_common.hpp"
 #include "model_ops.hpp"
 #include "registry.hpp"
-#include "trajectory.hpp"
+#include "nhvk/backend/trajectory.hpp"
 
 namespace nhvk {
 

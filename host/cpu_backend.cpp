@@ -1,38 +1,82 @@
 // SPDX-License-Identifier: MIT
 /** @file
- *  @brief The CPU reference backend: the same per-member code as the CUDA kernel, in an OpenMP loop.
+ *  @brief The CPU reference backend: the same per-member sampling and integration code as the CUDA kernels, in
+ *         OpenMP loops, and the same Thrust reduction source on Thrust's OpenMP system. Synchronous: every stage is
+ *         done when its call returns.
  */
+#include <thrust/system/omp/execution_policy.h>
+
+#include <chrono>
 #include <stdexcept>
 #include <vector>
 
-#include "chunk_buffers.hpp"
-#include "chunk_runner.hpp"
 #include "model_ops.hpp"
+#include "nhvk/backend/backend.hpp"
+#include "nhvk/stats/chunk_reduce.hpp"
 
 namespace nhvk {
 
-void run_chunk_cpu(const ChunkCommon& common, const ChunkArgs& args, int threads) {
-    const ModelOps* ops = find_model_ops(common.model);
-    if (!ops) throw std::invalid_argument("unknown model '" + common.model + "'");
-    ops->run_chunk_cpu(common, args, threads);
-}
-
 namespace {
-class CpuRunner final : public ChunkRunner {
+using Clock = std::chrono::steady_clock;
+
+/** @brief Adds the wall time of its scope to `into`. */
+struct ScopeTimer {
+    double& into;
+    Clock::time_point t0 = Clock::now();
+    ~ScopeTimer() { into += std::chrono::duration<double>(Clock::now() - t0).count(); }
+};
+
+class CpuBackend final : public EnsembleBackend {
 public:
-    CpuRunner(const ChunkLayout& L, const ChunkCommon& c, int threads)
-        : layout_(L), common_(c), threads_(threads), block_(L), storage_(block_.total / sizeof(double) + 1) {
+    CpuBackend(const ChunkLayout& L, const ChunkCommon& c, int threads)
+        : layout_(L), common_(c), threads_(threads), block_(L), storage_(block_.total / sizeof(double) + 1),
+          ops_(find_model_ops(c.model)) {
+        if (!ops_) throw std::invalid_argument("unknown model '" + c.model + "'");
         args_ = common_args(L, c);
         block_.bind(args_, reinterpret_cast<char*>(storage_.data()), L);
     }
+    std::string name() const override { return "cpu"; }
     int slots() const override { return 1; }
     ChunkArgs& slot(int) override { return args_; }
-    void submit(int, long long m) override {
+    void sample(int, std::uint64_t first, long long m) override {
+        ScopeTimer timer{seconds_.sample};
         args_.m = m;
-        run_chunk_cpu(common_, args_, threads_);
+        ops_->sample_chunk_cpu(common_, args_, first, threads_);
     }
+    void upload(int, long long m) override { args_.m = m; }
+    void integrate(int, long long m) override {
+        ScopeTimer timer{seconds_.integrate};
+        args_.m = m;
+        ops_->run_chunk_cpu(common_, args_, threads_);
+    }
+    void start_reduction(std::size_t n_series, const stats::LogBinTable& table) override {
+        table_ = table;
+        n_series_ = n_series;
+        partials_.assign(n_series, stats::SeriesPartial{});
+        counts_.assign(n_series * table_.spec.n_bins(), 0u);
+    }
+    void reduce(int, long long m) override {
+        ScopeTimer timer{seconds_.reduce};
+        if (partials_.size() != n_series_ || n_series_ == 0) throw std::logic_error("reduce before start_reduction");
+        stats::ChunkView in;
+        in.values = args_.metrics;
+        in.chunk = static_cast<std::size_t>(m);
+        in.ld = static_cast<std::size_t>(args_.ld);
+        in.status = args_.status;
+        in.n_series = n_series_;
+        // NOTE: one tile per series: one sequential pass per series, the series in parallel.
+        stats::accumulate_chunk(thrust::omp::par, in, 1, partials_.data(), counts_.data(),
+                                stats::LogBinner::make(table_));
+    }
+    void download(int, long long, Downloads) override {}
     void wait(int) override {}
-    std::string name() const override { return "cpu"; }
+    void collect(stats::SeriesPartial* partials, std::uint64_t* counts) override {
+        const std::size_t n_bins = table_.spec.n_bins();
+        for (std::size_t s = 0; s < partials_.size(); ++s) partials[s].merge(partials_[s]);
+        for (std::size_t i = 0; i < n_series_ * n_bins; ++i) counts[i] += counts_[i];
+    }
+
+    StageSeconds stage_seconds() const override { return seconds_; }
 
 private:
     ChunkLayout layout_;
@@ -40,12 +84,18 @@ private:
     int threads_;
     ChunkBlock block_;
     std::vector<double> storage_;
+    const ModelOps* ops_;
     ChunkArgs args_;
+    stats::LogBinTable table_;
+    std::size_t n_series_ = 0;
+    std::vector<stats::SeriesPartial> partials_;
+    std::vector<std::uint64_t> counts_;
+    StageSeconds seconds_;
 };
 } // namespace
 
-std::unique_ptr<ChunkRunner> make_cpu_runner(const ChunkLayout& layout, const ChunkCommon& common, int threads) {
-    return std::make_unique<CpuRunner>(layout, common, threads);
+std::unique_ptr<EnsembleBackend> make_cpu_backend(const ChunkLayout& layout, const ChunkCommon& common, int threads) {
+    return std::make_unique<CpuBackend>(layout, common, threads);
 }
 
 } // namespace nhvk

@@ -5,8 +5,8 @@
 #ifndef NHVK_HAVE_CUDA
 #include <stdexcept>
 
-#include "chunk_runner.hpp"
-#include "trajectory.hpp"
+#include "nhvk/backend/backend.hpp"
+#include "nhvk/backend/trajectory.hpp"
 
 namespace nhvk {
 
@@ -15,7 +15,7 @@ std::string cuda_unavailable_reason() { return "this nhvk was built without CUDA
 TrajectoryResult run_trajectory_cuda(const TrajectoryRequest&) {
     throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
 }
-std::unique_ptr<ChunkRunner> make_cuda_runner(const ChunkLayout&, const ChunkCommon&) {
+std::unique_ptr<EnsembleBackend> make_cuda_backend(const ChunkLayout&, const ChunkCommon&) {
     throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
 }
 

@@ -12,7 +12,7 @@
 
 #include "config.hpp"
 #include "nhvk/member.hpp"
-#include "sampling.hpp"
+#include "nhvk/sample_member.hpp"
 #include "stats/ensemble_stats.hpp"
 
 namespace nhvk {
@@ -37,7 +37,10 @@ struct EnsembleResult {
     double histogram_resolution = 0.0;
     double growth_q = 0.0, growth_v = 0.0;
     stats::OnsetHistogram onset;
-    double seconds = 0.0, sampling_seconds = 0.0, integration_seconds = 0.0, reduction_seconds = 0.0;
+    /// wall time of the run; time per stage as the backend measured it (device time on the GPU), the reduction
+    /// including the host's part, and the host ↔ device transfers
+    double seconds = 0.0, sampling_seconds = 0.0, integration_seconds = 0.0, reduction_seconds = 0.0,
+           transfer_seconds = 0.0;
 
     const stats::SeriesSummary& at(int metric, int i) const { return series[static_cast<std::size_t>(metric) * times.size() + i]; }
     std::uint64_t failed() const { return requested - valid; }

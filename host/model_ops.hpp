@@ -6,18 +6,16 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "chunk_runner.hpp"
 #include "model_info.hpp"
-#include "trajectory.hpp"
+#include "nhvk/backend/backend.hpp"
+#include "nhvk/backend/trajectory.hpp"
 
 namespace nhvk {
-
-struct SampleRequest;
-struct SampleChunk;
 
 /** @brief What the host needs of one model, type-erased. */
 struct ModelOps {
@@ -30,8 +28,9 @@ struct ModelOps {
     void (*write_trajectory_csv)(const TrajectoryRequest& req, const TrajectoryResult& r, std::FILE* out);
     /** @brief max_ν |φ_ν(q, v, t)| with the given parameters (nullptr: defaults). */
     double (*constraint_violation)(const double* params, const double* q, const double* v, double t);
-    /** @brief Draw and constrain initial states for members [first, first + m) of a chunk (PHYSICS §6). */
-    void (*sample_chunk)(const SampleRequest& req, SampleChunk& out);
+    /** @brief The sampling stage on the CPU: draw and constrain members [first, first + args.m) into the chunk's
+     *         inputs (PHYSICS §6), OpenMP (`threads` ≤ 0: all cores). */
+    void (*sample_chunk_cpu)(const ChunkCommon& common, const ChunkArgs& args, std::uint64_t first, int threads);
 };
 
 /** @brief The ops of model `M` (instantiated in the model's generated translation unit, build/gen/host_model_*.cpp). */

@@ -148,7 +148,7 @@ template <class M> ModelOps make_model_ops() {
     ops.trajectory_cpu = &ops_detail::trajectory_cpu<M>;
     ops.write_trajectory_csv = &ops_detail::write_trajectory_csv<M>;
     ops.constraint_violation = &ops_detail::constraint_violation<M>;
-    ops.sample_chunk = &sample_chunk<M>;
+    ops.sample_chunk_cpu = &sample_chunk_cpu<M>;
     return ops;
 }
 

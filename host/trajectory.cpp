@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "trajectory.hpp"
+#include "nhvk/backend/trajectory.hpp"
 
 #include <stdexcept>
 

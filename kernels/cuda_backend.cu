@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /** @file
- *  @brief The CUDA backend: one thread per trajectory running the same `run_chunk_member` / `integrate_member` as
- *         the CPU, pinned host buffers and two streams so transfers and host work overlap device compute.
+ *  @brief The CUDA backend: the whole chunk pipeline on the device (sampling, one thread per trajectory running
+ *         the same `run_chunk_member` / `integrate_member` as the CPU, the Thrust reduction), pinned host buffers and
+ *         two streams so transfers and host work overlap device compute.
  */
 #include <cuda_runtime.h>
 
@@ -10,12 +11,16 @@
 #include <stdexcept>
 #include <vector>
 
-#include "chunk_buffers.hpp"
+#include <thrust/system/cuda/execution_policy.h>
+
+#include <algorithm>
+
 #include "cuda_check.hpp"
 #include "cuda_model_ops.hpp"
-#include "chunk_runner.hpp"
+#include "nhvk/backend/backend.hpp"
+#include "nhvk/backend/trajectory.hpp"
 #include "nhvk/models/all.hpp"
-#include "trajectory.hpp"
+#include "nhvk/stats/chunk_reduce.hpp"
 
 namespace nhvk {
 
@@ -29,13 +34,42 @@ const CudaModelOps& cuda_ops(const std::string& model) {
     throw std::invalid_argument("unknown model '" + model + "'");
 }
 
+/** @brief A device array freed on destruction. */
+template <class T> struct DeviceArray {
+    T* p = nullptr;
+    std::size_t size = 0;
+    DeviceArray() = default;
+    explicit DeviceArray(std::size_t n) : size(n) { NHVK_CUDA_CHECK(cudaMalloc(&p, sizeof(T) * (n > 0 ? n : 1))); }
+    DeviceArray(DeviceArray&& o) noexcept : p(std::exchange(o.p, nullptr)), size(o.size) {}
+    DeviceArray& operator=(DeviceArray&& o) noexcept {
+        std::swap(p, o.p);
+        std::swap(size, o.size);
+        return *this;
+    }
+    ~DeviceArray() { cudaFree(p); }
+};
+
+/** @brief How many tiles each series is reduced in on the device: enough items (series × tiles) to fill the GPU,
+ *         at most `budget` bytes of tile partials and histogram rows per slot. */
+std::size_t device_tiles(std::size_t n_series, std::size_t n_bins, long long capacity, std::size_t budget) {
+    const std::size_t item_bytes = sizeof(stats::SeriesPartial) + sizeof(std::uint64_t) * n_bins;
+    std::size_t tiles = std::max<std::size_t>(1, 16384 / std::max<std::size_t>(1, n_series));
+    tiles = std::min(tiles, std::max<std::size_t>(1, budget / (item_bytes * std::max<std::size_t>(1, n_series))));
+    return std::min<std::size_t>(tiles, static_cast<std::size_t>(std::max(1LL, capacity)));
+}
+
 /**
- * @brief Two slots, each a pinned host block, a device block and a stream: `submit` enqueues H2D of the inputs,
- *        the kernel and D2H of the outputs and returns at once, so the host samples/reduces the other slot meanwhile.
+ * @brief Two slots, each a pinned host block, a device block and a stream: every stage is enqueued on the slot's
+ *        stream and returns at once, so the host finishes the other slot meanwhile. Sampling, integration and (for
+ *        histogram statistics) the reduction run on the device; per chunk only the statuses come back (and the
+ *        inputs or metrics when the run writes them per trajectory or keeps exact quantiles).
  */
-class CudaRunner final : public ChunkRunner {
+class CudaBackend final : public EnsembleBackend {
 public:
-    CudaRunner(const ChunkLayout& L, const ChunkCommon& c) : layout_(L), common_(c), block_(L) {
+    CudaBackend(const ChunkLayout& L, const ChunkCommon& c) : layout_(L), common_(c), block_(L), ops_(cuda_ops(c.model)) {
+        if (common_.equations != EquationsKind::generated)
+            throw std::runtime_error("backend 'cuda' integrates the generated equations only "
+                                     "(integrator.equations = \"ad\" runs on the CPU backend)");
         NHVK_CUDA_CHECK(cudaMalloc(&d_times_, sizeof(double) * (c.nt > 0 ? c.nt : 1)));
         NHVK_CUDA_CHECK(cudaMemcpy(d_times_, c.times, sizeof(double) * c.nt, cudaMemcpyHostToDevice));
         if (c.shared_params && L.n_params > 0 && !L.per_member_params) {
@@ -55,11 +89,15 @@ public:
             if (!L.per_member_params) dev_args_[s].params = d_params_;
         }
     }
-    ~CudaRunner() override {
+    ~CudaBackend() override {
         for (int s = 0; s < 2; ++s) {
             if (stream_[s]) {
                 cudaStreamSynchronize(stream_[s]);
                 cudaStreamDestroy(stream_[s]);
+            }
+            for (Timed& t : timed_[s]) {
+                cudaEventDestroy(t.begin);
+                cudaEventDestroy(t.end);
             }
             cudaFreeHost(h_[s]);
             cudaFree(d_[s]);
@@ -67,33 +105,163 @@ public:
         cudaFree(d_times_);
         cudaFree(d_params_);
     }
+    std::string name() const override { return "cuda"; }
     int slots() const override { return 2; }
     ChunkArgs& slot(int s) override { return host_args_[s]; }
-    void submit(int s, long long m) override {
-        if (common_.equations != EquationsKind::generated)
-            throw std::runtime_error("backend 'cuda' integrates the generated equations only "
-                                     "(integrator.equations = \"ad\" runs on the CPU backend)");
-        host_args_[s].m = m;
-        dev_args_[s].m = m;
+
+    void sample(int s, std::uint64_t first, long long m) override {
+        set_m(s, m);
+        const int t = begin(s, stage_sample);
+        ops_.launch_sample(common_, dev_args_[s], first, stream_[s]);
+        end(s, t);
+    }
+    void upload(int s, long long m) override {
+        set_m(s, m);
+        const int t = begin(s, stage_transfer);
         // NOTE: one copy of the whole input region (its layout is identical on both sides).
         NHVK_CUDA_CHECK(cudaMemcpyAsync(d_[s], h_[s], block_.input_bytes, cudaMemcpyHostToDevice, stream_[s]));
-        cuda_ops(common_.model).launch_chunk(common_, dev_args_[s], stream_[s]);
-        NHVK_CUDA_CHECK(cudaMemcpyAsync(h_[s] + block_.input_bytes, d_[s] + block_.input_bytes, block_.output_bytes,
-                                        cudaMemcpyDeviceToHost, stream_[s]));
+        NHVK_CUDA_CHECK(cudaMemcpyAsync(d_[s] + block_.sample_status, h_[s] + block_.sample_status,
+                                        static_cast<std::size_t>(m), cudaMemcpyHostToDevice, stream_[s]));
+        end(s, t);
     }
-    void wait(int s) override { NHVK_CUDA_CHECK(cudaStreamSynchronize(stream_[s])); }
-    std::string name() const override { return "cuda"; }
+    void integrate(int s, long long m) override {
+        set_m(s, m);
+        const int t = begin(s, stage_integrate);
+        ops_.launch_chunk(common_, dev_args_[s], stream_[s]);
+        end(s, t);
+    }
+    void start_reduction(std::size_t n_series, const stats::LogBinTable& table) override {
+        n_series_ = n_series;
+        n_bins_ = table.spec.n_bins();
+        n_tiles_ = device_tiles(n_series, n_bins_, layout_.capacity, std::size_t{128} << 20);
+        d_edges_ = DeviceArray<double>(table.edges.size());
+        d_start_ = DeviceArray<std::uint32_t>(table.start.size());
+        NHVK_CUDA_CHECK(cudaMemcpy(d_edges_.p, table.edges.data(), sizeof(double) * table.edges.size(),
+                                   cudaMemcpyHostToDevice));
+        NHVK_CUDA_CHECK(cudaMemcpy(d_start_.p, table.start.data(), sizeof(std::uint32_t) * table.start.size(),
+                                   cudaMemcpyHostToDevice));
+        binner_ = stats::LogBinner::make(table);
+        binner_.edges = d_edges_.p;
+        binner_.start = d_start_.p;
+        const std::vector<stats::SeriesPartial> empty(n_series * n_tiles_);
+        for (int s = 0; s < 2; ++s) {
+            d_tile_partials_[s] = DeviceArray<stats::SeriesPartial>(n_series * n_tiles_);
+            d_tile_counts_[s] = DeviceArray<std::uint64_t>(n_series * n_tiles_ * n_bins_);
+            NHVK_CUDA_CHECK(cudaMemcpy(d_tile_partials_[s].p, empty.data(), sizeof(stats::SeriesPartial) * empty.size(),
+                                       cudaMemcpyHostToDevice));
+            NHVK_CUDA_CHECK(
+                cudaMemset(d_tile_counts_[s].p, 0, sizeof(std::uint64_t) * d_tile_counts_[s].size));
+        }
+    }
+    void reduce(int s, long long m) override {
+        if (n_series_ == 0) throw std::logic_error("reduce before start_reduction");
+        const int t = begin(s, stage_reduce);
+        stats::ChunkView in;
+        in.values = dev_args_[s].metrics;
+        in.chunk = static_cast<std::size_t>(m);
+        in.ld = static_cast<std::size_t>(dev_args_[s].ld);
+        in.status = dev_args_[s].status;
+        in.n_series = n_series_;
+        // NOTE: the slot's own tiles (the two streams never add into the same partials); merged exactly at collect.
+        stats::accumulate_chunk(thrust::cuda::par_nosync.on(stream_[s]), in, n_tiles_, d_tile_partials_[s].p,
+                                d_tile_counts_[s].p, binner_);
+        NHVK_CUDA_CHECK(cudaGetLastError());
+        end(s, t);
+    }
+    void download(int s, long long, Downloads d) override {
+        const int t = begin(s, stage_transfer);
+        NHVK_CUDA_CHECK(cudaMemcpyAsync(h_[s] + block_.sample_status, d_[s] + block_.sample_status,
+                                        block_.status_bytes, cudaMemcpyDeviceToHost, stream_[s]));
+        if (d.inputs)
+            NHVK_CUDA_CHECK(cudaMemcpyAsync(h_[s], d_[s], block_.input_bytes, cudaMemcpyDeviceToHost, stream_[s]));
+        if (d.metrics)
+            NHVK_CUDA_CHECK(cudaMemcpyAsync(h_[s] + block_.metrics, d_[s] + block_.metrics, block_.metric_bytes,
+                                            cudaMemcpyDeviceToHost, stream_[s]));
+        end(s, t);
+    }
+    void wait(int s) override {
+        NHVK_CUDA_CHECK(cudaStreamSynchronize(stream_[s]));
+        for (int i = 0; i < used_[s]; ++i) {
+            float ms = 0.0f;
+            NHVK_CUDA_CHECK(cudaEventElapsedTime(&ms, timed_[s][i].begin, timed_[s][i].end));
+            seconds_[timed_[s][i].stage] += 1e-3 * ms;
+        }
+        used_[s] = 0;
+    }
+    void collect(stats::SeriesPartial* partials, std::uint64_t* counts) override {
+        if (n_series_ == 0) return;
+        for (int s = 0; s < 2; ++s) wait(s);
+        DeviceArray<stats::SeriesPartial> d_out(n_series_);
+        DeviceArray<std::uint64_t> d_counts(n_series_ * n_bins_);
+        std::vector<stats::SeriesPartial> out(n_series_);
+        NHVK_CUDA_CHECK(
+            cudaMemcpy(d_out.p, out.data(), sizeof(stats::SeriesPartial) * n_series_, cudaMemcpyHostToDevice));
+        NHVK_CUDA_CHECK(cudaMemset(d_counts.p, 0, sizeof(std::uint64_t) * d_counts.size));
+        for (int s = 0; s < 2; ++s)
+            stats::combine_tiles(thrust::cuda::par.on(stream_[0]), n_series_, n_tiles_, n_bins_, d_tile_partials_[s].p,
+                                 d_tile_counts_[s].p, d_out.p, d_counts.p);
+        NHVK_CUDA_CHECK(cudaStreamSynchronize(stream_[0]));
+        std::vector<std::uint64_t> c(n_series_ * n_bins_);
+        NHVK_CUDA_CHECK(
+            cudaMemcpy(out.data(), d_out.p, sizeof(stats::SeriesPartial) * n_series_, cudaMemcpyDeviceToHost));
+        NHVK_CUDA_CHECK(cudaMemcpy(c.data(), d_counts.p, sizeof(std::uint64_t) * c.size(), cudaMemcpyDeviceToHost));
+        for (std::size_t i = 0; i < n_series_; ++i) partials[i].merge(out[i]);
+        for (std::size_t i = 0; i < c.size(); ++i) counts[i] += c[i];
+    }
+    StageSeconds stage_seconds() const override {
+        StageSeconds t;
+        t.sample = seconds_[stage_sample];
+        t.integrate = seconds_[stage_integrate];
+        t.reduce = seconds_[stage_reduce];
+        t.transfer = seconds_[stage_transfer];
+        return t;
+    }
 
 private:
+    enum Stage { stage_sample = 0, stage_integrate, stage_reduce, stage_transfer, stage_count };
+    /** @brief A pair of events around one stage enqueued on a slot's stream (reused chunk after chunk). */
+    struct Timed {
+        int stage = 0;
+        cudaEvent_t begin = nullptr, end = nullptr;
+    };
+    void set_m(int s, long long m) {
+        host_args_[s].m = m;
+        dev_args_[s].m = m;
+    }
+    int begin(int s, Stage stage) {
+        if (used_[s] == static_cast<int>(timed_[s].size())) {
+            Timed t;
+            NHVK_CUDA_CHECK(cudaEventCreate(&t.begin));
+            NHVK_CUDA_CHECK(cudaEventCreate(&t.end));
+            timed_[s].push_back(t);
+        }
+        Timed& t = timed_[s][used_[s]];
+        t.stage = stage;
+        NHVK_CUDA_CHECK(cudaEventRecord(t.begin, stream_[s]));
+        return used_[s]++;
+    }
+    void end(int s, int i) { NHVK_CUDA_CHECK(cudaEventRecord(timed_[s][i].end, stream_[s])); }
+
     ChunkLayout layout_;
     ChunkCommon common_;
     ChunkBlock block_;
+    const CudaModelOps& ops_;
     char* h_[2] = {nullptr, nullptr};
     char* d_[2] = {nullptr, nullptr};
     cudaStream_t stream_[2] = {nullptr, nullptr};
     ChunkArgs host_args_[2], dev_args_[2];
     double* d_times_ = nullptr;
     double* d_params_ = nullptr;
+    std::vector<Timed> timed_[2];
+    int used_[2] = {0, 0};
+    double seconds_[stage_count] = {};
+    // device statistics (histogram quantiles)
+    std::size_t n_series_ = 0, n_bins_ = 0, n_tiles_ = 0;
+    DeviceArray<double> d_edges_;
+    DeviceArray<std::uint32_t> d_start_;
+    stats::LogBinner binner_;
+    DeviceArray<stats::SeriesPartial> d_tile_partials_[2];
+    DeviceArray<std::uint64_t> d_tile_counts_[2];
 };
 } // namespace
 
@@ -113,10 +281,10 @@ TrajectoryResult run_trajectory_cuda(const TrajectoryRequest& req) {
     return cuda_ops(req.model).trajectory(req);
 }
 
-std::unique_ptr<ChunkRunner> make_cuda_runner(const ChunkLayout& layout, const ChunkCommon& common) {
+std::unique_ptr<EnsembleBackend> make_cuda_backend(const ChunkLayout& layout, const ChunkCommon& common) {
     const std::string why = cuda_unavailable_reason();
     if (!why.empty()) throw std::runtime_error("backend 'cuda': " + why);
-    return std::make_unique<CudaRunner>(layout, common);
+    return std::make_unique<CudaBackend>(layout, common);
 }
 
 } // namespace nhvk

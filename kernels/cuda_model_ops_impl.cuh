@@ -12,7 +12,9 @@
 
 #include "cuda_check.hpp"
 #include "cuda_model_ops.hpp"
+#include "nhvk/backend/sample_spec.hpp"
 #include "nhvk/dispatch.hpp"
+#include "nhvk/generated.hpp"
 
 namespace nhvk {
 
@@ -24,6 +26,13 @@ template <class M, class T, template <class, class> class St>
 __global__ void __launch_bounds__(block_size) ensemble_chunk_kernel(ChunkArgs a) {
     const long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (j < a.m) run_chunk_member<M, T, St, GenEquations>(a, j);
+}
+
+/** @brief One thread per member drawn: the sampling stage on the device (the same code as the CPU's). */
+template <class M>
+__global__ void __launch_bounds__(block_size) sample_chunk_kernel(SampleSpec<M> spec, ChunkArgs a, std::uint64_t first) {
+    const long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (j < a.m) sample_chunk_member<M, GenEquations<M, double>>(spec, a, first, j);
 }
 
 template <class M, class T> struct TrajectoryArgs {
@@ -101,6 +110,17 @@ template <class M> void launch_chunk(const ChunkCommon& common, const ChunkArgs&
     NHVK_CUDA_CHECK(cudaGetLastError());
 }
 
+/** @brief Launch the sampling kernel for members [first, first + device_args.m) on `stream`. */
+template <class M>
+void launch_sample(const ChunkCommon& common, const ChunkArgs& device_args, std::uint64_t first, void* stream_ptr) {
+    if (device_args.m <= 0) return;
+    const SampleSpec<M> spec = make_sample_spec<M>(common.sampling);
+    const long long blocks = (device_args.m + block_size - 1) / block_size;
+    sample_chunk_kernel<M><<<static_cast<unsigned>(blocks), block_size, 0, static_cast<cudaStream_t>(stream_ptr)>>>(
+        spec, device_args, first);
+    NHVK_CUDA_CHECK(cudaGetLastError());
+}
+
 template <class M> TrajectoryResult trajectory(const TrajectoryRequest& req) {
     if (req.equations != EquationsKind::generated)
         throw std::runtime_error("backend 'cuda' integrates the generated equations only (--equations ad runs on the "
@@ -117,7 +137,8 @@ template <class M> TrajectoryResult trajectory(const TrajectoryRequest& req) {
 } // namespace cuda_detail
 
 template <class M> CudaModelOps make_cuda_model_ops() {
-    return CudaModelOps{M::name, &cuda_detail::launch_chunk<M>, &cuda_detail::trajectory<M>};
+    return CudaModelOps{M::name, &cuda_detail::launch_sample<M>, &cuda_detail::launch_chunk<M>,
+                        &cuda_detail::trajectory<M>};
 }
 
 } // namespace nhvk

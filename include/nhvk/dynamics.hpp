@@ -220,37 +220,49 @@ template <int N, class T> NHVK_HD NHVK_FORCEINLINE bool all_finite(const T* x) {
     return ok;
 }
 
+/** @brief How a projection onto the constraint set ended. */
+enum class ProjectionResult : std::uint8_t { converged, not_converged, singular, non_finite };
+
 /**
  * @brief Project `v` onto `φ(q, v, t) = 0` in the kinetic metric: Newton steps on
- *        `[W Jᵀ; J 0][Δv; ν] = [0; −φ]` (minimum `|Δv|_W`), exact in one step for linear constraints. `eq` supplies
- *        `constraint_parts` and `kinetic_metric` (AD or generated equations alike).
+ *        `[W Jᵀ; J 0][Δv; ν] = [−W(v − ṽ); −φ]`, the Gauss–Newton iteration for `min |v − ṽ|_W` on the set, exact in
+ *        one step for linear constraints. Without an `anchor` ṽ the first block of the right-hand side is 0 (each
+ *        step the least `|Δv|_W`: the integrator's projection, PHYSICS §5); with one, `v` must enter equal to it (the
+ *        sampler's projection of a trial velocity, §6). Converged when `max_ν |φ_ν| ≤ tol · max(1, max_j |v_j|)`.
+ *        `eq` supplies `constraint_parts` and `kinetic_metric` (AD or generated equations alike). This is the one
+ *        assembly of the projection's saddle-point system, for the integrator and the sampler alike.
  */
 template <class Eq, class T>
-NHVK_HD Status project_velocity(const Eq& eq, const T* q, T* v, T t, int max_iter = 8) {
+NHVK_HD ProjectionResult project_onto_constraints(const Eq& eq, const T* q, T* v, T t, T tol, int max_iter,
+                                                  const T* anchor = nullptr) {
     constexpr int n = Eq::n, k = Eq::k, m = n + k;
-    const T eps = NumericLimits<T>::epsilon();
-    for (int it = 0; it < max_iter; ++it) {
+    for (int it = 0; it <= max_iter; ++it) {
         const auto cp = eq.constraint_parts(q, v, t);
         T vmax = T(1), rmax = T(0);
         NHVK_UNROLL
         for (int j = 0; j < n; ++j) vmax = abs(v[j]) > vmax ? abs(v[j]) : vmax;
         NHVK_UNROLL
-        for (int a = 0; a < k; ++a) rmax = abs(cp.phi[a]) > rmax ? abs(cp.phi[a]) : rmax;
-        if (!is_finite(rmax)) return Status::non_finite;
-        if (rmax <= T(4) * eps * vmax) return Status::ok;
+        for (int a = 0; a < k; ++a) rmax = (abs(cp.phi[a]) > rmax || !is_finite(cp.phi[a])) ? abs(cp.phi[a]) : rmax;
+        if (!is_finite(rmax) || !is_finite(vmax)) return ProjectionResult::non_finite;
+        if (rmax <= tol * vmax) return ProjectionResult::converged;
+        if (it == max_iter) break;
         T A[m][m], r[m];
         T W[n][n];
         eq.kinetic_metric(q, v, t, W);
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) {
+            T wd = T(0);
             NHVK_UNROLL
-            for (int j = 0; j < n; ++j) A[i][j] = W[i][j];
+            for (int j = 0; j < n; ++j) {
+                A[i][j] = W[i][j];
+                if (anchor) wd += W[i][j] * (v[j] - anchor[j]);
+            }
             NHVK_UNROLL
             for (int a = 0; a < k; ++a) {
                 A[i][n + a] = cp.J[a][i];
                 A[n + a][i] = cp.J[a][i];
             }
-            r[i] = T(0);
+            r[i] = -wd;
         }
         NHVK_UNROLL
         for (int a = 0; a < k; ++a) {
@@ -258,12 +270,28 @@ NHVK_HD Status project_velocity(const Eq& eq, const T* q, T* v, T t, int max_ite
             for (int c = 0; c < k; ++c) A[n + a][n + c] = T(0);
             r[n + a] = -cp.phi[a];
         }
-        if (!lu_solve(A, r).ok) return Status::singular;
+        if (!lu_solve(A, r).ok) {
+            NHVK_UNROLL
+            for (int i = 0; i < m; ++i)
+                NHVK_UNROLL
+                for (int j = 0; j < m; ++j)
+                    if (!is_finite(A[i][j])) return ProjectionResult::non_finite;
+            return ProjectionResult::singular;
+        }
         NHVK_UNROLL
         for (int j = 0; j < n; ++j) v[j] += r[j];
     }
-    // NOTE: not converged after max_iter Newton steps; the residual is measured and reported by the caller.
-    return Status::ok;
+    return ProjectionResult::not_converged;
+}
+
+/** @brief The integrator's projection: at most 8 Newton steps to `4ε·max(1, |v|)`; not converging is not an error
+ *         here (the residual is measured and reported by the observer). */
+template <class Eq, class T> NHVK_HD Status project_velocity(const Eq& eq, const T* q, T* v, T t) {
+    switch (project_onto_constraints(eq, q, v, t, T(4) * NumericLimits<T>::epsilon(), 8)) {
+    case ProjectionResult::singular: return Status::singular;
+    case ProjectionResult::non_finite: return Status::non_finite;
+    default: return Status::ok;
+    }
 }
 } // namespace detail
 

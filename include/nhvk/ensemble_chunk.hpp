@@ -41,6 +41,7 @@ struct ChunkArgs {
     std::uint8_t* failed = nullptr;  ///< Dynamics that failed per member
     std::int32_t* fail_index = nullptr; ///< output index that could not be reached
     std::int32_t* onset = nullptr;   ///< first output index with d_q > threshold, −1 never
+    std::uint8_t* sample_status = nullptr; ///< SampleStatus per member, written by the sampling stage
 };
 
 

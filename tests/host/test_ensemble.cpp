@@ -30,6 +30,7 @@
 #include "nhvk/distribution.hpp"
 #include "nhvk/rng.hpp"
 #include "registry.hpp"
+#include "nhvk/generated/all.hpp"
 #include "sampling_impl.hpp"
 
 namespace {

@@ -34,6 +34,10 @@ struct ChunkView {
     std::size_t ld = 0;                  ///< row stride (>= chunk)
     const std::uint8_t *valid = nullptr; ///< valid[j] != 0: include trajectory j; nullptr: all valid
     std::size_t n_series = 0;
+    const std::uint8_t *status = nullptr; ///< status[j] != 0 (a failed member): exclude trajectory j; nullptr: none
+    NHVK_HD bool included(std::size_t j) const {
+        return (valid == nullptr || valid[j] != 0u) && (status == nullptr || status[j] == 0u);
+    }
 };
 
 namespace detail {
@@ -52,7 +56,7 @@ struct AccumulateTile {
         std::uint64_t *hist = counts == nullptr ? nullptr : counts + item * binner.n_bins();
         SeriesPartial p = partials[item];
         for (std::size_t j = t; j < in.chunk; j += n_tiles) {
-            if (in.valid != nullptr && in.valid[j] == 0u) {
+            if (!in.included(j)) {
                 continue;
             }
             const double x = row[j];
@@ -102,9 +106,9 @@ struct CanonicalValue {
 };
 
 struct ValidFinite {
+    ChunkView in;
     const double *row;
-    const std::uint8_t *valid;
-    NHVK_HD bool operator()(std::size_t j) const { return (valid == nullptr || valid[j] != 0u) && is_finite(row[j]); }
+    NHVK_HD bool operator()(std::size_t j) const { return in.included(j) && is_finite(row[j]); }
 };
 
 struct CompactRow {
@@ -117,7 +121,7 @@ struct CompactRow {
         double *dst = out[s];
         std::size_t n = 0;
         for (std::size_t j = 0; j < in.chunk; ++j) {
-            if ((in.valid == nullptr || in.valid[j] != 0u) && is_finite(row[j])) {
+            if (in.included(j) && is_finite(row[j])) {
                 dst[n++] = row[j] == 0.0 ? 0.0 : row[j];
             }
         }
@@ -173,7 +177,7 @@ std::size_t compact_series(const Policy &policy, const ChunkView &in, std::size_
     const double *row = in.values + s * in.ld;
     const thrust::counting_iterator<std::size_t> first(0);
     const auto values = thrust::make_transform_iterator(first, detail::CanonicalValue{row});
-    double *end = thrust::copy_if(policy, values, values + in.chunk, first, out, detail::ValidFinite{row, in.valid});
+    double *end = thrust::copy_if(policy, values, values + in.chunk, first, out, detail::ValidFinite{in, row});
     return static_cast<std::size_t>(end - out);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nhvk/ensemble_chunk.hpp"
+#include "nhvk/numerics.hpp"
 
 namespace nhvk {
 
@@ -39,10 +40,5 @@ TrajectoryResult run_trajectory_cpu(const TrajectoryRequest& req);
 /** @brief Integrate on the GPU with the same per-trajectory code; throws std::runtime_error without CUDA. */
 TrajectoryResult run_trajectory_cuda(const TrajectoryRequest& req);
 
-/** @brief True when this build has the CUDA backend and a device is present. */
-bool cuda_available();
-
-/** @brief Why the CUDA backend is not available (empty when it is). */
-std::string cuda_unavailable_reason();
 
 } // namespace nhvk

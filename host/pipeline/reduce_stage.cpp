@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+#include "pipeline/reduce_stage.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace nhvk {
+
+ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r)
+    : cfg_(cfg), r_(r),
+      acc_(static_cast<std::size_t>(metric_count) * cfg.times.size(), static_cast<std::uint64_t>(cfg.run.trajectories),
+           static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u) {
+    r_.onset = stats::OnsetHistogram(cfg.times.size());
+}
+
+void ReduceStage::start(EnsembleBackend& backend) {
+    if (!on_host()) backend.start_reduction(acc_.n_series(), acc_.bin_table());
+}
+
+void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
+    valid_.resize(static_cast<std::size_t>(m));
+    for (long long j = 0; j < m; ++j) {
+        const auto ss = static_cast<SampleStatus>(a.sample_status[j]);
+        const auto st = static_cast<Status>(a.status[j]);
+        const bool ok = ss == SampleStatus::ok && st == Status::ok;
+        valid_[j] = ok ? 1u : 0u;
+        if (ok) {
+            ++r_.valid;
+        } else if (ss != SampleStatus::ok) {
+            ++r_.sampling[static_cast<int>(ss)];
+            ++r_.failed_by_dynamics[0];
+        } else {
+            ++r_.failed_by_status[static_cast<int>(st)];
+            ++r_.failed_by_dynamics[a.failed[j] < 3 ? a.failed[j] : 0];
+        }
+    }
+    if (on_host()) acc_.add_chunk(a.metrics, static_cast<std::size_t>(m), static_cast<std::size_t>(a.ld), valid_.data());
+    r_.onset.add_chunk(reinterpret_cast<const std::uint32_t*>(a.onset), static_cast<std::size_t>(m), valid_.data());
+}
+
+void ReduceStage::finish(EnsembleBackend& backend) {
+    if (!on_host()) {
+        std::vector<stats::SeriesPartial> partials(acc_.n_series());
+        std::vector<std::uint64_t> counts(acc_.n_series() * acc_.n_bins(), 0u);
+        backend.collect(partials.data(), counts.data());
+        acc_.add_partials(partials.data(), counts.data());
+    }
+    const int nt = static_cast<int>(cfg_.times.size());
+    r_.series = acc_.finalize();
+    r_.exact_quantiles = acc_.exact();
+    r_.histogram_resolution = acc_.histogram_relative_resolution();
+    std::vector<double> med_q(nt), med_v(nt), rel_t(nt);
+    for (int i = 0; i < nt; ++i) {
+        med_q[i] = r_.at(metric_dq, i).p50;
+        med_v[i] = r_.at(metric_dv, i).p50;
+        rel_t[i] = cfg_.times[i] - cfg_.t0;
+    }
+    r_.growth_q = stats::growth_exponent(rel_t, med_q, cfg_.growth_t_max - cfg_.t0);
+    r_.growth_v = stats::growth_exponent(rel_t, med_v, cfg_.growth_t_max - cfg_.t0);
+}
+
+} // namespace nhvk

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The reduce stage: per-member statuses counted, the onset histogram, and the per-time statistics, either on
+ *         the host from the values (exact quantiles) or on the backend (histogram quantiles: only the partials of
+ *         each series come back). Every reduction is exact, so the statistics do not depend on where they ran.
+ */
+#pragma once
+
+#include "config.hpp"
+#include "ensemble.hpp"
+#include "nhvk/backend/backend.hpp"
+#include "stats/ensemble_stats.hpp"
+
+namespace nhvk {
+
+class ReduceStage {
+public:
+    /** @brief Statistics of `cfg`'s run into `r` (its counts, onset histogram and, at `finish`, its series). */
+    ReduceStage(const RunConfig& cfg, EnsembleResult& r);
+    /** @brief True when the statistics need every value on the host (exact quantiles within `run.exact_memory_mb`). */
+    bool on_host() const { return acc_.exact(); }
+    /** @brief Prepares the backend's running statistics when they are kept there. */
+    void start(EnsembleBackend& backend);
+    /** @brief Counts the statuses and onsets of a completed chunk (on the host), and adds its metrics when
+     *         `on_host()`. */
+    void add_chunk(const ChunkArgs& a, long long m);
+    /** @brief Final summaries and growth exponents (collects the backend's partials when they were kept there). */
+    void finish(EnsembleBackend& backend);
+
+private:
+    const RunConfig& cfg_;
+    EnsembleResult& r_;
+    stats::EnsembleAccumulator acc_;
+    std::vector<std::uint8_t> valid_;
+};
+
+} // namespace nhvk

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+#include "pipeline/run_plan.hpp"
+
+#include "sampling.hpp"
+
+namespace nhvk {
+
+SamplingPlan make_sampling_plan(const RunConfig& cfg) {
+    SamplingPlan p;
+    p.seed = cfg.run.seed;
+    p.t0 = cfg.t0;
+    p.q0 = cfg.q0;
+    p.v0 = cfg.v0;
+    p.mu0 = cfg.mu0;
+    p.params = cfg.param_dists;
+    p.energy = cfg.energy;
+    return p;
+}
+
+RunPlan make_run_plan(const RunConfig& cfg, long long capacity) {
+    RunPlan plan;
+    ChunkLayout& L = plan.layout;
+    L.n = cfg.model.n;
+    L.k = cfg.model.k;
+    L.nt = static_cast<int>(cfg.times.size());
+    L.n_params = static_cast<int>(cfg.params.size());
+    for (const Distribution& d : cfg.param_dists) L.per_member_params = L.per_member_params || d.kind != DistKind::fixed;
+    L.capacity = capacity;
+    ChunkCommon& c = plan.common;
+    c.model = cfg.model.name;
+    c.method = cfg.integrator.method;
+    c.precision = cfg.integrator.precision;
+    c.equations = cfg.integrator.equations;
+    c.times = cfg.times.data();
+    c.nt = L.nt;
+    c.t0 = cfg.t0;
+    c.ctl.rtol = cfg.integrator.rtol;
+    c.ctl.atol = cfg.integrator.atol;
+    c.ctl.dt = cfg.integrator.dt;
+    c.ctl.min_step = cfg.integrator.min_step;
+    c.ctl.max_steps = cfg.integrator.max_steps;
+    c.ctl.project = cfg.integrator.project;
+    c.divergence_mask = 0u;
+    for (int i : cfg.divergence_coords) c.divergence_mask |= 1u << i;
+    c.angle_mask = 0u;
+    for (int i = 0; i < cfg.model.n; ++i)
+        if (cfg.model.angles[i]) c.angle_mask |= 1u << i;
+    c.onset_threshold = cfg.onset_threshold;
+    c.shared_params = cfg.params.empty() ? nullptr : cfg.params.data();
+    c.sampling = make_sampling_plan(cfg);
+    return plan;
+}
+
+} // namespace nhvk

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+#include "pipeline/write_stage.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "model_ops.hpp"
+
+namespace nhvk {
+
+namespace fs = std::filesystem;
+
+std::string temp_name(const std::string& path) {
+    return path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
+}
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(temp_name(path_)) {
+    out_.open(tmp_, std::ios::out | std::ios::trunc);
+    if (!out_) throw std::runtime_error("cannot write '" + tmp_ + "': " + std::strerror(errno));
+}
+
+AtomicFile::~AtomicFile() {
+    if (!committed_) {
+        out_.close();
+        std::error_code ec;
+        fs::remove(tmp_, ec);
+    }
+}
+
+void AtomicFile::commit() {
+    out_.flush();
+    if (!out_) throw std::runtime_error("error writing '" + tmp_ + "'");
+    out_.close();
+    std::error_code ec;
+    fs::rename(tmp_, path_, ec);
+    if (ec) throw std::runtime_error("cannot rename '" + tmp_ + "' to '" + path_ + "': " + ec.message());
+    committed_ = true;
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+    AtomicFile f(path);
+    f.stream() << content;
+    f.commit();
+}
+
+namespace {
+
+/** @brief JSON number, or null for NaN/inf (nlohmann prints those as null too; explicit for clarity). */
+nlohmann::json num(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+
+nlohmann::json series_json(const EnsembleResult& r, int metric) {
+    nlohmann::json j;
+    const std::size_t nt = r.times.size();
+    std::vector<nlohmann::json> count, mean, sd, mn, mx, p01, p05, p25, p50, p75, p95, p99;
+    for (std::size_t i = 0; i < nt; ++i) {
+        const stats::SeriesSummary& s = r.at(metric, static_cast<int>(i));
+        count.push_back(s.count);
+        mean.push_back(num(s.mean));
+        sd.push_back(num(s.std));
+        mn.push_back(num(s.min));
+        mx.push_back(num(s.max));
+        p01.push_back(num(s.p01));
+        p05.push_back(num(s.p05));
+        p25.push_back(num(s.p25));
+        p50.push_back(num(s.p50));
+        p75.push_back(num(s.p75));
+        p95.push_back(num(s.p95));
+        p99.push_back(num(s.p99));
+    }
+    j["count"] = count;
+    j["mean"] = mean;
+    j["std"] = sd;
+    j["min"] = mn;
+    j["max"] = mx;
+    j["p01"] = p01;
+    j["p05"] = p05;
+    j["p25"] = p25;
+    j["p50"] = p50;
+    j["p75"] = p75;
+    j["p95"] = p95;
+    j["p99"] = p99;
+    return j;
+}
+
+double overall_max(const EnsembleResult& r, int metric) {
+    double m = NAN;
+    for (std::size_t i = 0; i < r.times.size(); ++i) {
+        const double x = r.at(metric, static_cast<int>(i)).max;
+        if (std::isfinite(x)) m = std::isfinite(m) ? std::max(m, x) : x;
+    }
+    return m;
+}
+
+nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
+    nlohmann::json j;
+    j["schema"] = "nhvk.summary/1";
+    j["nhvk_version"] = "0.1.0";
+    nlohmann::json resolved = cfg.resolved_json();
+    j["model"]["name"] = cfg.model.name;
+    j["model"]["params"] = resolved.contains("model") && resolved["model"].contains("params")
+                               ? resolved["model"]["params"]
+                               : nlohmann::json::object();
+    j["model"]["n"] = cfg.model.n;
+    j["model"]["k"] = cfg.model.k;
+    j["model"]["coordinates"] = cfg.model.coords;
+    j["model"]["angles"] = cfg.model.angles;
+    nlohmann::json& tr = j["trajectories"];
+    tr["requested"] = r.requested;
+    tr["valid"] = r.valid;
+    nlohmann::json failed;
+    failed["total"] = r.failed();
+    for (int s = 1; s < status_count; ++s) failed["by_status"][status_name(static_cast<Status>(s))] = r.failed_by_status[s];
+    failed["by_dynamics"]["nonholonomic"] = r.failed_by_dynamics[1];
+    failed["by_dynamics"]["vakonomic"] = r.failed_by_dynamics[2];
+    for (int s = 1; s < sample_status_count; ++s)
+        failed["sampling"][sample_status_name(static_cast<SampleStatus>(s))] = r.sampling[s];
+    tr["failed"] = failed;
+    j["times"] = r.times;
+    j["divergence"]["q"] = series_json(r, metric_dq);
+    j["divergence"]["v"] = series_json(r, metric_dv);
+    j["divergence"]["coordinates"] = [&] {
+        std::vector<std::string> c;
+        for (int i : cfg.divergence_coords) c.push_back(cfg.model.coords[i]);
+        return c;
+    }();
+    j["constraint_residual"]["nh"] = series_json(r, metric_res_nh);
+    j["constraint_residual"]["vk"] = series_json(r, metric_res_vk);
+    j["constraint_residual"]["max"]["nh"] = num(overall_max(r, metric_res_nh));
+    j["constraint_residual"]["max"]["vk"] = num(overall_max(r, metric_res_vk));
+    j["energy_drift"]["definition"] =
+        "nh: |E(t) - E(t0)| with E = v.L_v - L; vk: |Et(t) - Et(t0)| with Et = E - mu.(J v) (conserved for "
+        "autonomous systems)";
+    j["energy_drift"]["nh"] = series_json(r, metric_energy_nh);
+    j["energy_drift"]["vk"] = series_json(r, metric_energy_vk);
+    j["energy_drift"]["max"]["nh"] = num(overall_max(r, metric_energy_nh));
+    j["energy_drift"]["max"]["vk"] = num(overall_max(r, metric_energy_vk));
+    j["growth_exponent"]["q"] = num(r.growth_q);
+    j["growth_exponent"]["v"] = num(r.growth_v);
+    j["growth_exponent"]["t_max"] = cfg.growth_t_max;
+    j["growth_exponent"]["definition"] = "least-squares slope of log median d against log t over 0 < t <= t_max";
+    nlohmann::json& on = j["onset"];
+    on["threshold"] = cfg.onset_threshold;
+    on["counts"] = r.onset.counts;
+    on["never"] = r.onset.never;
+    for (const auto& [name, p] : {std::pair<const char*, double>{"p05", 0.05}, {"p25", 0.25}, {"p50", 0.5},
+                                  {"p75", 0.75}, {"p95", 0.95}})
+        on["quantiles"][name] = num(r.onset.quantile(p, r.times, true));
+    on["definition"] = "first output time with d_q > threshold; quantiles rank 'never' after every output time (null)";
+    j["statistics"]["quantiles"] = r.exact_quantiles ? "exact" : "histogram";
+    j["statistics"]["quantile_definition"] = "type 7 (linear interpolation between order statistics)";
+    if (!r.exact_quantiles) j["statistics"]["histogram_relative_resolution"] = r.histogram_resolution;
+    j["statistics"]["deterministic"] = true;
+    j["backend"] = r.backend;
+    j["threads"] = r.threads;
+    j["precision"] = to_string(cfg.integrator.precision);
+    j["equations"] = to_string(cfg.integrator.equations);
+    j["timing"]["seconds"] = r.seconds;
+    j["timing"]["sampling_seconds"] = r.sampling_seconds;
+    j["timing"]["integration_seconds"] = r.integration_seconds;
+    j["timing"]["reduction_seconds"] = r.reduction_seconds;
+    j["timing"]["transfer_seconds"] = r.transfer_seconds;
+    j["timing"]["trajectories_per_second"] = r.seconds > 0 ? static_cast<double>(r.requested) / r.seconds : 0.0;
+    j["config"] = resolved;
+    return j;
+}
+
+std::string stats_csv(const EnsembleResult& r) {
+    std::ostringstream os;
+    os << std::setprecision(17);
+    os << "time_index,t,metric,count,nonfinite,mean,std,min,max,p01,p05,p25,p50,p75,p95,p99\n";
+    auto v = [](double x) {
+        std::ostringstream s;
+        s << std::setprecision(17);
+        if (std::isfinite(x)) s << x;
+        return s.str(); // NOTE: empty field for NaN (no valid value), documented in the README
+    };
+    for (std::size_t i = 0; i < r.times.size(); ++i)
+        for (int m = 0; m < metric_count; ++m) {
+            const stats::SeriesSummary& s = r.at(m, static_cast<int>(i));
+            os << i << ',' << v(r.times[i]) << ',' << metric_name(m) << ',' << s.count << ',' << s.nonfinite << ','
+               << v(s.mean) << ',' << v(s.std) << ',' << v(s.min) << ',' << v(s.max) << ',' << v(s.p01) << ','
+               << v(s.p05) << ',' << v(s.p25) << ',' << v(s.p50) << ',' << v(s.p75) << ',' << v(s.p95) << ','
+               << v(s.p99) << '\n';
+        }
+    return os.str();
+}
+
+} // namespace
+
+fs::path prepare_output_folder(const RunConfig& cfg) {
+    const fs::path out_dir(cfg.run.out);
+    std::error_code ec;
+    fs::create_directories(out_dir, ec);
+    if (ec || !fs::is_directory(out_dir))
+        throw std::runtime_error("run.out: cannot create output folder '" + cfg.run.out + "': " +
+                                 (ec ? ec.message() : "not a directory"));
+    const std::string probe = (out_dir / ".nhvk_write_probe").string();
+    std::ofstream p(probe);
+    if (!p) throw std::runtime_error("run.out: output folder '" + cfg.run.out + "' is not writable");
+    p.close();
+    fs::remove(probe, ec);
+    return out_dir;
+}
+
+SamplesWriter::SamplesWriter(const RunConfig& cfg, const ChunkLayout& layout, const fs::path& out_dir)
+    : cfg_(cfg), layout_(layout), file_((out_dir / "samples.csv").string()) {
+    std::ofstream& s = file_.stream();
+    s << "index,sample_status,status,failed_dynamics,fail_time_index";
+    for (int c = 0; c < layout.n; ++c) s << ",q0_" << cfg.model.coords[c];
+    for (int c = 0; c < layout.n; ++c) s << ",v0_" << cfg.model.coords[c];
+    for (int a = 0; a < layout.k; ++a) s << ",mu0_" << a;
+    if (layout.per_member_params)
+        for (int p = 0; p < layout.n_params; ++p) s << ",param_" << cfg.model.params[p].name;
+    s << ",d_q_final,d_v_final,onset_time\n";
+    s << std::setprecision(17);
+}
+
+void SamplesWriter::add_chunk(const ChunkArgs& a, std::uint64_t first, long long m) {
+    const int n = layout_.n, k = layout_.k, nt = layout_.nt;
+    std::ofstream& out = file_.stream();
+    for (long long j = 0; j < m; ++j) {
+        const bool valid = a.sample_status[j] == static_cast<std::uint8_t>(SampleStatus::ok) &&
+                           a.status[j] == static_cast<std::uint8_t>(Status::ok);
+        out << first + static_cast<std::uint64_t>(j) << ','
+            << sample_status_name(static_cast<SampleStatus>(a.sample_status[j])) << ','
+            << status_name(static_cast<Status>(a.status[j])) << ','
+            << (a.failed[j] == 1 ? "nonholonomic" : a.failed[j] == 2 ? "vakonomic" : "") << ',' << a.fail_index[j];
+        for (int c = 0; c < n; ++c) out << ',' << a.q0[c * a.ld + j];
+        for (int c = 0; c < n; ++c) out << ',' << a.v0[c * a.ld + j];
+        for (int c = 0; c < k; ++c) out << ',' << a.mu0[c * a.ld + j];
+        if (layout_.per_member_params)
+            for (int p = 0; p < layout_.n_params; ++p) out << ',' << a.params[p * a.ld + j];
+        if (valid) {
+            out << ',' << a.metrics[(metric_dq * nt + nt - 1) * a.ld + j] << ','
+                << a.metrics[(metric_dv * nt + nt - 1) * a.ld + j] << ',';
+            if (a.onset[j] >= 0) out << cfg_.times[a.onset[j]];
+            out << '\n';
+        } else {
+            out << ",,\n";
+        }
+    }
+}
+
+SavedTrajectories::SavedTrajectories(const RunConfig& cfg, const RunPlan& plan) : cfg_(cfg), plan_(plan) {}
+
+bool SavedTrajectories::wants(std::uint64_t first) const {
+    return first < static_cast<std::uint64_t>(cfg_.run.save_trajectories);
+}
+
+void SavedTrajectories::add_chunk(const ChunkArgs& a, std::uint64_t first, long long m) {
+    const ChunkLayout& L = plan_.layout;
+    const ChunkCommon& common = plan_.common;
+    for (long long j = 0; j < m; ++j) {
+        const std::uint64_t g = first + static_cast<std::uint64_t>(j);
+        if (!wants(g)) break;
+        if (a.sample_status[j] != static_cast<std::uint8_t>(SampleStatus::ok)) continue;
+        TrajectoryRequest q;
+        q.model = cfg_.model.name;
+        q.params = cfg_.params;
+        if (L.per_member_params)
+            for (int p = 0; p < L.n_params; ++p) q.params[p] = a.params[p * a.ld + j];
+        for (int c = 0; c < L.n; ++c) {
+            q.q0.push_back(a.q0[c * a.ld + j]);
+            q.v0.push_back(a.v0[c * a.ld + j]);
+        }
+        for (int c = 0; c < L.k; ++c) q.mu0.push_back(a.mu0[c * a.ld + j]);
+        q.t0 = cfg_.t0;
+        q.times = cfg_.times;
+        q.method = common.method;
+        q.precision = common.precision;
+        q.equations = common.equations;
+        q.ctl = common.ctl;
+        q.divergence_mask = common.divergence_mask;
+        requests_.emplace_back(g, std::move(q));
+    }
+}
+
+void SavedTrajectories::write(const fs::path& out_dir) const {
+    if (requests_.empty()) return;
+    const ModelOps* ops = find_model_ops(cfg_.model.name);
+    if (!ops) throw std::runtime_error("unknown model '" + cfg_.model.name + "'");
+    const fs::path dir = out_dir / "trajectories";
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw std::runtime_error("cannot create '" + dir.string() + "': " + ec.message());
+    for (const auto& [g, q] : requests_) {
+        const TrajectoryResult tr = ops->trajectory_cpu(q);
+        std::ostringstream name;
+        name << "trajectory_" << std::setw(6) << std::setfill('0') << g << ".csv";
+        const std::string path = (dir / name.str()).string();
+        const std::string tmp = temp_name(path);
+        std::FILE* f = std::fopen(tmp.c_str(), "w");
+        if (!f) throw std::runtime_error("cannot write '" + tmp + "': " + std::strerror(errno));
+        ops->write_trajectory_csv(q, tr, f);
+        const bool bad = std::ferror(f) != 0;
+        std::fclose(f);
+        if (bad) {
+            fs::remove(tmp, ec);
+            throw std::runtime_error("error writing '" + tmp + "'");
+        }
+        fs::rename(tmp, path, ec);
+        if (ec) throw std::runtime_error("cannot rename '" + tmp + "': " + ec.message());
+    }
+}
+
+void write_statistics(const RunConfig& cfg, const EnsembleResult& r, const fs::path& out_dir) {
+    write_file_atomic((out_dir / "stats.csv").string(), stats_csv(r));
+    write_file_atomic((out_dir / "summary.json").string(), summary_json(cfg, r).dump(2) + "\n");
+}
+
+} // namespace nhvk

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The one interface between the ensemble pipeline (host/) and its backends (the CPU in host/, CUDA in
+ *         kernels/): the sizes and settings of a run, where each array of a chunk lives, and the stages a backend
+ *         runs on a chunk (sample, integrate, reduce), each enqueued on a slot so that an asynchronous backend
+ *         overlaps them with the host's work on another slot.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nhvk/distribution.hpp"
+#include "nhvk/ensemble_chunk.hpp"
+#include "nhvk/numerics.hpp"
+#include "nhvk/stats/log_histogram.hpp"
+#include "nhvk/stats/series_partial.hpp"
+
+namespace nhvk {
+
+/** @brief Sizes of every chunk of one run. */
+struct ChunkLayout {
+    int n = 0, k = 0, nt = 0;
+    int n_params = 0;
+    bool per_member_params = false; ///< parameter sweep: one parameter set per member
+    long long capacity = 0;         ///< members per chunk (the leading dimension of every array)
+};
+
+/** @brief How members are drawn (the run's `[q0]`, `[v0]`, `[mu0]`, `[model.params]`, `energy`, `seed`). */
+struct SamplingPlan {
+    std::uint64_t seed = 0;
+    double t0 = 0.0;
+    std::vector<Distribution> q0, v0, mu0, params; ///< n, n, k and n_params distributions
+    std::optional<double> energy;                  ///< the energy shell E0, when set
+};
+
+/** @brief Settings common to every chunk: times, t0, step control, masks, threshold, sampling (pointers are host). */
+struct ChunkCommon {
+    std::string model;
+    Method method = Method::dopri5;
+    Precision precision = Precision::f64;
+    EquationsKind equations = EquationsKind::generated;
+    const double* times = nullptr;
+    int nt = 0;
+    double t0 = 0.0;
+    StepControl ctl;
+    unsigned divergence_mask = ~0u;
+    unsigned angle_mask = 0u;
+    double onset_threshold = 1e-3;
+    const double* shared_params = nullptr; ///< used when the layout has no per-member parameters
+    SamplingPlan sampling;
+};
+
+/**
+ * @brief Byte offsets of the arrays of one chunk inside a single allocation (identical on host and device): the
+ *        inputs (q0 … params), then the per-member statuses (sample_status … onset), then the metrics.
+ */
+struct ChunkBlock {
+    std::size_t q0, v0, mu0, params, sample_status, status, failed, fail_index, onset, metrics;
+    std::size_t input_bytes;  ///< [0, input_bytes): q0 … params
+    std::size_t status_bytes; ///< [sample_status, sample_status + status_bytes): sample_status … onset
+    std::size_t metric_bytes; ///< [metrics, metrics + metric_bytes)
+    std::size_t total;
+
+    explicit ChunkBlock(const ChunkLayout& L) {
+        const std::size_t c = static_cast<std::size_t>(L.capacity);
+        std::size_t off = 0;
+        auto take = [&](std::size_t bytes) {
+            const std::size_t at = off;
+            off += (bytes + 255) / 256 * 256;
+            return at;
+        };
+        q0 = take(sizeof(double) * L.n * c);
+        v0 = take(sizeof(double) * L.n * c);
+        mu0 = take(sizeof(double) * (L.k > 0 ? L.k : 1) * c);
+        params = take(sizeof(double) * (L.per_member_params ? L.n_params : 0) * c);
+        input_bytes = off;
+        sample_status = take(c);
+        status = take(c);
+        failed = take(c);
+        fail_index = take(sizeof(std::int32_t) * c);
+        onset = take(sizeof(std::int32_t) * c);
+        status_bytes = off - sample_status;
+        metrics = take(sizeof(double) * metric_count * L.nt * c);
+        metric_bytes = off - metrics;
+        total = off;
+    }
+
+    /** @brief Point `a`'s arrays into the block at `base`. */
+    void bind(ChunkArgs& a, char* base, const ChunkLayout& L) const {
+        a.ld = L.capacity;
+        a.q0 = reinterpret_cast<const double*>(base + q0);
+        a.v0 = reinterpret_cast<const double*>(base + v0);
+        a.mu0 = reinterpret_cast<const double*>(base + mu0);
+        if (L.per_member_params) {
+            a.params = reinterpret_cast<const double*>(base + params);
+            a.params_ld = L.capacity;
+        }
+        a.sample_status = reinterpret_cast<std::uint8_t*>(base + sample_status);
+        a.status = reinterpret_cast<std::uint8_t*>(base + status);
+        a.failed = reinterpret_cast<std::uint8_t*>(base + failed);
+        a.fail_index = reinterpret_cast<std::int32_t*>(base + fail_index);
+        a.onset = reinterpret_cast<std::int32_t*>(base + onset);
+        a.metrics = reinterpret_cast<double*>(base + metrics);
+    }
+};
+
+/** @brief The chunk arguments that do not depend on the buffers. */
+inline ChunkArgs common_args(const ChunkLayout& L, const ChunkCommon& c) {
+    ChunkArgs a;
+    a.nt = c.nt;
+    a.t0 = c.t0;
+    a.times = c.times;
+    a.ctl = c.ctl;
+    a.divergence_mask = c.divergence_mask;
+    a.angle_mask = c.angle_mask;
+    a.onset_threshold = c.onset_threshold;
+    a.n_params = L.n_params;
+    a.params = L.per_member_params ? nullptr : c.shared_params;
+    a.params_ld = 0;
+    return a;
+}
+
+/** @brief What `EnsembleBackend::download` brings back to the host besides the statuses. */
+struct Downloads {
+    bool inputs = false;  ///< q0, v0, mu0, params (samples.csv, saved trajectories)
+    bool metrics = false; ///< every metric at every output time (exact quantiles, samples.csv)
+};
+
+/** @brief Time a backend spent in each stage (device time on the GPU, measured with events; wall time on the CPU). */
+struct StageSeconds {
+    double sample = 0.0, integrate = 0.0, reduce = 0.0;
+    double transfer = 0.0; ///< host ↔ device copies (0 on the CPU)
+};
+
+/**
+ * @brief A backend runs the stages of the pipeline on chunks held in slots. Every call enqueues work on slot `s`
+ *        and may return before it is done (CUDA: one stream per slot); `wait(s)` completes it. Per chunk the
+ *        pipeline calls `sample` (or writes the inputs itself and calls `upload`), `integrate`, `reduce` when the
+ *        statistics are kept on the backend, `download`, and later `wait` before it reads `slot(s)`. The CPU
+ *        backend is the reference; the CUDA backend runs the same per-member code and the same reduction source.
+ */
+class EnsembleBackend {
+public:
+    virtual ~EnsembleBackend() = default;
+    virtual std::string name() const = 0;
+    /** @brief Chunks that can be in flight at once. */
+    virtual int slots() const = 0;
+    /** @brief Host-visible buffers of slot `s` (ChunkBlock layout, leading dimension `capacity`). */
+    virtual ChunkArgs& slot(int s) = 0;
+    /** @brief Stage 1: draw members [first, first + m) into slot `s` (inputs and sample_status). */
+    virtual void sample(int s, std::uint64_t first, long long m) = 0;
+    /** @brief Inputs that the host wrote into `slot(s)` → the backend (instead of `sample`; tests inject cases). */
+    virtual void upload(int s, long long m) = 0;
+    /** @brief Stage 2: integrate the `m` members of slot `s`, both dynamics (statuses and metrics). */
+    virtual void integrate(int s, long long m) = 0;
+    /** @brief Set up the backend's running statistics: `n_series` series of `metric_count · nt` metrics, binned by
+     *         `table` (histogram statistics; exact quantiles need the values on the host instead). */
+    virtual void start_reduction(std::size_t n_series, const stats::LogBinTable& table) = 0;
+    /** @brief Stage 3: add the metrics of slot `s`'s valid members (status ok) to the running statistics. */
+    virtual void reduce(int s, long long m) = 0;
+    /** @brief Slot `s`'s statuses (sample_status … onset) → host, and what `d` asks for. */
+    virtual void download(int s, long long m, Downloads d) = 0;
+    /** @brief Complete everything enqueued on slot `s`. */
+    virtual void wait(int s) = 0;
+    /** @brief The running statistics (after every slot completed): `partials[n_series]`, `counts[n_series · n_bins]`,
+     *         added to what the arrays hold. Deterministic: exact sums and integer counts. */
+    virtual void collect(stats::SeriesPartial* partials, std::uint64_t* counts) = 0;
+    /** @brief Time spent in each stage by the work completed so far (call after `wait`). */
+    virtual StageSeconds stage_seconds() const = 0;
+};
+
+/** @brief The CPU reference backend: OpenMP over members (`threads` ≤ 0: all cores). */
+std::unique_ptr<EnsembleBackend> make_cpu_backend(const ChunkLayout& layout, const ChunkCommon& common, int threads);
+
+/** @brief The CUDA backend: two slots, one stream each, one thread per member. Throws without CUDA. */
+std::unique_ptr<EnsembleBackend> make_cuda_backend(const ChunkLayout& layout, const ChunkCommon& common);
+
+/** @brief True when this build has the CUDA backend and a device is present. */
+bool cuda_available();
+/** @brief Why the CUDA backend is not available (empty when it is). */
+std::string cuda_unavailable_reason();
+
+} // namespace nhvk
