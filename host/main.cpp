@@ -2,9 +2,28 @@
 /** @file
  *  @brief The `nhvk` command line: `models`, `trajectory`, `run`.
  */
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "cli_common.hpp"
+
+namespace {
+/** @brief Flush standard output and report a failed write (a full disk, a closed pipe, /dev/full): the results a
+ *         command printed must not be lost silently. Returns false after printing the reason. */
+bool flush_stdout() {
+    std::cout.flush();
+    errno = 0;
+    const bool bad = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+    if (bad) {
+        const int e = errno;
+        std::cerr << "nhvk: error: cannot write to standard output" << (e != 0 ? std::string(": ") + std::strerror(e) : "")
+                  << "\n";
+    }
+    return !bad;
+}
+} // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"nhvk: ensembles of nonholonomic vs vakonomic motions of constrained mechanical systems"};
@@ -18,6 +37,7 @@ int main(int argc, char** argv) {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         const int rc = app.exit(e);
+        if (!flush_stdout()) return nhvk::exit_runtime;
         return rc == 0 ? nhvk::exit_ok : nhvk::exit_usage;
     } catch (const nhvk::UsageError& e) {
         std::cerr << "nhvk: error: " << e.what() << "\n";
@@ -26,5 +46,6 @@ int main(int argc, char** argv) {
         std::cerr << "nhvk: error: " << e.what() << "\n";
         return nhvk::exit_runtime;
     }
+    if (!flush_stdout()) return nhvk::exit_runtime;
     return exit_code;
 }

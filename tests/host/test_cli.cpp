@@ -283,6 +283,33 @@ TEST(CliTrajectory, VelocityViolatingTheConstraintsExitsTwo) {
     EXPECT_EQ(ok.rc, nhvk::exit_ok) << ok.err;
 }
 
+// A failed write to standard output (here /dev/full: every write fails with ENOSPC) is an error with a message and
+// exit code 1, not a silent success; `nhvk models` likewise. The same commands to a file succeed (the control).
+TEST(CliOutput, FailedWriteToStandardOutputExitsOne) {
+    if (!fs::exists("/dev/full"))
+        GTEST_SKIP() << "no /dev/full on this system";
+    TempDir tmp;
+    const std::vector<std::vector<std::string>> commands = {
+        {"trajectory", "--model", "nh_particle", "--q0", "0,0.5,0", "--v0", "1,0.7,0.5", "--t-end", "1", "--times",
+         "200"},
+        {"models"}};
+    for (const std::vector<std::string>& args : commands) {
+        SCOPED_TRACE(args[0]);
+        std::string cmd = shell_quote(NHVK_BINARY);
+        for (const std::string& a : args)
+            cmd += " " + shell_quote(a);
+        const std::string e = tmp.str("stderr.txt");
+        const int st = std::system((cmd + " >/dev/full 2>" + shell_quote(e) + " </dev/null").c_str());
+        ASSERT_TRUE(st != -1 && WIFEXITED(st));
+        EXPECT_EQ(WEXITSTATUS(st), nhvk::exit_runtime);
+        const std::string err = read_text(e);
+        EXPECT_NE(err.find("cannot write to standard output"), std::string::npos) << err;
+        const CliRun ok = nhvk(args, tmp);
+        EXPECT_EQ(ok.rc, nhvk::exit_ok) << ok.err;
+        EXPECT_FALSE(ok.out.empty());
+    }
+}
+
 TEST(CliTrajectory, UnknownModelExitsTwoListingTheKnownOnes) {
     TempDir tmp;
     const CliRun r =
