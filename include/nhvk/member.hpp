@@ -84,6 +84,47 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
     obs(-1, t0, a.y, b.y);
     for (int i = 0; i < nt; ++i) {
         const T ti = T(times[i]); // NOTE: the grid is double; a float run lands on its float rounding
+#if !defined(__CUDA_ARCH__)
+        if constexpr (Stepper<NH, T>::fixed_step) {
+            // NOTE: on the CPU the two fixed-step integrations advance in lockstep, one step of each per iteration:
+            // two independent dependency chains (each step waits on its divisions) that the core overlaps, about a
+            // third faster than one after the other. Each system's arithmetic is the same as in advance_to, so the
+            // results are bit-identical to it (and to the device, which keeps one state live at a time for its
+            // registers); so are the outcomes: a failure of the nonholonomic motion in an interval is reported
+            // whatever the vakonomic one did there, as when it is integrated first.
+            typename Stepper<NH, T>::Interval ia;
+            typename Stepper<VK, T>::Interval ib;
+            Status sa = a.plan(ti, ia), sb = b.plan(ti, ib);
+            if (sa != Status::ok) ia.m = 0;
+            if (sb != Status::ok) ib.m = 0;
+            T xa[NH::dim], xb[VK::dim];
+            NHVK_UNROLL
+            for (int j = 0; j < NH::dim; ++j) xa[j] = a.y[j];
+            NHVK_UNROLL
+            for (int j = 0; j < VK::dim; ++j) xb[j] = b.y[j];
+            const long long n_steps = ia.m > ib.m ? ia.m : ib.m;
+            for (long long st = 0; st < n_steps; ++st) {
+                if (st < ia.m && sa == Status::ok) sa = a.step(nh, xa, ia, st);
+                if (st < ib.m && sb == Status::ok) sb = b.step(vk, xb, ib, st);
+                if (sa != Status::ok) break;
+            }
+            if ((s = a.finish(xa, sa)) != Status::ok) {
+                out.status = s;
+                out.failed = Dynamics::nonholonomic;
+                out.time_index = i;
+                return out;
+            }
+            // NOTE: the vakonomic interval may be unfinished only if the nonholonomic one failed (returned above).
+            if ((s = b.finish(xb, sb)) != Status::ok) {
+                out.status = s;
+                out.failed = Dynamics::vakonomic;
+                out.time_index = i;
+                return out;
+            }
+            obs(i, ti, a.y, b.y);
+            continue;
+        }
+#endif
         s = a.advance_to(nh, ti);
         if (s != Status::ok) {
             out.status = s;

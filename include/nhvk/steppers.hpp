@@ -30,6 +30,7 @@ struct StepControl {
 template <class Sys, class T> class Rk4 {
 public:
     static constexpr int dim = Sys::dim;
+    static constexpr bool fixed_step = true; ///< plan/step/finish: two systems can be stepped in lockstep
     T t;
     T y[dim];
     long long steps = 0;
@@ -49,53 +50,82 @@ public:
         return detail_all_finite(k) ? Status::ok : Status::non_finite;
     }
 
-    /** @brief Advance to `t_target` (≥ t) in `⌈(t_target − t)/dt⌉` equal steps. */
-    NHVK_HD NHVK_FORCEINLINE Status advance_to(const Sys& sys, T t_target) {
+    /** @brief An output interval: `m` equal steps of `h` from `t_start` to `t_target` (m = 0: nothing to do). */
+    struct Interval {
+        long long m = 0;
+        T t_start = T(0), t_target = T(0), h = T(0), h2 = T(0), h6 = T(0);
+    };
+
+    /** @brief Plan the steps to `t_target` (≥ t): `⌈(t_target − t)/dt⌉` equal steps; `step_limit` when they would
+     *         exceed `max_steps`. */
+    NHVK_HD NHVK_FORCEINLINE Status plan(T t_target, Interval& iv) const {
+        iv.m = 0;
         const double span = double(t_target - t);
         if (!(span > 0.0)) return Status::ok;
         long long m = (long long)(span / ctl_.dt);
         if (double(m) * ctl_.dt < span * (1.0 - 1e-12)) ++m;
         if (m < 1) m = 1;
         if (steps + m > ctl_.max_steps) return Status::step_limit;
-        const T t_start = t;
-        const T h = T(span / double(m));
-        const T h2 = T(0.5) * h, h6 = h / T(6);
+        iv.m = m;
+        iv.t_start = t;
+        iv.t_target = t_target;
+        iv.h = T(span / double(m));
+        iv.h2 = T(0.5) * iv.h;
+        iv.h6 = iv.h / T(6);
+        return Status::ok;
+    }
+
+    /** @brief Step `i` of the interval on the state `x` (a local copy of `y`, see `advance_to`); on failure `x` keeps
+     *         the last completed step. */
+    NHVK_HD NHVK_FORCEINLINE Status step(const Sys& sys, T* x, const Interval& iv, long long i) {
+        const T h = iv.h, h2 = iv.h2, h6 = iv.h6;
+        // y += h/6 (k1 + 2 (k2 + k3) + k4), evaluated in that order from two running sums (k1, k2 + k3) so that
+        // fewer stage vectors are live at once (registers on the device).
+        T k[dim], k1[dim], k23[dim], tmp[dim];
+        Status s = sys.rhs(t, x, k1);
+        if (s != Status::ok) return s;
+        NHVK_UNROLL
+        for (int j = 0; j < dim; ++j) tmp[j] = x[j] + h2 * k1[j];
+        if ((s = sys.rhs(t + h2, tmp, k23)) != Status::ok) return s;
+        NHVK_UNROLL
+        for (int j = 0; j < dim; ++j) tmp[j] = x[j] + h2 * k23[j];
+        if ((s = sys.rhs(t + h2, tmp, k)) != Status::ok) return s;
+        NHVK_UNROLL
+        for (int j = 0; j < dim; ++j) {
+            tmp[j] = x[j] + h * k[j];
+            k23[j] += k[j];
+        }
+        if ((s = sys.rhs(t + h, tmp, k)) != Status::ok) return s;
+        NHVK_UNROLL
+        for (int j = 0; j < dim; ++j) x[j] += h6 * (k1[j] + T(2) * k23[j] + k[j]);
+        // NOTE: t from the start of the interval, not accumulated, so the last step lands on t_target exactly.
+        t = (i + 1 == iv.m) ? iv.t_target : iv.t_start + T(i + 1) * h;
+        ++steps;
+        if (ctl_.project) return sys.project(t, x);
+        return Status::ok;
+    }
+
+    /** @brief End an interval: `y` takes the local state `x`; a completed interval is checked for NaN/∞ once. */
+    NHVK_HD NHVK_FORCEINLINE Status finish(const T* x, Status s) {
+        copy_state(x);
+        // NOTE: checked once per output interval, not per step: a NaN or ∞ state persists to here (and a solve at a
+        // non-finite state reports non_finite at once), so the status and the failing output index are the same.
+        if (s != Status::ok) return s;
+        return detail_all_finite(y) ? Status::ok : Status::non_finite;
+    }
+
+    /** @brief Advance to `t_target` (≥ t) in `⌈(t_target − t)/dt⌉` equal steps. */
+    NHVK_HD NHVK_FORCEINLINE Status advance_to(const Sys& sys, T t_target) {
+        Interval iv;
+        Status s = plan(t_target, iv);
+        if (s != Status::ok || iv.m == 0) return s;
         // NOTE: the state is a local copy during the steps (registers on the device, no aliasing with `this`).
         T x[dim];
         NHVK_UNROLL
         for (int j = 0; j < dim; ++j) x[j] = y[j];
-        for (long long i = 0; i < m; ++i) {
-            // y += h/6 (k1 + 2 (k2 + k3) + k4), evaluated in that order from two running sums (k1, k2 + k3) so that
-            // fewer stage vectors are live at once (registers on the device).
-            T k[dim], k1[dim], k23[dim], tmp[dim];
-            Status s = sys.rhs(t, x, k1);
-            if (s != Status::ok) return fail(s, x);
-            NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) tmp[j] = x[j] + h2 * k1[j];
-            if ((s = sys.rhs(t + h2, tmp, k23)) != Status::ok) return fail(s, x);
-            NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) tmp[j] = x[j] + h2 * k23[j];
-            if ((s = sys.rhs(t + h2, tmp, k)) != Status::ok) return fail(s, x);
-            NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) {
-                tmp[j] = x[j] + h * k[j];
-                k23[j] += k[j];
-            }
-            if ((s = sys.rhs(t + h, tmp, k)) != Status::ok) return fail(s, x);
-            NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) x[j] += h6 * (k1[j] + T(2) * k23[j] + k[j]);
-            // NOTE: t from the start of the interval, not accumulated, so the last step lands on t_target exactly.
-            t = (i + 1 == m) ? t_target : t_start + T(i + 1) * h;
-            ++steps;
-            if (ctl_.project && (s = sys.project(t, x)) != Status::ok) {
-                copy_state(x);
-                return s;
-            }
-        }
-        copy_state(x);
-        // NOTE: checked once per output interval, not per step: a NaN or ∞ state persists to here (and a solve at a
-        // non-finite state reports non_finite at once), so the status and the failing output index are the same.
-        return detail_all_finite(y) ? Status::ok : Status::non_finite;
+        for (long long i = 0; i < iv.m; ++i)
+            if ((s = step(sys, x, iv, i)) != Status::ok) break;
+        return finish(x, s);
     }
 
 private:
@@ -103,11 +133,6 @@ private:
     NHVK_HD NHVK_FORCEINLINE void copy_state(const T* x) {
         NHVK_UNROLL
         for (int j = 0; j < dim; ++j) y[j] = x[j];
-    }
-    /** @brief Keep the last completed step in `y` and return the failure. */
-    NHVK_HD NHVK_FORCEINLINE Status fail(Status s, const T* x) {
-        copy_state(x);
-        return s;
     }
     NHVK_HD static bool detail_all_finite(const T* x) {
         bool ok = true;
@@ -125,6 +150,7 @@ private:
 template <class Sys, class T> class Dopri5 {
 public:
     static constexpr int dim = Sys::dim;
+    static constexpr bool fixed_step = false;
     T t;
     T y[dim];
     long long steps = 0;    ///< attempted steps

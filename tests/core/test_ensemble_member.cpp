@@ -357,6 +357,61 @@ TEST(EnsembleMember, DivergenceObserverMetricsFromRecordedStates) {
     EXPECT_EQ(obs.onset_index, onset);
 }
 
+// On the CPU integrate_member steps the two fixed-step (RK4) integrations in lockstep; that is a schedule, not a
+// different method: every recorded state equals, bit for bit, each system advanced alone with Rk4::advance_to (what
+// the device runs), and a step limit fails the same dynamics at the same output time. An indexing test of the
+// schedule, not a validation of the physics.
+TEST(EnsembleMember, Rk4LockstepEqualsEachDynamicsAlone) {
+    using NH = nhvk::NonholonomicSystem<RollingDisc, double>;
+    using VK = nhvk::VakonomicSystem<RollingDisc, double>;
+    RollingDisc model;
+    model.alpha = 0.2;
+    const double R = model.R, phi0 = 0.4, th = 3.0;
+    const double q0[4] = {0.1, -0.2, 0.5, phi0}, v0[4] = {R * th * std::cos(phi0), R * th * std::sin(phi0), th, 2.5};
+    const double mu0[2] = {1.5, -2.0};
+    const std::vector<double> times = {0.05, 0.3, 0.31, 1.0};
+    const int nt = int(times.size());
+    nhvk::StepControl ctl;
+    ctl.dt = 7e-3; // not a divisor of the intervals: each is shortened uniformly
+    std::vector<double> rows((nt + 1) * 18, sentinel);
+    nhvk::StateRecorder<RollingDisc, double> rec{rows.data()};
+    ASSERT_EQ(nhvk::integrate_member<nhvk::Rk4>(model, q0, v0, mu0, 0.0, times.data(), nt, ctl, rec).status,
+              Status::ok);
+    const NH nh{model};
+    const VK vk{model};
+    double y_nh[8], y_vk[10];
+    for (int j = 0; j < 4; ++j) {
+        y_nh[j] = y_vk[j] = q0[j];
+        y_nh[4 + j] = y_vk[4 + j] = v0[j];
+    }
+    y_vk[8] = mu0[0];
+    y_vk[9] = mu0[1];
+    nhvk::Rk4<NH, double> a;
+    nhvk::Rk4<VK, double> b;
+    ASSERT_EQ(a.init(nh, 0.0, y_nh, ctl), Status::ok);
+    ASSERT_EQ(b.init(vk, 0.0, y_vk, ctl), Status::ok);
+    for (int i = 0; i < nt; ++i) {
+        ASSERT_EQ(a.advance_to(nh, times[i]), Status::ok);
+        ASSERT_EQ(b.advance_to(vk, times[i]), Status::ok);
+        const double* row = rows.data() + (i + 1) * 18;
+        for (int j = 0; j < 8; ++j)
+            EXPECT_EQ(bits(row[j]), bits(a.y[j])) << "nonholonomic, time " << i << ", component " << j;
+        for (int j = 0; j < 10; ++j)
+            EXPECT_EQ(bits(row[8 + j]), bits(b.y[j])) << "vakonomic, time " << i << ", component " << j;
+    }
+    EXPECT_NE(bits(rows[(nt) * 18 + 0]), bits(rows[(nt) * 18 + 8])) << "the two motions must differ here";
+    // A step limit reached in the third interval: the nonholonomic motion is reported, at output index 2.
+    const long long needed = (long long)std::ceil(0.05 / 7e-3) + (long long)std::ceil(0.25 / 7e-3);
+    ctl.max_steps = needed; // room for two intervals exactly
+    std::vector<double> rows2((nt + 1) * 18, sentinel);
+    nhvk::StateRecorder<RollingDisc, double> rec2{rows2.data()};
+    const nhvk::MemberOutcome o =
+        nhvk::integrate_member<nhvk::Rk4>(model, q0, v0, mu0, 0.0, times.data(), nt, ctl, rec2);
+    EXPECT_EQ(o.status, Status::step_limit);
+    EXPECT_EQ(o.failed, nhvk::Dynamics::nonholonomic);
+    EXPECT_EQ(o.time_index, 2);
+}
+
 TEST(EnsembleMember, WrapAngle) {
     const double pi = std::acos(-1.0);
     EXPECT_NEAR(nhvk::wrap_angle(1.5 * pi), -0.5 * pi, 1e-15);
