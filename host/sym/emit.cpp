@@ -30,8 +30,9 @@ std::string literal(double x) {
 
 const char* function_name(Op op) {
     switch (op) {
-    case Op::sin: return "sin";
-    case Op::cos: return "cos";
+    // NOTE: sin and cos through nhvk/trig.hpp: on the device an argument reduction without local memory.
+    case Op::sin: return "trig_sin";
+    case Op::cos: return "trig_cos";
     case Op::tan: return "tan";
     case Op::asin: return "asin";
     case Op::acos: return "acos";

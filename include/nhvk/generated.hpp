@@ -19,6 +19,7 @@
 #include "nhvk/linalg.hpp"
 #include "nhvk/model_params.hpp"
 #include "nhvk/status.hpp"
+#include "nhvk/trig.hpp"
 
 namespace nhvk {
 

@@ -79,25 +79,31 @@ public:
      *         the last completed step. */
     NHVK_HD NHVK_FORCEINLINE Status step(const Sys& sys, T* x, const Interval& iv, long long i) {
         const T h = iv.h, h2 = iv.h2, h6 = iv.h6;
-        // y += h/6 (k1 + 2 (k2 + k3) + k4), evaluated in that order from two running sums (k1, k2 + k3) so that
-        // fewer stage vectors are live at once (registers on the device).
-        T k[dim], k1[dim], k23[dim], tmp[dim];
-        Status s = sys.rhs(t, x, k1);
+        // y += h/6 ((k1 + 2 k2) + 2 k3 + k4), summed as the stages come, so that only x, the sum, a stage input and a
+        // stage vector are live at once (registers on the device).
+        T k[dim], acc[dim], tmp[dim];
+        Status s = sys.rhs(t, x, k);
         if (s != Status::ok) return s;
         NHVK_UNROLL
-        for (int j = 0; j < dim; ++j) tmp[j] = x[j] + h2 * k1[j];
-        if ((s = sys.rhs(t + h2, tmp, k23)) != Status::ok) return s;
-        NHVK_UNROLL
-        for (int j = 0; j < dim; ++j) tmp[j] = x[j] + h2 * k23[j];
+        for (int j = 0; j < dim; ++j) {
+            acc[j] = k[j];
+            tmp[j] = x[j] + h2 * k[j];
+        }
         if ((s = sys.rhs(t + h2, tmp, k)) != Status::ok) return s;
         NHVK_UNROLL
         for (int j = 0; j < dim; ++j) {
+            acc[j] += T(2) * k[j];
+            tmp[j] = x[j] + h2 * k[j];
+        }
+        if ((s = sys.rhs(t + h2, tmp, k)) != Status::ok) return s;
+        NHVK_UNROLL
+        for (int j = 0; j < dim; ++j) {
+            acc[j] += T(2) * k[j];
             tmp[j] = x[j] + h * k[j];
-            k23[j] += k[j];
         }
         if ((s = sys.rhs(t + h, tmp, k)) != Status::ok) return s;
         NHVK_UNROLL
-        for (int j = 0; j < dim; ++j) x[j] += h6 * (k1[j] + T(2) * k23[j] + k[j]);
+        for (int j = 0; j < dim; ++j) x[j] += h6 * (acc[j] + k[j]);
         // NOTE: t from the start of the interval, not accumulated, so the last step lands on t_target exactly.
         t = (i + 1 == iv.m) ? iv.t_target : iv.t_start + T(i + 1) * h;
         ++steps;
@@ -164,12 +170,13 @@ public:
         steps = rejected = 0;
         Status s = Status::ok;
         if (c.project && (s = sys.project(t, y)) != Status::ok) return s;
-        if ((s = sys.rhs(t, y, k1_)) != Status::ok) return s;
+        T k1[dim];
+        if ((s = sys.rhs(t, y, k1)) != Status::ok) return s;
         NHVK_UNROLL
         for (int i = 0; i < dim; ++i)
-            if (!is_finite(k1_[i])) return Status::non_finite;
+            if (!is_finite(k1[i])) return Status::non_finite;
         h_ = T(c.dt);
-        if (!(c.dt > 0.0)) h_ = initial_step(sys);
+        if (!(c.dt > 0.0)) h_ = initial_step(sys, k1);
         return is_finite(h_) ? Status::ok : Status::non_finite;
     }
 
@@ -188,6 +195,13 @@ public:
         const T e1 = T(71.0 / 57600), e3 = T(-71.0 / 16695), e4 = T(71.0 / 1920), e5 = T(-17253.0 / 339200),
                 e6 = T(22.0 / 525), e7 = T(-1.0 / 40);
 
+        // NOTE: the first stage f(t, y) is evaluated on entry instead of being kept from the previous call (FSAL
+        // across output times): it is the same value, since the last stage of an accepted step is evaluated at the
+        // new (t, y), and not keeping it frees registers while the other dynamics is integrated (on the device).
+        if (!(t < t_target)) return Status::ok;
+        T k1[dim];
+        Status s = sys.rhs(t, y, k1);
+        if (s != Status::ok) return s;
         bool last_rejected = false;
         while (t < t_target) {
             if (steps >= ctl_.max_steps) return Status::step_limit;
@@ -199,44 +213,52 @@ public:
                 h = t_target - t;
                 clipped = true;
             }
+            const T t_new = clipped ? t_target : t + h;
             // NOTE: zero-initialized only because g++ cannot always prove that a stage is read after its right-hand
             // side succeeded (-Wmaybe-uninitialized); every element is written before it is read.
-            T k2[dim] = {}, k3[dim] = {}, k4[dim] = {}, k5[dim] = {}, k6[dim] = {}, k7[dim] = {}, tmp[dim] = {},
-              y5[dim] = {};
-            Status s;
+            T k2[dim] = {}, k3[dim] = {}, k4[dim] = {}, k[dim] = {}, tmp[dim] = {};
+            // Running prefixes of the sixth stage's input, the solution and the error (b2 = e2 = 0), each summed
+            // left to right as the stages come (the same bits as the whole sums): once the fifth stage's input is
+            // formed, k1 … k4 are dead (registers on the device).
+            T s6[dim] = {}, sb[dim] = {}, se[dim] = {};
             NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * a21 * k1_[j];
+            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * a21 * k1[j];
             if ((s = sys.rhs(t + c2 * h, tmp, k2)) != Status::ok) return s;
             NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * (a31 * k1_[j] + a32 * k2[j]);
+            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * (a31 * k1[j] + a32 * k2[j]);
             if ((s = sys.rhs(t + c3 * h, tmp, k3)) != Status::ok) return s;
             NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * (a41 * k1_[j] + a42 * k2[j] + a43 * k3[j]);
+            for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * (a41 * k1[j] + a42 * k2[j] + a43 * k3[j]);
             if ((s = sys.rhs(t + c4 * h, tmp, k4)) != Status::ok) return s;
             NHVK_UNROLL
-            for (int j = 0; j < dim; ++j)
-                tmp[j] = y[j] + h * (a51 * k1_[j] + a52 * k2[j] + a53 * k3[j] + a54 * k4[j]);
-            if ((s = sys.rhs(t + c5 * h, tmp, k5)) != Status::ok) return s;
-            NHVK_UNROLL
-            for (int j = 0; j < dim; ++j)
-                tmp[j] = y[j] + h * (a61 * k1_[j] + a62 * k2[j] + a63 * k3[j] + a64 * k4[j] + a65 * k5[j]);
-            if ((s = sys.rhs(t + h, tmp, k6)) != Status::ok) return s;
-            // NOTE: y5 and the first five terms of the error sum (a prefix of its left-to-right evaluation, so the same
-            // bits) are formed before k7, so that k3 … k6 are dead while k7 is evaluated (registers on the device).
+            for (int j = 0; j < dim; ++j) {
+                tmp[j] = y[j] + h * (a51 * k1[j] + a52 * k2[j] + a53 * k3[j] + a54 * k4[j]);
+                s6[j] = a61 * k1[j] + a62 * k2[j] + a63 * k3[j] + a64 * k4[j];
+                sb[j] = b1 * k1[j] + b3 * k3[j] + b4 * k4[j];
+                se[j] = e1 * k1[j] + e3 * k3[j] + e4 * k4[j];
+            }
+            if ((s = sys.rhs(t + c5 * h, tmp, k)) != Status::ok) return s;
             NHVK_UNROLL
             for (int j = 0; j < dim; ++j) {
-                y5[j] = y[j] + h * (b1 * k1_[j] + b3 * k3[j] + b4 * k4[j] + b5 * k5[j] + b6 * k6[j]);
-                tmp[j] = e1 * k1_[j] + e3 * k3[j] + e4 * k4[j] + e5 * k5[j] + e6 * k6[j];
+                tmp[j] = y[j] + h * (s6[j] + a65 * k[j]);
+                sb[j] += b5 * k[j];
+                se[j] += e5 * k[j];
             }
-            if ((s = sys.rhs(t + h, y5, k7)) != Status::ok) return s;
+            if ((s = sys.rhs(t + h, tmp, k)) != Status::ok) return s;
+            NHVK_UNROLL
+            for (int j = 0; j < dim; ++j) {
+                tmp[j] = y[j] + h * (sb[j] + b6 * k[j]); // the 5th-order solution
+                se[j] += e6 * k[j];
+            }
+            if ((s = sys.rhs(t_new, tmp, k)) != Status::ok) return s;
             ++steps;
 
             // err = ‖(y5 − y4) / (atol + rtol · max(|y|, |y5|))‖_RMS
             double err2 = 0.0;
             NHVK_UNROLL
             for (int j = 0; j < dim; ++j) {
-                const T ej = h * (tmp[j] + e7 * k7[j]);
-                const T ay = abs(y[j]), ay5 = abs(y5[j]);
+                const T ej = h * (se[j] + e7 * k[j]);
+                const T ay = abs(y[j]), ay5 = abs(tmp[j]);
                 const double sc = ctl_.atol + ctl_.rtol * double(ay > ay5 ? ay : ay5);
                 const double r = double(ej) / sc;
                 err2 += r * r;
@@ -246,11 +268,11 @@ public:
             double fac = err > 0.0 ? 0.9 * pow(err, -0.2) : 10.0;
             fac = fac < 0.2 ? 0.2 : (fac > 10.0 ? 10.0 : fac);
             if (err <= 1.0) {
-                t = clipped ? t_target : t + h;
+                t = t_new;
                 NHVK_UNROLL
                 for (int j = 0; j < dim; ++j) {
-                    y[j] = y5[j];
-                    k1_[j] = k7[j];
+                    y[j] = tmp[j];
+                    k1[j] = k[j]; // FSAL: the last stage is f(t, y)
                 }
                 if (last_rejected && fac > 1.0) fac = 1.0;
                 // NOTE: a step clipped to an output time does not shrink the next one.
@@ -259,12 +281,14 @@ public:
                 last_rejected = false;
                 if (ctl_.project) {
                     if ((s = sys.project(t, y)) != Status::ok) return s;
-                    if ((s = sys.rhs(t, y, k1_)) != Status::ok) return s;
+                    if ((s = sys.rhs(t, y, k1)) != Status::ok) return s;
                 }
             } else {
                 ++rejected;
                 h_ = h * T(fac < 1.0 ? fac : 1.0);
                 last_rejected = true;
+                // NOTE: f(t, y) again (the same value): keeping k1 through the step would keep it in registers.
+                if ((s = sys.rhs(t, y, k1)) != Status::ok) return s;
             }
         }
         return Status::ok;
@@ -276,7 +300,6 @@ public:
 private:
     StepControl ctl_;
     T h_ = T(0);
-    T k1_[dim];
 
     NHVK_HD double scaled_norm(const T* x, const T* ref) const {
         double s = 0.0;
@@ -289,15 +312,15 @@ private:
     }
 
     /** @brief Hairer's starting step (HNW I, §II.4): an Euler probe of the second derivative. */
-    NHVK_HD T initial_step(const Sys& sys) const {
-        const double d0 = scaled_norm(y, y), d1 = scaled_norm(k1_, y);
+    NHVK_HD T initial_step(const Sys& sys, const T* k1) const {
+        const double d0 = scaled_norm(y, y), d1 = scaled_norm(k1, y);
         double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
         T y1[dim], f1[dim], diff[dim];
         NHVK_UNROLL
-        for (int j = 0; j < dim; ++j) y1[j] = y[j] + T(h0) * k1_[j];
+        for (int j = 0; j < dim; ++j) y1[j] = y[j] + T(h0) * k1[j];
         if (sys.rhs(t + T(h0), y1, f1) != Status::ok) return T(h0);
         NHVK_UNROLL
-        for (int j = 0; j < dim; ++j) diff[j] = f1[j] - k1_[j];
+        for (int j = 0; j < dim; ++j) diff[j] = f1[j] - k1[j];
         const double d2 = scaled_norm(diff, y) / h0;
         const double dm = d1 > d2 ? d1 : d2;
         const double h1 = dm <= 1e-15 ? (h0 * 1e-3 > 1e-6 ? h0 * 1e-3 : 1e-6) : pow(0.01 / dm, 0.2);
