@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -284,6 +285,23 @@ TEST(OutputFolder, FailedWriteAfterTheComputationLeavesTheEarlierRun) {
     EXPECT_NE(c.err().find(std::strerror(EFBIG)), std::string::npos) << c.err();
     EXPECT_NE(c.err().find("stats.csv"), std::string::npos) << c.err();
     EXPECT_EQ(snapshot(out), before);
+}
+
+// A write that fails during the computation (samples.csv past the file size limit) stops the run there (it does not
+// integrate 200,000 trajectories first), says why, and removes the folder that the run created.
+TEST(OutputFolder, FailedWriteDuringTheRunStopsItAndRemovesTheNewFolder) {
+    TempDir tmp;
+    const std::string out = tmp.str("new/out");
+    Limits lim;
+    lim.file_size = 100000;
+    const auto t0 = std::chrono::steady_clock::now();
+    const Child c = run(long_run_args(out, 5), tmp, lim);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(c.code(), nhvk::exit_runtime) << c.err();
+    EXPECT_NE(c.err().find(std::strerror(EFBIG)), std::string::npos) << c.err();
+    EXPECT_NE(c.err().find("samples.csv"), std::string::npos) << c.err();
+    EXPECT_FALSE(fs::exists(out));
+    std::cout << "[ folder ] the run stopped after " << seconds << " s\n";
 }
 
 /** A tmpfs of `kib` KiB mounted at `dir` for the scope (root only); `ok()` false where it cannot be mounted. */
