@@ -19,6 +19,7 @@ enum ExitCode : int {
     exit_usage = 2,        ///< bad command line or bad config (the message names the option / file:line and key)
     exit_integration = 3,  ///< `trajectory`: the integration of the single trajectory failed (rows so far written)
     exit_no_valid = 4,     ///< `run`: not a single trajectory of the ensemble was valid
+    exit_folder_busy = 5,  ///< `run`: the output folder is claimed by another live run (pipeline/output_folder.hpp)
 };
 
 /** @brief A usage error: bad option values. Mapped to exit code 2. */

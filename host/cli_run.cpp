@@ -10,6 +10,7 @@
 #include "cli_common.hpp"
 #include "config.hpp"
 #include "ensemble.hpp"
+#include "pipeline/output_folder.hpp"
 #include "registry.hpp"
 
 namespace nhvk {
@@ -78,6 +79,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--set", o->sets, "override any config key: dotted.key=value (TOML value), repeatable");
     cmd->add_flag("-q,--quiet", o->quiet, "no progress line and no summary on stderr");
     cmd->callback([o, &exit_code]() {
+        // NOTE: first, while this is the only thread: the threads started later inherit the blocked signals.
+        clean_up_outputs_on_signals();
         std::vector<std::string> sets = o->sets;
         auto flag = [&](const std::string& value, const char* key, bool quote) {
             if (!value.empty()) sets.push_back(std::string(key) + "=" + (quote ? "\"" + value + "\"" : value));

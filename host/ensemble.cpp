@@ -110,7 +110,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         make_run_plan(cfg, static_cast<long long>(std::min<std::uint64_t>(static_cast<std::uint64_t>(cfg.run.chunk), N)));
     std::unique_ptr<EnsembleBackend> backend = make_backend(cfg, plan, threads);
     // NOTE: after the backend, so a backend error leaves no folder behind.
-    const fs::path out_dir = prepare_output_folder(cfg);
+    const std::unique_ptr<OutputFolder> out = claim_output_folder(cfg);
 
     EnsembleResult r;
     r.backend = backend->name();
@@ -120,7 +120,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     ReduceStage reduce(cfg, r);
     reduce.start(*backend);
     std::unique_ptr<SamplesWriter> samples;
-    if (cfg.run.save_samples) samples = std::make_unique<SamplesWriter>(cfg, plan.layout, out_dir);
+    if (cfg.run.save_samples) samples = std::make_unique<SamplesWriter>(cfg, plan.layout, *out);
     SavedTrajectories saved(cfg, plan);
 
     const int slots = backend->slots();
@@ -179,10 +179,10 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     r.integration_seconds = bs.integrate;
     r.reduction_seconds = bs.reduce + host_seconds;
     r.transfer_seconds = bs.transfer;
-    saved.write(out_dir);
+    saved.write(*out);
     r.seconds = seconds_since(t_start);
-    if (samples) samples->commit();
-    write_statistics(cfg, r, out_dir);
+    write_statistics(cfg, r, *out);
+    out->commit();
     return r;
 }
 

@@ -49,11 +49,9 @@ struct EnsembleResult {
 /** @brief Metric names as outputs spell them (index: `Metric`). */
 const char* metric_name(int metric);
 
-/** @brief Run the ensemble of `cfg` and write its outputs into `cfg.run.out`. Throws on I/O or backend errors; no
- *         output file is left half-written. */
+/** @brief Run the ensemble of `cfg` and write its outputs into `cfg.run.out`, claimed for the run and committed at
+ *         the end (pipeline/output_folder.hpp). Throws on I/O or backend errors, `FolderBusy` when another run holds
+ *         the folder; no output file is left half-written. */
 EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt);
-
-/** @brief Write `content` to `path` atomically (temporary file in the same folder, then rename). */
-void write_file_atomic(const std::string& path, const std::string& content);
 
 } // namespace nhvk

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
+#include "pipeline/output_folder.hpp"
 
 namespace {
 /** @brief Flush standard output and report a failed write (a full disk, a closed pipe, /dev/full): the results a
@@ -42,6 +43,9 @@ int main(int argc, char** argv) {
     } catch (const nhvk::UsageError& e) {
         std::cerr << "nhvk: error: " << e.what() << "\n";
         return nhvk::exit_usage;
+    } catch (const nhvk::FolderBusy& e) {
+        std::cerr << "nhvk: error: " << e.what() << "\n";
+        return nhvk::exit_folder_busy;
     } catch (const std::exception& e) {
         std::cerr << "nhvk: error: " << e.what() << "\n";
         return nhvk::exit_runtime;

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "pipeline/write_stage.hpp"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -17,39 +16,6 @@
 namespace nhvk {
 
 namespace fs = std::filesystem;
-
-std::string temp_name(const std::string& path) {
-    return path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
-}
-
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(temp_name(path_)) {
-    out_.open(tmp_, std::ios::out | std::ios::trunc);
-    if (!out_) throw std::runtime_error("cannot write '" + tmp_ + "': " + std::strerror(errno));
-}
-
-AtomicFile::~AtomicFile() {
-    if (!committed_) {
-        out_.close();
-        std::error_code ec;
-        fs::remove(tmp_, ec);
-    }
-}
-
-void AtomicFile::commit() {
-    out_.flush();
-    if (!out_) throw std::runtime_error("error writing '" + tmp_ + "'");
-    out_.close();
-    std::error_code ec;
-    fs::rename(tmp_, path_, ec);
-    if (ec) throw std::runtime_error("cannot rename '" + tmp_ + "' to '" + path_ + "': " + ec.message());
-    committed_ = true;
-}
-
-void write_file_atomic(const std::string& path, const std::string& content) {
-    AtomicFile f(path);
-    f.stream() << content;
-    f.commit();
-}
 
 namespace {
 
@@ -195,24 +161,16 @@ std::string stats_csv(const EnsembleResult& r) {
 
 } // namespace
 
-fs::path prepare_output_folder(const RunConfig& cfg) {
-    const fs::path out_dir(cfg.run.out);
-    std::error_code ec;
-    fs::create_directories(out_dir, ec);
-    if (ec || !fs::is_directory(out_dir))
-        throw std::runtime_error("run.out: cannot create output folder '" + cfg.run.out + "': " +
-                                 (ec ? ec.message() : "not a directory"));
-    const std::string probe = (out_dir / ".nhvk_write_probe").string();
-    std::ofstream p(probe);
-    if (!p) throw std::runtime_error("run.out: output folder '" + cfg.run.out + "' is not writable");
-    p.close();
-    fs::remove(probe, ec);
-    return out_dir;
+std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg) {
+    std::vector<std::string> writes = {"stats.csv", "summary.json"};
+    if (cfg.run.save_samples) writes.push_back("samples.csv");
+    if (cfg.run.save_trajectories > 0) writes.push_back("trajectories/");
+    return std::make_unique<OutputFolder>(cfg.run.out, writes);
 }
 
-SamplesWriter::SamplesWriter(const RunConfig& cfg, const ChunkLayout& layout, const fs::path& out_dir)
-    : cfg_(cfg), layout_(layout), file_((out_dir / "samples.csv").string()) {
-    std::ofstream& s = file_.stream();
+SamplesWriter::SamplesWriter(const RunConfig& cfg, const ChunkLayout& layout, OutputFolder& out)
+    : cfg_(cfg), layout_(layout), file_(out.create("samples.csv")) {
+    std::ostream& s = file_.stream();
     s << "index,sample_status,status,failed_dynamics,fail_time_index";
     for (int c = 0; c < layout.n; ++c) s << ",q0_" << cfg.model.coords[c];
     for (int c = 0; c < layout.n; ++c) s << ",v0_" << cfg.model.coords[c];
@@ -225,7 +183,7 @@ SamplesWriter::SamplesWriter(const RunConfig& cfg, const ChunkLayout& layout, co
 
 void SamplesWriter::add_chunk(const ChunkArgs& a, std::uint64_t first, long long m) {
     const int n = layout_.n, k = layout_.k, nt = layout_.nt;
-    std::ofstream& out = file_.stream();
+    std::ostream& out = file_.stream();
     for (long long j = 0; j < m; ++j) {
         const bool valid = a.sample_status[j] == static_cast<std::uint8_t>(SampleStatus::ok) &&
                            a.status[j] == static_cast<std::uint8_t>(Status::ok);
@@ -247,6 +205,7 @@ void SamplesWriter::add_chunk(const ChunkArgs& a, std::uint64_t first, long long
             out << ",,\n";
         }
     }
+    file_.check();
 }
 
 SavedTrajectories::SavedTrajectories(const RunConfig& cfg, const RunPlan& plan) : cfg_(cfg), plan_(plan) {}
@@ -283,37 +242,37 @@ void SavedTrajectories::add_chunk(const ChunkArgs& a, std::uint64_t first, long 
     }
 }
 
-void SavedTrajectories::write(const fs::path& out_dir) const {
+void SavedTrajectories::write(OutputFolder& out) const {
     if (requests_.empty()) return;
     const ModelOps* ops = find_model_ops(cfg_.model.name);
     if (!ops) throw std::runtime_error("unknown model '" + cfg_.model.name + "'");
-    const fs::path dir = out_dir / "trajectories";
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw std::runtime_error("cannot create '" + dir.string() + "': " + ec.message());
     for (const auto& [g, q] : requests_) {
         const TrajectoryResult tr = ops->trajectory_cpu(q);
         std::ostringstream name;
-        name << "trajectory_" << std::setw(6) << std::setfill('0') << g << ".csv";
-        const std::string path = (dir / name.str()).string();
-        const std::string tmp = temp_name(path);
-        std::FILE* f = std::fopen(tmp.c_str(), "w");
-        if (!f) throw std::runtime_error("cannot write '" + tmp + "': " + std::strerror(errno));
-        ops->write_trajectory_csv(q, tr, f);
-        const bool bad = std::ferror(f) != 0;
-        std::fclose(f);
-        if (bad) {
-            fs::remove(tmp, ec);
-            throw std::runtime_error("error writing '" + tmp + "'");
-        }
-        fs::rename(tmp, path, ec);
-        if (ec) throw std::runtime_error("cannot rename '" + tmp + "': " + ec.message());
+        name << "trajectories/trajectory_" << std::setw(6) << std::setfill('0') << g << ".csv";
+        // NOTE: the trajectory writer prints to a FILE*; an in-memory one, copied into the checked output file.
+        char* text = nullptr;
+        std::size_t size = 0;
+        std::FILE* mem = ::open_memstream(&text, &size);
+        if (!mem) throw std::runtime_error(std::string("open_memstream: ") + std::strerror(errno));
+        ops->write_trajectory_csv(q, tr, mem);
+        const bool bad = std::ferror(mem) != 0;
+        const bool closed = std::fclose(mem) == 0;
+        const std::unique_ptr<char, decltype(&std::free)> hold(text, &std::free);
+        if (bad || !closed) throw std::runtime_error("cannot format " + name.str() + " in memory");
+        OutputFile& f = out.create(name.str());
+        f.stream().write(text, static_cast<std::streamsize>(size));
+        f.close();
     }
 }
 
-void write_statistics(const RunConfig& cfg, const EnsembleResult& r, const fs::path& out_dir) {
-    write_file_atomic((out_dir / "stats.csv").string(), stats_csv(r));
-    write_file_atomic((out_dir / "summary.json").string(), summary_json(cfg, r).dump(2) + "\n");
+void write_statistics(const RunConfig& cfg, const EnsembleResult& r, OutputFolder& out) {
+    OutputFile& stats = out.create("stats.csv");
+    stats.stream() << stats_csv(r);
+    stats.close();
+    OutputFile& summary = out.create("summary.json");
+    summary.stream() << summary_json(cfg, r).dump(2) << "\n";
+    summary.close();
 }
 
 } // namespace nhvk

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: MIT
+#include "pipeline/output_folder.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace nhvk {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/** Guards every claimed folder's list of temporaries against the signal watcher (which never lets go of it). */
+std::mutex& registry_mutex() {
+    static std::mutex m;
+    return m;
+}
+std::vector<OutputFolder*>& active_folders() {
+    static std::vector<OutputFolder*> v;
+    return v;
+}
+
+std::string errno_text(int e) {
+    return std::strerror(e);
+}
+
+bool all_digits(const std::string& s) {
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+/** True for `<output>.tmp.<pid>`. */
+bool is_output_temp(const std::string& rel) {
+    const std::size_t at = rel.rfind(".tmp.");
+    return at != std::string::npos && all_digits(rel.substr(at + 5)) && is_output_name(rel.substr(0, at));
+}
+
+/** The names under `dir` (its top level and `trajectories/`) that `keep` selects, relative, regular files only. */
+template <class Keep> std::vector<std::string> outputs_in(const fs::path& dir, Keep keep) {
+    std::vector<std::string> out;
+    for (const char* sub : {"", "trajectories"}) {
+        std::error_code ec;
+        for (fs::directory_iterator it(dir / sub, ec), end; !ec && it != end; it.increment(ec)) {
+            const std::string rel = (*sub ? std::string(sub) + "/" : std::string()) + it->path().filename().string();
+            std::error_code ec2;
+            if (it->is_regular_file(ec2) && keep(rel))
+                out.push_back(rel);
+        }
+    }
+    return out;
+}
+
+/** fsync a folder so the renames in it are durable (file systems that cannot sync a folder say EINVAL). */
+int sync_folder(const fs::path& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    int e = ::fsync(fd) == 0 || errno == EINVAL || errno == EROFS ? 0 : errno;
+    ::close(fd);
+    return e;
+}
+
+/** Test hook: `NHVK_TEST_KILL_AT_COMMIT_STEP=k` kills the process with SIGKILL before the k-th change (0-based) that
+ *  a commit makes to the folder, to test the state each step leaves (tests/host/test_output_folder.cpp). */
+void commit_step(int& step) {
+    static const char* k = std::getenv("NHVK_TEST_KILL_AT_COMMIT_STEP");
+    if (k && std::atoi(k) == step)
+        ::kill(::getpid(), SIGKILL);
+    ++step;
+}
+
+} // namespace
+
+std::string temp_name(const std::string& path) {
+    return path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
+}
+
+bool is_output_name(const std::string& rel) {
+    if (rel == "summary.json" || rel == "stats.csv" || rel == "samples.csv")
+        return true;
+    const std::string pre = "trajectories/trajectory_", suf = ".csv";
+    return rel.size() > pre.size() + suf.size() && rel.compare(0, pre.size(), pre) == 0 &&
+           rel.compare(rel.size() - suf.size(), suf.size(), suf) == 0 &&
+           all_digits(rel.substr(pre.size(), rel.size() - pre.size() - suf.size()));
+}
+
+// ---- OutputFile ----------------------------------------------------------------------------------------------
+
+/** A stream buffer on a file descriptor that keeps the errno of the first failed write. */
+class OutputFile::Buffer : public std::streambuf {
+public:
+    explicit Buffer(int fd) : fd_(fd), data_(1 << 16) { setp(data_.data(), data_.data() + data_.size()); }
+    ~Buffer() override {
+        if (fd_ >= 0)
+            ::close(fd_);
+    }
+    int fd() const { return fd_; }
+    int error() const { return err_; }
+    /** Write out the buffer; false (and `error()`) on failure. */
+    bool drain() {
+        const char* p = pbase();
+        std::size_t n = static_cast<std::size_t>(pptr() - pbase());
+        while (n > 0 && err_ == 0) {
+            const ssize_t w = ::write(fd_, p, n);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                err_ = w < 0 ? errno : EIO;
+                break;
+            }
+            p += w;
+            n -= static_cast<std::size_t>(w);
+        }
+        setp(data_.data(), data_.data() + data_.size());
+        return err_ == 0;
+    }
+    /** Drain, fsync and close; the errno of the first failure, 0 on success. */
+    int finish() {
+        drain();
+        int e = err_;
+        if (e == 0 && ::fsync(fd_) != 0 && errno != EINVAL)
+            e = errno;
+        if (::close(fd_) != 0 && e == 0)
+            e = errno;
+        fd_ = -1;
+        return err_ = e;
+    }
+
+protected:
+    int_type overflow(int_type c) override {
+        if (!drain())
+            return traits_type::eof();
+        if (!traits_type::eq_int_type(c, traits_type::eof())) {
+            *pptr() = traits_type::to_char_type(c);
+            pbump(1);
+        }
+        return traits_type::not_eof(c);
+    }
+    int sync() override { return drain() ? 0 : -1; }
+
+private:
+    int fd_;
+    std::vector<char> data_;
+    int err_ = 0;
+};
+
+OutputFile::OutputFile(fs::path final_path, std::string rel)
+    : final_(std::move(final_path)), rel_(std::move(rel)), tmp_(temp_name(final_.string())) {
+    const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        throw std::runtime_error("cannot create '" + tmp_ + "': " + errno_text(errno));
+    buf_ = std::make_unique<Buffer>(fd);
+    os_ = std::make_unique<std::ostream>(buf_.get());
+}
+
+OutputFile::~OutputFile() = default;
+
+std::ostream& OutputFile::stream() {
+    return *os_;
+}
+
+void OutputFile::check() {
+    if (buf_->error() != 0)
+        throw std::runtime_error("cannot write '" + final_.string() + "' (temporary '" + tmp_ +
+                                 "'): " + errno_text(buf_->error()));
+}
+
+void OutputFile::close() {
+    if (closed_)
+        return;
+    closed_ = true;
+    os_->flush();
+    buf_->finish();
+    check();
+}
+
+// ---- OutputFolder --------------------------------------------------------------------------------------------
+
+OutputFolder::OutputFolder(const std::string& dir, const std::vector<std::string>& writes, const std::string& key)
+    : dir_(dir), key_(key) {
+    std::error_code ec;
+    const bool existed = fs::exists(dir_, ec);
+    if (!existed)
+        created_ = fs::create_directories(dir_, ec);
+    if (ec || !fs::is_directory(dir_))
+        throw std::runtime_error(key + ": cannot create output folder '" + dir +
+                                 "': " + (ec ? ec.message() : errno_text(ENOTDIR)));
+    try {
+        // Claim: open the lock file, lock it, and make sure it is still the file of that name (a run that ended in
+        // between removes it after our open; then try again on the new one).
+        const std::string lock = (dir_ / lock_file_name).string();
+        for (;;) {
+            const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+            if (fd < 0)
+                throw std::runtime_error(key + ": output folder '" + dir + "' is not writable: cannot create '" + lock +
+                                         "': " + errno_text(errno));
+            if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+                const int e = errno;
+                char pid[32] = {0};
+                const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
+                std::string holder = n > 0 ? std::string(pid, static_cast<std::size_t>(n)) : std::string("?");
+                holder.erase(std::remove(holder.begin(), holder.end(), '\n'), holder.end());
+                ::close(fd);
+                if (e == EWOULDBLOCK)
+                    throw FolderBusy(key + ": output folder '" + dir + "' is in use by another nhvk run (pid " +
+                                     holder + ", lock file '" + lock +
+                                     "'); wait for that run to end or choose another folder");
+                throw std::runtime_error(key + ": cannot lock '" + lock + "': " + errno_text(e));
+            }
+            struct stat a {
+            }, b{};
+            if (::fstat(fd, &a) == 0 && ::stat(lock.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+                lock_fd_ = fd;
+                break;
+            }
+            ::close(fd);
+        }
+        {
+            std::lock_guard<std::mutex> g(registry_mutex());
+            active_folders().push_back(this);
+        }
+        const std::string pid = std::to_string(static_cast<long long>(::getpid())) + "\n";
+        if (::ftruncate(lock_fd_, 0) != 0 ||
+            ::pwrite(lock_fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()))
+            throw std::runtime_error(key + ": cannot write the lock file '" + lock + "': " + errno_text(errno));
+        // Holding the lock, no live run writes here: every temporary is a dead process's leftover.
+        for (const std::string& rel : outputs_in(dir_, is_output_temp))
+            fs::remove(dir_ / rel, ec);
+        for (const std::string& w : writes) {
+            const bool folder = !w.empty() && w.back() == '/';
+            const fs::path p = dir_ / (folder ? w.substr(0, w.size() - 1) : w);
+            const fs::file_status st = folder ? fs::status(p, ec) : fs::symlink_status(p, ec);
+            if (folder && fs::exists(st) && !fs::is_directory(st))
+                throw std::runtime_error("cannot write into '" + p.string() + "': " + errno_text(ENOTDIR) +
+                                         " (a file has the name of the output folder; remove or rename it)");
+            if (!folder && fs::is_directory(st))
+                throw std::runtime_error("cannot write '" + p.string() + "': " + errno_text(EISDIR) +
+                                         " (a folder has the name of an output; remove or rename it)");
+        }
+    } catch (...) {
+        std::lock_guard<std::mutex> g(registry_mutex());
+        abandon();
+        auto& v = active_folders();
+        v.erase(std::remove(v.begin(), v.end(), this), v.end());
+        throw;
+    }
+}
+
+OutputFolder::~OutputFolder() {
+    std::lock_guard<std::mutex> g(registry_mutex());
+    abandon();
+    auto& v = active_folders();
+    v.erase(std::remove(v.begin(), v.end(), this), v.end());
+}
+
+OutputFile& OutputFolder::create(const std::string& rel) {
+    std::lock_guard<std::mutex> g(registry_mutex());
+    if (rel.rfind("trajectories/", 0) == 0 && !fs::is_directory(dir_ / "trajectories")) {
+        std::error_code ec;
+        fs::create_directory(dir_ / "trajectories", ec);
+        if (ec)
+            throw std::runtime_error("cannot create '" + (dir_ / "trajectories").string() + "': " + ec.message());
+        trajectories_created_ = true;
+    }
+    files_.reserve(files_.size() + 1);
+    files_.push_back(std::make_unique<OutputFile>(dir_ / rel, rel));
+    return *files_.back();
+}
+
+void OutputFolder::commit() {
+    for (auto& f : files_)
+        f->close();
+    {
+        // Summary last (under the lock: the signal watcher reads the list).
+        std::lock_guard<std::mutex> g(registry_mutex());
+        std::stable_partition(files_.begin(), files_.end(), [](const auto& f) { return f->rel() != "summary.json"; });
+    }
+    // Every name checked before the first change, so a folder in the way keeps the earlier run.
+    for (auto& f : files_) {
+        std::error_code ec;
+        if (fs::is_directory(fs::symlink_status(f->final_path(), ec)))
+            throw std::runtime_error("cannot write '" + f->final_path().string() + "': " + errno_text(EISDIR) +
+                                     " (a folder has the name of an output; remove or rename it); the folder keeps "
+                                     "its earlier contents");
+    }
+    std::lock_guard<std::mutex> g(registry_mutex());
+    int step = 0;
+    auto fail = [&](const std::string& what, int e) {
+        throw std::runtime_error(what + ": " + errno_text(e) + "; the output folder '" + dir_.string() +
+                                 "' now holds no complete run (its summary.json was removed first)");
+    };
+    const fs::path summary = dir_ / "summary.json";
+    commit_step(step);
+    if (::unlink(summary.c_str()) != 0 && errno != ENOENT)
+        throw std::runtime_error("cannot replace '" + summary.string() + "': " + errno_text(errno) +
+                                 "; the folder keeps its earlier contents");
+    if (const int e = sync_folder(dir_))
+        fail("cannot sync '" + dir_.string() + "'", e);
+    std::set<std::string> written;
+    for (auto& f : files_)
+        written.insert(f->rel());
+    for (const std::string& rel : outputs_in(dir_, is_output_name)) {
+        if (written.count(rel))
+            continue;
+        commit_step(step);
+        if (::unlink((dir_ / rel).c_str()) != 0 && errno != ENOENT)
+            fail("cannot remove '" + (dir_ / rel).string() + "' of the earlier run", errno);
+    }
+    for (auto& f : files_) {
+        if (f->rel() == "summary.json") {
+            if (const int e = sync_folder(dir_ / "trajectories"); e && e != ENOENT)
+                fail("cannot sync '" + (dir_ / "trajectories").string() + "'", e);
+            if (const int e = sync_folder(dir_))
+                fail("cannot sync '" + dir_.string() + "'", e);
+        }
+        commit_step(step);
+        if (::rename(f->temp_path().c_str(), f->final_path().c_str()) != 0)
+            fail("cannot rename '" + f->temp_path() + "' to '" + f->final_path().string() + "'", errno);
+    }
+    files_.clear();
+    if (const int e = sync_folder(dir_))
+        fail("cannot sync '" + dir_.string() + "'", e);
+    // An earlier run's trajectories/ that this run emptied goes too (rmdir: only when empty).
+    ::rmdir((dir_ / "trajectories").c_str());
+    created_ = trajectories_created_ = false;
+    release();
+}
+
+void OutputFolder::abandon() noexcept {
+    if (released_)
+        return;
+    for (auto& f : files_)
+        ::unlink(f->temp_path().c_str());
+    if (trajectories_created_)
+        ::rmdir((dir_ / "trajectories").c_str());
+    release();
+    if (created_)
+        ::rmdir(dir_.c_str()); // only if empty
+}
+
+void OutputFolder::release() noexcept {
+    if (lock_fd_ >= 0) {
+        ::unlink((dir_ / lock_file_name).c_str()); // under the lock: a waiting claim then retries on a new file
+        ::close(lock_fd_);
+        lock_fd_ = -1;
+    }
+    released_ = true;
+}
+
+// ---- signals -------------------------------------------------------------------------------------------------
+
+void clean_up_outputs_on_signals() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        sigset_t set;
+        sigemptyset(&set);
+        int watched = 0;
+        for (int s : {SIGINT, SIGTERM, SIGHUP}) {
+            struct sigaction old {};
+            // NOTE: a signal the process was started ignoring (nohup, a background job) stays ignored.
+            if (::sigaction(s, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) {
+                sigaddset(&set, s);
+                ++watched;
+            }
+        }
+        if (watched == 0)
+            return;
+        pthread_sigmask(SIG_BLOCK, &set, nullptr); // inherited by every thread started from here on
+        std::thread([set] {
+            int sig = 0;
+            while (sigwait(&set, &sig) != 0) {
+            }
+            registry_mutex().lock(); // kept: no temporary can appear or be renamed after the clean-up
+            bool any = false;
+            for (OutputFolder* f : active_folders()) {
+                f->abandon();
+                any = true;
+            }
+            const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+            const std::string msg = std::string(::isatty(2) ? "\n" : "") + "nhvk: interrupted by " + name +
+                                    (any ? ": removed this run's temporary files and lock; the output folder holds its "
+                                           "earlier complete run, if any\n"
+                                         : "\n");
+            if (::write(2, msg.data(), msg.size()) < 0) {
+                // nothing more to do: ending by the signal below is the report
+            }
+            ::signal(sig, SIG_DFL);
+            sigset_t one;
+            sigemptyset(&one);
+            sigaddset(&one, sig);
+            pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+            ::raise(sig); // ends the process as the signal would have
+            ::_exit(128 + sig);
+        }).detach();
+    });
+}
+
+} // namespace nhvk

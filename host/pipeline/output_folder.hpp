@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The output folder of one `nhvk run`: claimed with a lock, written as temporaries, committed together.
+ *
+ *  The protocol (README "Outputs"):
+ *  1. Claim: the folder is created if needed and locked with `flock` on `.nhvk.lock` (the pid inside, for the
+ *     message). The kernel drops the lock when its process dies, kill -9 included, so a stale lock file is simply
+ *     taken over; a live holder makes the claim fail with `FolderBusy`. Holding the lock proves that no live run
+ *     writes here, so every nhvk temporary found (`<output>.tmp.<pid>`) is a leftover of a dead process: removed.
+ *  2. Write: every output goes to `<name>.tmp.<pid>` through `OutputFile`, whose every write, fsync and close is
+ *     checked (the message carries the errno text).
+ *  3. Commit: every name is checked to be free of folders; the earlier `summary.json` is removed first (from here
+ *     on the folder looks incomplete), then the outputs of the earlier run that this run does not rewrite, then the
+ *     temporaries are renamed into place and `summary.json` last, the marker of a complete run.
+ *  Any failure or interruption before the end removes this run's temporaries, the lock, and the folder if this run
+ *  created it and it is empty: the folder holds the earlier complete run, or nothing that looks complete.
+ *
+ *  Room for resume (issue 8): per-chunk records would be further outputs written and renamed one at a time under the
+ *  same lock, and `run.log` one more name in `output_names()`.
+ */
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nhvk {
+
+/** @brief The output folder is claimed by another live run (exit code 5). */
+struct FolderBusy : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/** @brief `path` with this process's temporary suffix (`.tmp.<pid>`). */
+std::string temp_name(const std::string& path);
+
+/** @brief The lock file's name inside an output folder. */
+inline constexpr const char* lock_file_name = ".nhvk.lock";
+
+/** @brief True for a name (relative to the folder, `/`-separated) that `nhvk run` writes: `summary.json`,
+ *         `stats.csv`, `samples.csv`, `trajectories/trajectory_<digits>.csv`. */
+bool is_output_name(const std::string& rel);
+
+/** @brief One output under its temporary name. Writes are buffered; the first failed write is kept and reported. */
+class OutputFile {
+public:
+    OutputFile(std::filesystem::path final_path, std::string rel);
+    ~OutputFile();
+    OutputFile(const OutputFile&) = delete;
+    OutputFile& operator=(const OutputFile&) = delete;
+    std::ostream& stream();
+    /** @brief Throw (with the errno text) if a write has failed so far: lets a long run stop early on a full disk. */
+    void check();
+    /** @brief Flush, fsync and close, each checked. Idempotent. */
+    void close();
+    const std::filesystem::path& final_path() const { return final_; }
+    const std::string& temp_path() const { return tmp_; }
+    const std::string& rel() const { return rel_; }
+
+private:
+    class Buffer;
+    std::filesystem::path final_;
+    std::string rel_, tmp_;
+    std::unique_ptr<Buffer> buf_;
+    std::unique_ptr<std::ostream> os_;
+    bool closed_ = false;
+};
+
+/** @brief The claimed output folder of a run (see the file comment). */
+class OutputFolder {
+public:
+    /** @brief Create and claim `dir` (`key` names the config key in messages). `writes` lists the names this run
+     *         will write (relative; a trailing `/` for a folder): checked up front not to be taken by a folder (or by
+     *         a file, for a folder). Throws `FolderBusy` when another live run holds the folder, std::runtime_error
+     *         otherwise. */
+    OutputFolder(const std::string& dir, const std::vector<std::string>& writes, const std::string& key = "run.out");
+    /** @brief Without a commit: removes this run's temporaries, the lock, and the folder if created here and empty. */
+    ~OutputFolder();
+    OutputFolder(const OutputFolder&) = delete;
+    OutputFolder& operator=(const OutputFolder&) = delete;
+
+    const std::filesystem::path& path() const { return dir_; }
+    /** @brief A new output `rel` (e.g. `stats.csv`, `trajectories/trajectory_000003.csv`) under its temporary name. */
+    OutputFile& create(const std::string& rel);
+    /** @brief Close every output, then move them into place together, `summary.json` last, and release the lock. */
+    void commit();
+
+    /** @brief Interrupted (signal thread, registry lock held): remove temporaries and lock, no exceptions. */
+    void abandon() noexcept;
+
+private:
+    std::filesystem::path dir_;
+    std::string key_;
+    bool created_ = false, trajectories_created_ = false, released_ = false;
+    int lock_fd_ = -1;
+    std::vector<std::unique_ptr<OutputFile>> files_;
+    void release() noexcept;
+};
+
+/** @brief Remove the temporaries of every claimed folder and release its lock on SIGINT, SIGTERM or SIGHUP, then
+ *         end by the same signal. Call once from the main thread before any other thread starts (the signals are
+ *         blocked in the threads started afterwards and taken by one watcher thread). */
+void clean_up_outputs_on_signals();
+
+} // namespace nhvk
