@@ -33,6 +33,10 @@ std::vector<double> parse_number_list(const std::string& text, const std::string
 /** @brief Parse one finite double; `what` names the option in the message. */
 double parse_number(const std::string& text, const std::string& what);
 
+/** @brief Refuses an option given with an empty value (`--out ''`): a UsageError naming the option, instead of a
+ *         silent default. */
+void refuse_empty_values(const CLI::App& cmd);
+
 /** @brief Register `nhvk models`. */
 void add_models_command(CLI::App& app, int& exit_code);
 /** @brief Register `nhvk trajectory`. */

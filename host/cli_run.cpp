@@ -6,7 +6,9 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 
+#include "checks.hpp"
 #include "cli_common.hpp"
 #include "config.hpp"
 #include "ensemble.hpp"
@@ -57,6 +59,10 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
         os << "  onset (d_q > " << cfg.onset_threshold << "): median t = " << r.onset.quantile(0.5, r.times, true)
            << ", never " << r.onset.never << "\n";
     }
+    if (!r.exact_quantiles && r.outside_range() > 0)
+        os << "  warning: " << r.outside_range() << " values lie outside the histogram range [" << r.histogram_lo
+           << ", " << r.histogram_hi << "): quantiles among them are clamped to min/max, not within the stated "
+           << "resolution (stats.csv outside_range; raise run.exact_memory_mb for exact quantiles)\n";
     os << "  quantiles: " << (r.exact_quantiles ? "exact" : "log histogram") << "; outputs in " << cfg.run.out
        << "/ (summary.json, stats.csv" << (cfg.run.save_samples ? ", samples.csv" : "")
        << (cfg.run.save_trajectories > 0 ? ", trajectories/" : "") << ")\n";
@@ -78,27 +84,33 @@ void add_run_command(CLI::App& app, int& exit_code) {
     cmd->add_flag("--save-samples", o->save_samples, "write samples.csv: initial state, status, final divergence");
     cmd->add_option("--set", o->sets, "override any config key: dotted.key=value (TOML value), repeatable");
     cmd->add_flag("-q,--quiet", o->quiet, "no progress line and no summary on stderr");
-    cmd->callback([o, &exit_code]() {
+    cmd->callback([o, cmd, &exit_code]() {
         // NOTE: first, while this is the only thread: the threads started later inherit the blocked signals.
         clean_up_outputs_on_signals();
-        std::vector<std::string> sets = o->sets;
-        auto flag = [&](const std::string& value, const char* key, bool quote) {
-            if (!value.empty()) sets.push_back(std::string(key) + "=" + (quote ? "\"" + value + "\"" : value));
+        refuse_empty_values(*cmd);
+        // NOTE: each option sets its config key as typed (not parsed as TOML), so errors name the option and --out
+        // takes any path; the config's checks apply to it as to the file.
+        std::vector<OptionOverride> options;
+        auto option = [&](const std::string& value, const char* name, const char* key, bool is_string) {
+            if (cmd->count(name) > 0) options.push_back({name, key, value, is_string});
         };
-        flag(o->trajectories, "run.trajectories", false);
-        flag(o->seed, "run.seed", false);
-        flag(o->backend, "run.backend", true);
-        flag(o->threads, "run.threads", false);
-        flag(o->out, "run.out", true);
-        flag(o->chunk, "run.chunk", false);
-        flag(o->save_trajectories, "run.save_trajectories", false);
+        option(o->trajectories, "--trajectories", "run.trajectories", false);
+        option(o->seed, "--seed", "run.seed", false);
+        option(o->backend, "--backend", "run.backend", true);
+        option(o->threads, "--threads", "run.threads", false);
+        option(o->out, "--out", "run.out", true);
+        option(o->chunk, "--chunk", "run.chunk", false);
+        option(o->save_trajectories, "--save-trajectories", "run.save_trajectories", false);
+        std::vector<std::string> sets = o->sets;
         if (o->save_samples) sets.push_back("run.save_samples=true");
         RunConfig cfg;
         try {
-            cfg = load_config(o->config, sets, model_registry());
+            cfg = load_config(o->config, sets, model_registry(), options);
         } catch (const ConfigError& e) {
             throw UsageError(e.what());
         }
+        if (const std::optional<SettingProblem> e = check_memory(cfg, physical_memory_bytes()))
+            throw UsageError(e->key + ": " + e->expected);
         EnsembleOptions eo;
         eo.quiet = o->quiet;
         const EnsembleResult r = run_ensemble(cfg, eo);

@@ -6,9 +6,12 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
+#include "checks.hpp"
 #include "cli_common.hpp"
+#include "config.hpp"
 #include "model_ops.hpp"
 #include "registry.hpp"
 #include "nhvk/backend/trajectory.hpp"
@@ -38,6 +41,19 @@ double parse_number(const std::string& text, const std::string& what) {
     return x;
 }
 
+void refuse_empty_values(const CLI::App& cmd) {
+    for (const CLI::Option* opt : cmd.get_options()) {
+        if (opt->count() == 0 || opt->get_type_size() == 0)
+            continue; // absent, or a flag
+        for (const std::string& r : opt->results())
+            if (r.empty()) {
+                const std::vector<std::string>& longs = opt->get_lnames();
+                const std::string name = longs.empty() ? opt->get_name() : "--" + longs.front();
+                throw UsageError(name + ": expected a non-empty value, got ''");
+            }
+    }
+}
+
 void add_models_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("models", "List the built-in models: n, k, coordinates (a = angle), parameters");
     cmd->callback([&exit_code]() {
@@ -54,6 +70,8 @@ void add_models_command(CLI::App& app, int& exit_code) {
                         std::cout << (p.default_value != 0.0 ? "true" : "false");
                     else
                         std::cout << p.default_value;
+                    if (!p.is_bool && p.domain != ParamDomain::any)
+                        std::cout << " (" << to_string(p.domain) << ")";
                 }
             }
             std::cout << "\n    " << m.description << "\n";
@@ -74,6 +92,7 @@ struct TrajectoryOptions {
     double dt = 0.0;
     bool dt_given = false;
     double rtol = 1e-10, atol = 1e-12;
+    bool rtol_given = false;
     std::string times = "100";
     bool project = false;
     double constraint_tol = 1e-10;
@@ -98,10 +117,15 @@ std::vector<double> resolve_params(const ModelInfo& info, const std::vector<std:
             throw UsageError("--param " + a + ": model '" + info.name + "' has no parameter '" + name +
                              "' (valid: " + (valid.empty() ? "none" : valid) + ")");
         }
-        if (info.params[i].is_bool && (val == "true" || val == "false"))
-            p[i] = val == "true" ? 1.0 : 0.0;
-        else
-            p[i] = parse_number(val, "--param " + name);
+        if (info.params[i].is_bool) {
+            if (val != "true" && val != "false" && val != "0" && val != "1")
+                throw UsageError("--param " + a + ": expected true or false (a boolean parameter), got '" + val + "'");
+            p[i] = (val == "true" || val == "1") ? 1.0 : 0.0;
+            continue;
+        }
+        p[i] = parse_number(val, "--param " + name);
+        if (const std::optional<std::string> e = check_param(info.params[i], p[i]))
+            throw UsageError("--param " + a + ": expected " + *e + ", got " + val);
     }
     return p;
 }
@@ -111,11 +135,16 @@ std::vector<double> resolve_times(const std::string& spec, double t0, double t_e
     std::vector<double> times;
     if (is_count) {
         const double n = parse_number(spec, "--times");
-        if (n < 1 || n != std::floor(n)) throw UsageError("--times: expected a count >= 1 or a list, got '" + spec + "'");
+        if (n < 1 || n != std::floor(n) || n > max_output_times)
+            throw UsageError("--times: expected a count in [1, " + std::to_string(max_output_times) +
+                             "] or a list, got '" + spec + "'");
         const int count = static_cast<int>(n);
         for (int i = 1; i <= count; ++i) times.push_back(i == count ? t_end : t0 + (t_end - t0) * i / count);
     } else {
         times = parse_number_list(spec, "--times");
+        if (times.size() > static_cast<std::size_t>(max_output_times))
+            throw UsageError("--times: at most " + std::to_string(max_output_times) + " output times, got " +
+                             std::to_string(times.size()));
         for (std::size_t i = 0; i < times.size(); ++i)
             if (times[i] <= (i ? times[i - 1] : t0))
                 throw UsageError("--times: output times must be strictly increasing and > t0 (" + std::to_string(t0) +
@@ -146,7 +175,12 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     if (static_cast<int>(req.mu0.size()) != info->k)
         throw UsageError("--mu0: model '" + o.model + "' has k = " + std::to_string(info->k) + " constraints, got " +
                          std::to_string(req.mu0.size()) + " values");
-    if (!(o.t_end > o.t0)) throw UsageError("--t-end: must be > t0 = " + std::to_string(o.t0));
+    if (!std::isfinite(o.t0)) throw UsageError("--t0: expected a finite number, got " + format_number(o.t0));
+    if (!(std::isfinite(o.t_end) && o.t_end > o.t0))
+        throw UsageError("--t-end: expected a finite time > t0 = " + format_number(o.t0) + ", got " +
+                         format_number(o.t_end));
+    if (!(std::isfinite(o.constraint_tol) && o.constraint_tol >= 0.0))
+        throw UsageError("--constraint-tol: expected a finite number >= 0, got " + format_number(o.constraint_tol));
     req.t0 = o.t0;
     req.times = resolve_times(o.times, o.t0, o.t_end);
     if (o.method != "rk4" && o.method != "dopri5")
@@ -160,12 +194,38 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     req.equations = o.equations == "ad" ? EquationsKind::ad : EquationsKind::generated;
     if (req.equations == EquationsKind::ad && o.backend == "cuda")
         throw UsageError("--equations ad: the dual-number reference runs on the CPU only (use --backend cpu)");
-    req.ctl.rtol = o.rtol;
-    req.ctl.atol = o.atol;
-    req.ctl.dt = o.dt_given ? o.dt : (req.method == Method::rk4 ? 1e-3 : 0.0);
-    if (req.method == Method::rk4 && !(req.ctl.dt > 0)) throw UsageError("--dt: rk4 needs a step > 0");
-    if (!(o.rtol > 0) || !(o.atol >= 0)) throw UsageError("--rtol/--atol: expected rtol > 0 and atol >= 0");
-    req.ctl.max_steps = o.max_steps;
+    // The integrator settings pass the config's checks (checks.hpp); a problem is reported under the option.
+    IntegratorSettings is;
+    is.method = req.method;
+    is.precision = req.precision;
+    is.rtol = o.rtol_given ? o.rtol : default_rtol(req.precision);
+    is.atol = o.atol;
+    is.dt = o.dt_given ? o.dt : (req.method == Method::rk4 ? 1e-3 : 0.0);
+    is.max_steps = o.max_steps;
+    std::optional<SettingProblem> problem = check_integrator(is);
+    if (!problem) problem = check_step_count(is, req.t0, req.times);
+    if (problem) {
+        const struct {
+            const char* key;
+            const char* option;
+            double value;
+        } named[] = {
+            {"integrator.rtol", "--rtol", is.rtol},
+            {"integrator.atol", "--atol", is.atol},
+            {"integrator.dt", "--dt", is.dt},
+            {"integrator.max_steps", "--max-steps", static_cast<double>(is.max_steps)},
+        };
+        for (const auto& n : named)
+            if (problem->key == n.key)
+                throw UsageError(std::string(n.option) + ": expected " + problem->expected + ", got " +
+                                 format_number(n.value));
+        throw UsageError(problem->key + ": expected " + problem->expected);
+    }
+    req.ctl.rtol = is.rtol;
+    req.ctl.atol = is.atol;
+    req.ctl.dt = is.dt;
+    req.ctl.min_step = is.min_step;
+    req.ctl.max_steps = is.max_steps;
     req.ctl.project = o.project;
 
     // The initial velocity must satisfy the constraints, unless --project asks to project it.
@@ -214,8 +274,8 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--t-end", opt->t_end, "final time")->required();
     cmd->add_option("--method", opt->method, "rk4 | dopri5")->capture_default_str();
     cmd->add_option("--dt", opt->dt, "rk4 step (default 1e-3); dopri5 first step (default automatic)");
-    cmd->add_option("--rtol", opt->rtol, "dopri5 relative tolerance")->capture_default_str();
-    cmd->add_option("--atol", opt->atol, "dopri5 absolute tolerance")->capture_default_str();
+    cmd->add_option("--rtol", opt->rtol, "dopri5 relative tolerance (default 1e-10; 1e-6 with --precision float)");
+    cmd->add_option("--atol", opt->atol, "dopri5 absolute tolerance, > 0")->capture_default_str();
     cmd->add_option("--times", opt->times, "output times: a count N (uniform in (t0, t_end]) or a list t1,t2,...")
         ->capture_default_str();
     cmd->add_flag("--project", opt->project, "project v0 and, after every step, v onto phi = 0");
@@ -228,7 +288,9 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
                     "generated (code derived at build time) | ad (dual-number reference, CPU only)")
         ->capture_default_str();
     cmd->callback([opt, cmd, &exit_code]() {
+        refuse_empty_values(*cmd);
         opt->dt_given = cmd->count("--dt") > 0;
+        opt->rtol_given = cmd->count("--rtol") > 0;
         exit_code = run_trajectory_command(*opt);
     });
 }

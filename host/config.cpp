@@ -2,10 +2,14 @@
 // Loading and validating `nhvk run` configurations; the schema is documented in config.hpp.
 #include "config.hpp"
 
+#include "checks.hpp"
+
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -39,23 +43,10 @@ const char* to_string(Backend b) {
 
 namespace {
 
-constexpr int max_output_times = 1000000;
 constexpr const char* override_prefix = "--set ";
 
 // ---------------------------------------------------------------------------------------------------------------
 // Formatting
-
-/** Shortest decimal that reads back as the same double: 0.1 → "0.1", 1e-9 → "1e-09". */
-std::string format_number(double x) {
-    if (std::isnan(x)) return "nan";
-    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-    char buf[40];
-    for (int precision = 1; precision <= 17; ++precision) {
-        std::snprintf(buf, sizeof buf, "%.*g", precision, x);
-        if (std::strtod(buf, nullptr) == x) break;
-    }
-    return buf;
-}
 
 std::string quote(std::string_view s) {
     std::string out = "\"";
@@ -339,6 +330,37 @@ std::string trim(std::string_view s) {
     return std::string(s.substr(b, e - b + 1));
 }
 
+std::vector<std::string> split_key(const std::string& key) {
+    std::vector<std::string> parts;
+    for (std::size_t start = 0;;) {
+        const auto dot = key.find('.', start);
+        parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+        if (dot == std::string::npos)
+            break;
+        start = dot + 1;
+    }
+    return parts;
+}
+
+/** Puts `value` at the dotted key `parts` of `root`, creating missing tables marked as coming from `source`. */
+void insert_at(toml::table& root, const std::vector<std::string>& parts, toml::node&& value,
+               const std::string& source) {
+    toml::table* t = &root;
+    std::string path;
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+        path = child_key(path, parts[i]);
+        toml::node* n = t->get(parts[i]);
+        if (!n) { // a new table, marked as the override's (a table built here would have no source)
+            toml::table holder = toml::parse("value = {}", source);
+            n = t->insert(parts[i], std::move(*holder.get("value"))).first->second.as_table();
+        }
+        if (!n->is_table())
+            throw ConfigError(source + ": " + path + " is " + describe(*n) + ", not a table", path);
+        t = n->as_table();
+    }
+    t->insert_or_assign(parts.back(), std::move(value));
+}
+
 /** Applies `KEY=VALUE`: VALUE is parsed as a TOML value (a bare word such as cuda is taken as a string), then
  *  inserted at the dotted KEY, creating missing tables. The value keeps its source path, "--set KEY=VALUE", so
  *  that later errors about it name the override. */
@@ -349,13 +371,7 @@ void apply_override(toml::table& root, const std::string& arg, Reporter& rep) {
     const std::string key = trim(std::string_view(arg).substr(0, eq));
     const std::string value = trim(std::string_view(arg).substr(eq + 1));
 
-    std::vector<std::string> parts;
-    for (std::size_t start = 0;;) {
-        const auto dot = key.find('.', start);
-        parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-        if (dot == std::string::npos) break;
-        start = dot + 1;
-    }
+    const std::vector<std::string> parts = split_key(key);
     for (const std::string& p : parts)
         if (!is_bare_key(p))
             throw ConfigError(name + ": invalid key " + quote(key) + " (expected dotted names such as integrator.rtol)",
@@ -375,19 +391,36 @@ void apply_override(toml::table& root, const std::string& arg, Reporter& rep) {
     if (parsed.size() != 1 || !parsed.get("value"))
         throw ConfigError(name + ": " + key + ": expected a single TOML value", key);
 
-    toml::table* t = &root;
-    std::string path;
-    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-        path = child_key(path, parts[i]);
-        toml::node* n = t->get(parts[i]);
-        if (!n) { // a new table, marked as the override's (a table built here would have no source)
-            toml::table holder = toml::parse("value = {}", name);
-            n = t->insert(parts[i], std::move(*holder.get("value"))).first->second.as_table();
+    insert_at(root, parts, std::move(*parsed.get("value")), name);
+}
+
+/** Applies a command-line option that sets one key (`--out`, `--seed`, …): a string key takes the text as typed
+ *  (never parsed as TOML, so any path works); a numeric one takes the number the whole text spells, or else the
+ *  text as a string, which the schema then refuses by name. The value's source is the option, so errors name it. */
+void apply_option(toml::table& root, const OptionOverride& o, Reporter& rep) {
+    if (o.value.empty())
+        throw ConfigError(o.option + ": expected a non-empty value, got ''", o.key);
+    rep.add_override_source(o.option);
+    // NOTE: nodes parsed under the option's name, then given the value, so that their source is the option.
+    toml::table parsed = toml::parse("value = \"\"", o.option);
+    if (!o.is_string) {
+        const char* text = o.value.c_str();
+        char* end = nullptr;
+        errno = 0;
+        const long long i = std::strtoll(text, &end, 10);
+        if (errno == 0 && end != text && *end == '\0') {
+            parsed = toml::parse("value = 0", o.option);
+            *parsed["value"].as_integer() = i;
+        } else if (const double x = std::strtod(text, &end); end != text && *end == '\0' && !std::isspace(*text)) {
+            parsed = toml::parse("value = 0.0", o.option);
+            *parsed["value"].as_floating_point() = x;
+        } else {
+            *parsed["value"].as_string() = o.value;
         }
-        if (!n->is_table()) throw ConfigError(name + ": " + path + " is " + describe(*n) + ", not a table", key);
-        t = n->as_table();
+    } else {
+        *parsed["value"].as_string() = o.value;
     }
-    t->insert_or_assign(parts.back(), std::move(*parsed.get("value")));
+    insert_at(root, split_key(o.key), std::move(*parsed.get("value")), o.option);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -437,6 +470,15 @@ void parse_params(const Reader& rd, const toml::table& root, RunConfig& cfg) {
         }
         if (v.is_boolean()) rd.report().expected(v, key, "a number or a distribution (not a boolean parameter)");
         const Distribution d = rd.distribution(v, key);
+        if (const std::optional<std::string> e = check_param(m.params[i], d)) {
+            // NOTE: point at the entry of a distribution table that leaves the range (low, high, or a normal's std).
+            const toml::table* dist = v.as_table();
+            const char* part = d.kind == DistKind::normal ? (check_param(m.params[i], d.a) ? "mean" : "std")
+                                                          : (check_param(m.params[i], d.a) ? "low" : "high");
+            if (dist && d.kind != DistKind::fixed && dist->get(part))
+                rd.report().expected(*dist->get(part), child_key(key, part), *e);
+            rd.report().expected(v, key, *e);
+        }
         cfg.param_dists[i] = d;
         cfg.params[i] = d.kind == DistKind::uniform ? 0.5 * (d.a + d.b) : d.a;
     }
@@ -488,30 +530,23 @@ void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg)
                                     "equations"});
     IntegratorSettings& s = cfg.integrator;
     s = IntegratorSettings{};
-    if (const toml::node* n = rd.get(t, "method")) s.method = rd.choice(*n, "integrator.method", {"rk4", "dopri5"}) == 0
-                                                                  ? Method::rk4
-                                                                  : Method::dopri5;
-    s.rtol = rd.number_or(t, "rtol", p, 1e-10);
-    rd.require(s.rtol > 0.0, t, "rtol", p, "a number > 0");
-    s.atol = rd.number_or(t, "atol", p, 1e-12);
-    rd.require(s.atol >= 0.0, t, "atol", p, "a number >= 0");
-    const bool rk4 = s.method == Method::rk4;
-    s.dt = rd.number_or(t, "dt", p, rk4 ? 1e-3 : 0.0);
-    if (rk4)
-        rd.require(s.dt > 0.0, t, "dt", p, "a step > 0 (rk4)");
-    else
-        rd.require(s.dt >= 0.0, t, "dt", p, "an initial step >= 0 (dopri5; 0 = automatic)");
-    s.min_step = rd.number_or(t, "min_step", p, 1e-14);
-    rd.require(s.min_step >= 0.0, t, "min_step", p, "a number >= 0");
-    s.max_steps = rd.integer_or(t, "max_steps", p, 10000000);
-    rd.require(s.max_steps >= 1, t, "max_steps", p, "an integer >= 1");
-    s.project = rd.boolean_or(t, "project", p, false);
+    if (const toml::node* n = rd.get(t, "method"))
+        s.method = rd.choice(*n, "integrator.method", {"rk4", "dopri5"}) == 0 ? Method::rk4 : Method::dopri5;
     if (const toml::node* n = rd.get(t, "precision"))
         s.precision =
             rd.choice(*n, "integrator.precision", {"double", "float"}) == 0 ? Precision::f64 : Precision::f32;
     if (const toml::node* n = rd.get(t, "equations"))
         s.equations = rd.choice(*n, "integrator.equations", {"generated", "ad"}) == 0 ? EquationsKind::generated
-                                                                                       : EquationsKind::ad;
+                                                                                      : EquationsKind::ad;
+    const bool rk4 = s.method == Method::rk4;
+    s.rtol = rd.number_or(t, "rtol", p, default_rtol(s.precision));
+    s.atol = rd.number_or(t, "atol", p, 1e-12);
+    s.dt = rd.number_or(t, "dt", p, rk4 ? 1e-3 : 0.0);
+    s.min_step = rd.number_or(t, "min_step", p, 1e-14);
+    s.max_steps = rd.integer_or(t, "max_steps", p, 10000000);
+    s.project = rd.boolean_or(t, "project", p, false);
+    if (const std::optional<SettingProblem> e = check_integrator(s))
+        rd.require(false, t, e->key.substr(p.size() + 1), p, e->expected);
 }
 
 void parse_times(const Reader& rd, const toml::table& root, RunConfig& cfg) {
@@ -547,6 +582,10 @@ void parse_times(const Reader& rd, const toml::table& root, RunConfig& cfg) {
         if (!n) rd.report().missing(t, "times.list", "spacing = \"list\" needs list = [t1, t2, ..., t_end]");
         const toml::array* a = n->as_array();
         if (!a || a->empty()) rd.report().expected(*n, "times.list", "a non-empty array of output times");
+        if (a->size() > static_cast<std::size_t>(max_output_times))
+            rd.report().fail(*n, "times.list",
+                             "at most " + std::to_string(max_output_times) + " output times, got " +
+                                 std::to_string(a->size()));
         for (std::size_t i = 0; i < a->size(); ++i) {
             const toml::node& e = *a->get(i);
             const std::string key = "times.list[" + std::to_string(i) + "]";
@@ -560,8 +599,6 @@ void parse_times(const Reader& rd, const toml::table& root, RunConfig& cfg) {
         if (times.back() != g.t_end)
             rd.report().expected(*a->get(a->size() - 1), "times.list[" + std::to_string(a->size() - 1) + "]",
                                  "the last output time to equal t_end = " + format_number(g.t_end));
-        if (static_cast<int>(times.size()) > max_output_times)
-            rd.report().fail(*n, "times.list", "at most " + std::to_string(max_output_times) + " output times");
         g.count = static_cast<int>(times.size());
         g.t_first = times.front();
         return;
@@ -661,7 +698,8 @@ void parse_run(const Reader& rd, const toml::table& root, RunConfig& cfg) {
         if (s.out.empty()) rd.report().expected(*n, "run.out", "a non-empty folder name");
     }
     s.exact_memory_mb = rd.integer_or(t, "exact_memory_mb", p, 1024);
-    rd.require(s.exact_memory_mb >= 0, t, "exact_memory_mb", p, "an integer >= 0");
+    rd.require(s.exact_memory_mb >= 0 && s.exact_memory_mb <= max_exact_memory_mb, t, "exact_memory_mb", p,
+               "an integer in [0, " + std::to_string(max_exact_memory_mb) + "]");
     s.save_trajectories = rd.integer_or(t, "save_trajectories", p, 0);
     rd.require(s.save_trajectories >= 0, t, "save_trajectories", p, "an integer >= 0");
     s.save_trajectories = std::min(s.save_trajectories, s.trajectories);
@@ -737,7 +775,8 @@ nlohmann::json RunConfig::resolved_json() const {
 }
 
 RunConfig parse_config(std::string_view toml_text, const std::string& source_name,
-                       const std::vector<std::string>& set_overrides, const std::vector<ModelInfo>& registry) {
+                       const std::vector<std::string>& set_overrides, const std::vector<ModelInfo>& registry,
+                       const std::vector<OptionOverride>& options) {
     Reporter rep(source_name);
     toml::table root;
     try {
@@ -748,7 +787,10 @@ RunConfig parse_config(std::string_view toml_text, const std::string& source_nam
                               ": TOML syntax error: " + std::string(e.description()),
                           {}, static_cast<int>(b.line), static_cast<int>(b.column));
     }
-    for (const std::string& o : set_overrides) apply_override(root, o, rep);
+    for (const std::string& o : set_overrides)
+        apply_override(root, o, rep);
+    for (const OptionOverride& o : options)
+        apply_option(root, o, rep);
 
     const Reader rd(rep);
     rd.check_keys(root, "", {"model", "initial", "integrator", "times", "divergence", "run"}, "allowed sections",
@@ -761,21 +803,28 @@ RunConfig parse_config(std::string_view toml_text, const std::string& source_nam
     parse_initial(rd, root, cfg);
     parse_integrator(rd, root, cfg);
     parse_times(rd, root, cfg);
+    if (const std::optional<SettingProblem> e = check_step_count(cfg.integrator, cfg.t0, cfg.times))
+        rd.require(false, rd.table(&root, "integrator", "integrator"), "dt", "integrator", e->expected);
     parse_divergence(rd, root, cfg);
     parse_run(rd, root, cfg);
     return cfg;
 }
 
 RunConfig load_config(const std::string& path, const std::vector<std::string>& set_overrides,
-                      const std::vector<ModelInfo>& registry) {
+                      const std::vector<ModelInfo>& registry, const std::vector<OptionOverride>& options) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) throw ConfigError("cannot open config '" + path + "': is a directory");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw ConfigError("cannot open config '" + path + "': " + std::strerror(errno));
-    std::ostringstream text;
-    text << in.rdbuf();
+    // NOTE: read at most one byte more than the limit, so that a huge file (or /dev/zero) is refused, not slurped.
+    std::string text(static_cast<std::size_t>(max_config_bytes) + 1, '\0');
+    in.read(&text[0], static_cast<std::streamsize>(text.size()));
     if (in.bad()) throw ConfigError("cannot read config '" + path + "': " + std::strerror(errno));
-    return parse_config(text.str(), path, set_overrides, registry);
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > static_cast<std::size_t>(max_config_bytes))
+        throw ConfigError("config '" + path + "' is larger than " + std::to_string(max_config_bytes / (1024 * 1024)) +
+                          " MiB; a run configuration is a few kB (is this the right file?)");
+    return parse_config(text, path, set_overrides, registry, options);
 }
 
 } // namespace nhvk

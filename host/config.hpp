@@ -7,7 +7,8 @@
  *  [model]
  *  name = "nh_particle"            # required; one of the registry's model names
  *  [model.params]                  # optional; keys are parameters of the model; missing ones take the model default
- *  m = 1.0                         #   a number (an is_bool parameter takes true/false, or 0/1),
+ *  m = 1.0                         #   a number in the parameter's range (`nhvk models`; an is_bool parameter takes
+ *                                  #   true/false, or 0/1),
  *  g = { dist = "uniform", low = 9.0, high = 10.0 }  # or a distribution: a sweep, drawn per trajectory
  *
  *  [initial]
@@ -25,14 +26,14 @@
  *
  *  [integrator]
  *  method = "dopri5"               # "dopri5" | "rk4"; default "dopri5"
- *  rtol = 1e-10                    # > 0; default 1e-10 (used by dopri5)
- *  atol = 1e-12                    # >= 0; default 1e-12 (used by dopri5)
- *  dt = 1e-3                       # rk4: the step, > 0, default 1e-3; dopri5: initial step, 0 = automatic (default 0)
- *  min_step = 1e-14                # >= 0; default 1e-14
- *  max_steps = 10000000            # >= 1; default 10^7 (per trajectory, per dynamics)
- *  project = false                 # project v back onto phi = 0 after each step; default false
- *  precision = "double"            # "double" | "float"; default "double"
- *  equations = "generated"         # "generated" | "ad" (dual-number reference, CPU only); default "generated"
+ *  rtol = 1e-10                    # dopri5: >= 2e-15 (double) or 1e-6 (float), what the precision reaches; default
+ * 1e-10 #   (1e-6 with precision = "float"); any number > 0 with rk4, which ignores it atol = 1e-12 # > 0 (0 would let
+ * the error scale vanish); default 1e-12 (used by dopri5) dt = 1e-3                       # rk4: the step, > 0, default
+ * 1e-3, and the steps to t_end must fit max_steps; #   dopri5: initial step, 0 = automatic (default 0) min_step = 1e-14
+ * # >= 0; default 1e-14 max_steps = 10000000            # >= 1; default 10^7 (per trajectory, per dynamics) project =
+ * false                 # project v back onto phi = 0 after each step; default false precision = "double"            #
+ * "double" | "float"; default "double" equations = "generated"         # "generated" | "ad" (dual-number reference, CPU
+ * only); default "generated"
  *
  *  [times]
  *  t_end = 5.0                     # required, > t0
@@ -53,9 +54,10 @@
  *  seed = 1                        # >= 0 (an integer TOML can hold: < 2^63); default 1
  *  backend = "auto"                # "cpu" | "cuda" | "auto"; default "auto"
  *  chunk = 65536                   # trajectories per chunk, >= 1; default 65536
- *  threads = 0                     # CPU threads, 0 = all cores; default 0
+ *  threads = 0                     # CPU threads, 0 … 65536, 0 = all cores; more than the cores are lowered to them
+ *                                  #   (with a note on stderr); default 0
  *  out = "nhvk_out"                # output folder, non-empty; default "nhvk_out"
- *  exact_memory_mb = 1024          # >= 0: exact quantiles while all values fit, else log histogram; default 1024
+ *  exact_memory_mb = 1024          # 0 … 2^40: exact quantiles while all values fit, else log histogram; default 1024
  *  save_trajectories = 0           # >= 0: write the first M trajectories in full (M is capped at trajectories)
  *  save_samples = false            # per-trajectory initial state, status, final divergence; default false
  *  @endcode
@@ -202,14 +204,30 @@ struct RunConfig {
     nlohmann::json resolved_json() const;
 };
 
-/** @brief Reads the file at `path`, applies `set_overrides` (`dotted.key=value`, value in TOML syntax) and
- *  validates against `registry`.
+/** @brief Largest config file `load_config` reads (16 MiB): a run configuration is a few kB, the longest one (a
+ *  `times.list` of the most output times) about 10 MB. */
+inline constexpr std::int64_t max_config_bytes = 16 * 1024 * 1024;
+
+/** @brief A command-line option that sets one config key (`nhvk run --out DIR` sets run.out). Unlike `--set`, the
+ *  value is not TOML: a string key takes the text exactly as typed (any path), a numeric key the number the text
+ *  spells; errors about it name the option (`--seed: run.seed: expected an integer >= 0, got -1`), and an empty
+ *  value is an error. Applied after the `--set` overrides. */
+struct OptionOverride {
+    std::string option; ///< as the user typed it, e.g. "--out"
+    std::string key;    ///< dotted config key, e.g. "run.out"
+    std::string value;  ///< the text after the option
+    bool is_string = false;
+};
+
+/** @brief Reads the file at `path` (at most `max_config_bytes`), applies `set_overrides` (`dotted.key=value`, value
+ *  in TOML syntax) and then `options`, and validates against `registry`.
  *  @throws ConfigError on any error, including `cannot open config 'PATH': <reason>`. */
 RunConfig load_config(const std::string& path, const std::vector<std::string>& set_overrides,
-                      const std::vector<ModelInfo>& registry);
+                      const std::vector<ModelInfo>& registry, const std::vector<OptionOverride>& options = {});
 
 /** @brief As `load_config`, from text; `source_name` is used in messages and as `source_path`. */
 RunConfig parse_config(std::string_view toml_text, const std::string& source_name,
-                       const std::vector<std::string>& set_overrides, const std::vector<ModelInfo>& registry);
+                       const std::vector<std::string>& set_overrides, const std::vector<ModelInfo>& registry,
+                       const std::vector<OptionOverride>& options = {});
 
 } // namespace nhvk

@@ -12,6 +12,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -103,7 +104,16 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         int saved = omp_get_max_threads();
         ~OmpThreadsGuard() { omp_set_num_threads(saved); }
     } omp_guard;
-    const int threads = cfg.run.threads > 0 ? cfg.run.threads : omp_guard.saved;
+    // NOTE: more threads than cores cannot speed anything up (the results do not depend on the thread count) and a
+    // count in the thousands can fail to start: lowered to the cores, said on stderr and in summary.json `threads`.
+    const int cores = std::max(1, omp_get_num_procs());
+    int threads = cfg.run.threads > 0 ? cfg.run.threads : omp_guard.saved;
+    if (cfg.run.threads > cores) {
+        threads = cores;
+        if (!opt.quiet)
+            std::fprintf(stderr, "nhvk: note: run.threads = %d is more than the %d cores; using %d\n", cfg.run.threads,
+                         cores, cores);
+    }
     omp_set_num_threads(threads);
 
     const RunPlan plan =

@@ -35,6 +35,15 @@ struct EnsembleResult {
     std::vector<stats::SeriesSummary> series; ///< metric_count × nt, series (metric * nt + i)
     bool exact_quantiles = true;
     double histogram_resolution = 0.0;
+    double histogram_lo = 0.0,
+           histogram_hi = 0.0; ///< the histogram's range [lo, hi) (see SeriesSummary::outside_range)
+    /** @brief Finite values, over every series, outside [histogram_lo, histogram_hi) other than 0. */
+    std::uint64_t outside_range() const {
+        std::uint64_t n = 0;
+        for (const stats::SeriesSummary& s : series)
+            n += s.outside_range;
+        return n;
+    }
     double growth_q = 0.0, growth_v = 0.0;
     stats::OnsetHistogram onset;
     /// wall time of the run; time per stage as the backend measured it (device time on the GPU), the reduction

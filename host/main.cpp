@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <new>
 
 #include "cli_common.hpp"
 #include "pipeline/output_folder.hpp"
@@ -46,6 +47,11 @@ int main(int argc, char** argv) {
     } catch (const nhvk::FolderBusy& e) {
         std::cerr << "nhvk: error: " << e.what() << "\n";
         return nhvk::exit_folder_busy;
+    } catch (const std::bad_alloc&) {
+        std::cerr
+            << "nhvk: error: out of memory: an allocation failed (for `run`: lower run.chunk, the number of output "
+               "times or run.exact_memory_mb)\n";
+        return nhvk::exit_runtime;
     } catch (const std::exception& e) {
         std::cerr << "nhvk: error: " << e.what() << "\n";
         return nhvk::exit_runtime;

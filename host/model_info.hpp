@@ -8,14 +8,43 @@
 #include <type_traits>
 #include <vector>
 
+#include <nhvk/param.hpp>
+
 namespace nhvk {
 
 /** @brief One model parameter as configs and `--param` spell it. */
 struct ParamInfo {
     std::string name;
     double default_value = 0.0;
-    bool is_bool = false; ///< stored as 0/1; configs may write true/false
+    bool is_bool = false;                  ///< stored as 0/1; configs may write true/false
+    ParamDomain domain = ParamDomain::any; ///< the documented range, as the model declares it (numeric only)
 };
+
+/** @brief `"> 0"`, `">= 0"` or `"finite"`: the range of `d` as messages and the README spell it. */
+inline const char* to_string(ParamDomain d) {
+    switch (d) {
+    case ParamDomain::positive:
+        return "> 0";
+    case ParamDomain::non_negative:
+        return ">= 0";
+    case ParamDomain::any:
+    default:
+        return "finite";
+    }
+}
+
+/** @brief True when the finite number `x` lies in `d`. */
+inline bool in_domain(ParamDomain d, double x) {
+    switch (d) {
+    case ParamDomain::positive:
+        return x > 0.0;
+    case ParamDomain::non_negative:
+        return x >= 0.0;
+    case ParamDomain::any:
+    default:
+        return true;
+    }
+}
 
 /** @brief Names, sizes and defaults of one model of the catalogue. */
 struct ModelInfo {
@@ -53,11 +82,13 @@ template <class M> ModelInfo model_info() {
         info.angles.push_back(M::angles[j]);
     }
     M defaults{};
-    defaults.visit_params([&](const char* name, auto& value) {
+    defaults.visit_params([&](const char* name, auto& value, auto... domain) {
         ParamInfo p;
         p.name = name;
         p.default_value = static_cast<double>(value);
         p.is_bool = std::is_same<std::decay_t<decltype(value)>, bool>::value;
+        const ParamDomain declared[] = {ParamDomain::any, domain...}; // the last: the model's, if any
+        p.domain = declared[sizeof...(domain)];
         info.params.push_back(p);
     });
     return info;

@@ -49,6 +49,8 @@ void ReduceStage::finish(EnsembleBackend& backend) {
     r_.series = acc_.finalize();
     r_.exact_quantiles = acc_.exact();
     r_.histogram_resolution = acc_.histogram_relative_resolution();
+    r_.histogram_lo = acc_.spec().lo;
+    r_.histogram_hi = acc_.spec().hi;
     std::vector<double> med_q(nt), med_v(nt), rel_t(nt);
     for (int i = 0; i < nt; ++i) {
         med_q[i] = r_.at(metric_dq, i).p50;

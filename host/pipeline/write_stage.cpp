@@ -25,10 +25,11 @@ nlohmann::json num(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlo
 nlohmann::json series_json(const EnsembleResult& r, int metric) {
     nlohmann::json j;
     const std::size_t nt = r.times.size();
-    std::vector<nlohmann::json> count, mean, sd, mn, mx, p01, p05, p25, p50, p75, p95, p99;
+    std::vector<nlohmann::json> count, outside, mean, sd, mn, mx, p01, p05, p25, p50, p75, p95, p99;
     for (std::size_t i = 0; i < nt; ++i) {
         const stats::SeriesSummary& s = r.at(metric, static_cast<int>(i));
         count.push_back(s.count);
+        outside.push_back(s.outside_range);
         mean.push_back(num(s.mean));
         sd.push_back(num(s.std));
         mn.push_back(num(s.min));
@@ -42,6 +43,7 @@ nlohmann::json series_json(const EnsembleResult& r, int metric) {
         p99.push_back(num(s.p99));
     }
     j["count"] = count;
+    j["outside_range"] = outside;
     j["mean"] = mean;
     j["std"] = sd;
     j["min"] = mn;
@@ -123,6 +125,8 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     j["statistics"]["quantiles"] = r.exact_quantiles ? "exact" : "histogram";
     j["statistics"]["quantile_definition"] = "type 7 (linear interpolation between order statistics)";
     if (!r.exact_quantiles) j["statistics"]["histogram_relative_resolution"] = r.histogram_resolution;
+    j["statistics"]["histogram_range"] = {r.histogram_lo, r.histogram_hi};
+    j["statistics"]["values_outside_range"] = r.outside_range();
     j["statistics"]["deterministic"] = true;
     j["backend"] = r.backend;
     j["threads"] = r.threads;
@@ -141,7 +145,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
 std::string stats_csv(const EnsembleResult& r) {
     std::ostringstream os;
     os << std::setprecision(17);
-    os << "time_index,t,metric,count,nonfinite,mean,std,min,max,p01,p05,p25,p50,p75,p95,p99\n";
+    os << "time_index,t,metric,count,nonfinite,mean,std,min,max,p01,p05,p25,p50,p75,p95,p99,outside_range\n";
     auto v = [](double x) {
         std::ostringstream s;
         s << std::setprecision(17);
@@ -154,7 +158,7 @@ std::string stats_csv(const EnsembleResult& r) {
             os << i << ',' << v(r.times[i]) << ',' << metric_name(m) << ',' << s.count << ',' << s.nonfinite << ','
                << v(s.mean) << ',' << v(s.std) << ',' << v(s.min) << ',' << v(s.max) << ',' << v(s.p01) << ','
                << v(s.p05) << ',' << v(s.p25) << ',' << v(s.p50) << ',' << v(s.p75) << ',' << v(s.p95) << ','
-               << v(s.p99) << '\n';
+               << v(s.p99) << ',' << s.outside_range << '\n';
         }
     return os.str();
 }

@@ -171,6 +171,8 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize() {
         r.count = p.count;
         r.nonfinite = p.nonfinite;
         r.exact = exact_;
+        const std::uint64_t* row = histogram(s);
+        r.outside_range = row[kNegativeBin] + row[kUnderflowBin] + row[b.overflow_bin()];
         if (p.count == 0u) {
             r.mean = r.std = r.min = r.max = nan;
             set_quantiles(r, {nan, nan, nan, nan, nan, nan, nan});

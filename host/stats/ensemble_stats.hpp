@@ -30,6 +30,10 @@ struct ChunkView; // nhvk/stats/chunk_reduce.hpp
 struct SeriesSummary {
     std::uint64_t count;     ///< valid trajectories with a finite value
     std::uint64_t nonfinite; ///< valid trajectories with a non-finite value (a caller bug; excluded)
+    /** Finite values outside the histogram's range [lo, hi) other than 0 (below lo, at or above hi, or negative):
+     *  histogram quantiles among them are only clamped to min/max, without the stated relative resolution.
+     *  Counted in both modes, from the same histogram rows on the CPU and the CUDA path. */
+    std::uint64_t outside_range;
     double mean, std, min, max;
     double p01, p05, p25, p50, p75, p95, p99;
     bool exact; ///< quantiles from the stored values (true) or the histogram (false)

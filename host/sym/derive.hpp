@@ -25,7 +25,7 @@ namespace derive_detail {
 struct ParamSymbols {
     DerivedModel* out;
     int i = 0;
-    void operator()(const char* name, Expr& value) {
+    void operator()(const char* name, Expr& value, ParamDomain = ParamDomain::any) {
         value = Expr::variable(Var::param, i++);
         out->params.emplace_back(name);
     }
@@ -35,7 +35,7 @@ struct ParamSymbols {
     }
     // NOTE: a parameter declared `double` would be folded into the generated code as its default value and ignored
     // at run time: refuse it at build time.
-    template <class V> void operator()(const char*, V&) {
+    template <class V> void operator()(const char*, V&, ParamDomain = ParamDomain::any) {
         static_assert(sizeof(V) == 0, "a model parameter must be declared `nhvk::Param` (or `bool`), not a plain "
                                       "number: see nhvk/param.hpp");
     }
@@ -44,9 +44,9 @@ struct ParamSymbols {
 struct BoolSetter {
     unsigned bits;
     int bit = 0;
-    void operator()(const char*, Expr&) {}
+    void operator()(const char*, Expr&, ParamDomain = ParamDomain::any) {}
     void operator()(const char*, bool& value) { value = ((bits >> bit++) & 1u) != 0; }
-    template <class V> void operator()(const char*, V&) {}
+    template <class V> void operator()(const char*, V&, ParamDomain = ParamDomain::any) {}
 };
 inline std::vector<int> ids(const Expr* e, int count) {
     std::vector<int> r;

@@ -7,8 +7,10 @@
  *  @code
  *  struct MyModel : nhvk::ModelBase {
  *      static constexpr int n = 3, k = 1;
- *      double m = 1.0;                                                        // parameters are members
- *      template <class V> NHVK_HD void visit_params(V&& visit) { visit("m", m); }  // listed once, in order
+ *      Param m = 1.0;                                                         // parameters are members
+ *      template <class V> NHVK_HD void visit_params(V&& visit) {              // listed once, in order, each
+ *          visit("m", m, ParamDomain::positive);                              //   with its range (param.hpp)
+ *      }
  *      template <class S> NHVK_HD S lagrangian(const S* q, const S* v, const S& t) const;
  *      template <class S> NHVK_HD void constraints(const S* q, const S* v, const S& t, S* phi) const;
  *      // optional: static constexpr bool has_force = true;  template <class S> NHVK_HD void force(q, v, t, S* F) const;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "nhvk/config.hpp"
+#include "nhvk/param.hpp"
 
 namespace nhvk {
 
@@ -16,7 +17,9 @@ inline constexpr int max_params = 16;
 struct ParamSetter {
     const double* p;
     int i = 0;
-    template <class V> NHVK_HD NHVK_FORCEINLINE void operator()(const char*, V& value) { value = static_cast<V>(p[i++]); }
+    template <class V> NHVK_HD NHVK_FORCEINLINE void operator()(const char*, V& value, ParamDomain = ParamDomain::any) {
+        value = static_cast<V>(p[i++]);
+    }
     NHVK_HD NHVK_FORCEINLINE void operator()(const char*, bool& value) { value = p[i++] != 0.0; }
 };
 
@@ -24,7 +27,8 @@ struct ParamSetter {
 struct ParamGetter {
     double* p;
     int i = 0;
-    template <class V> NHVK_HD NHVK_FORCEINLINE void operator()(const char*, const V& value) {
+    template <class V>
+    NHVK_HD NHVK_FORCEINLINE void operator()(const char*, const V& value, ParamDomain = ParamDomain::any) {
         p[i++] = static_cast<double>(value);
     }
     NHVK_HD NHVK_FORCEINLINE void operator()(const char*, const bool& value) { p[i++] = value ? 1.0 : 0.0; }

@@ -20,3 +20,15 @@ namespace nhvk {
 using Param = double;
 } // namespace nhvk
 #endif
+
+namespace nhvk {
+/** @brief The documented range of a numeric model parameter, declared where the model lists the parameter
+ *         (`visit("m", m, ParamDomain::positive)` in `visit_params`): the config loader and `nhvk trajectory` refuse
+ *         values outside it (a sweep whose distribution can draw outside it too). A parameter listed without one
+ *         takes any finite value; boolean parameters take none. */
+enum class ParamDomain : unsigned char {
+    any,          ///< any finite number (a slope, an angle, g, a rotation rate)
+    positive,     ///< > 0 (masses, inertias, radii)
+    non_negative, ///< >= 0 (a stiffness, a rest length)
+};
+} // namespace nhvk

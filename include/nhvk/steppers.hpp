@@ -62,7 +62,11 @@ public:
         iv.m = 0;
         const double span = double(t_target - t);
         if (!(span > 0.0)) return Status::ok;
-        long long m = (long long)(span / ctl_.dt);
+        const double ratio = span / ctl_.dt;
+        // NOTE: compared in double before the conversion: a count beyond the budget (or beyond long long, where the
+        // conversion is undefined and used to wrap to one step) is step_limit.
+        if (!(ratio < double(ctl_.max_steps - steps) + 1.0)) return Status::step_limit;
+        long long m = (long long)ratio;
         if (double(m) * ctl_.dt < span * (1.0 - 1e-12)) ++m;
         if (m < 1) m = 1;
         if (steps + m > ctl_.max_steps) return Status::step_limit;

@@ -44,7 +44,7 @@ template <class M> M random_model(std::mt19937_64& rng, unsigned bits) {
     M m{};
     std::uniform_real_distribution<double> f(0.8, 1.2);
     int bit = 0;
-    m.visit_params([&](const char*, auto& value) {
+    m.visit_params([&](const char*, auto& value, auto...) {
         using V = std::decay_t<decltype(value)>;
         if constexpr (std::is_same<V, bool>::value)
             value = ((bits >> bit++) & 1u) != 0;

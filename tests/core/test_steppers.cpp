@@ -140,4 +140,29 @@ TEST(StepperAdaptive, Rk4LandsOnOutputTimes) {
     }
 }
 
+// A step so small that the step count does not fit a long long is step_limit, not one wrapped step (issue 7: RK4 with
+// a tiny dt used to take one step per output interval and report ok).
+TEST(StepperAdaptive, Rk4StepCountBeyondTheBudgetIsStepLimitNotOneStep) {
+    nhvk_test::HarmonicSys<double> sys;
+    const double y0[2] = {1.0, 0.0};
+    for (double dt : {1e-300, 1e-12}) { // 1e300 steps (beyond 2^63), 1e12 steps (beyond max_steps)
+        StepControl ctl;
+        ctl.dt = dt;
+        Rk4<nhvk_test::HarmonicSys<double>, double> st;
+        ASSERT_EQ(st.init(sys, 0.0, y0, ctl), Status::ok);
+        EXPECT_EQ(st.advance_to(sys, 1.0), Status::step_limit) << "dt = " << dt;
+        EXPECT_EQ(st.steps, 0) << "dt = " << dt;
+    }
+    StepControl ctl; // the budget is exact: 1000 steps of 1e-3 fit max_steps = 1000, not 999
+    ctl.dt = 1e-3;
+    ctl.max_steps = 1000;
+    Rk4<nhvk_test::HarmonicSys<double>, double> st;
+    ASSERT_EQ(st.init(sys, 0.0, y0, ctl), Status::ok);
+    EXPECT_EQ(st.advance_to(sys, 1.0), Status::ok);
+    EXPECT_EQ(st.steps, 1000);
+    ctl.max_steps = 999;
+    ASSERT_EQ(st.init(sys, 0.0, y0, ctl), Status::ok);
+    EXPECT_EQ(st.advance_to(sys, 1.0), Status::step_limit);
+}
+
 } // namespace

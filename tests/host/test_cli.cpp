@@ -242,6 +242,18 @@ const BadCommandLine bad_command_lines[] = {
     {"bad_set_value", {"--set", "integrator.rtol=-1e-8"}, false, "integrator.rtol"},
     {"bad_set_syntax", {"--set", "integrator.rtol"}, false, "integrator.rtol"},
     {"unknown_option", {"--frobnicate"}, false, "frobnicate"},
+    // issue 7: an option's error names the option as typed; an empty value is an error, not the default
+    {"seed_names_the_option", {"--seed", "-1"}, false, "--seed: run.seed: expected an integer >= 0, got -1"},
+    {"threads_names_the_option", {"--threads", "many"}, false, "--threads: run.threads: expected an integer"},
+    {"empty_seed", {"--seed", ""}, false, "--seed: expected a non-empty value"},
+    {"empty_backend", {"--backend", ""}, false, "--backend: expected a non-empty value"},
+    {"empty_out", {"run", fixture("small.toml"), "--out", ""}, true, "--out: expected a non-empty value"},
+    {"set_rk4_steps_beyond_max_steps",
+     {"--set", "integrator.method=\"rk4\"", "--set", "integrator.dt=1e-300"},
+     false,
+     "integrator.dt: expected a step that reaches the last output time within integrator.max_steps"},
+    {"set_atol_zero", {"--set", "integrator.atol=0"}, false, "integrator.atol: expected a number > 0"},
+    {"memory_beyond_the_machine", {"--set", "times.count=1000000"}, false, "MiB of memory of this machine"},
     {"unknown_subcommand", {"frobnicate"}, true, "subcommand"},
     {"no_subcommand", {}, true, "subcommand"},
 };
@@ -266,6 +278,110 @@ INSTANTIATE_TEST_SUITE_P(Cases, CliBadCommandLine, ::testing::Range(0, static_ca
                          [](const ::testing::TestParamInfo<int>& p) {
                              return std::string(bad_command_lines[p.param].name);
                          });
+
+// `nhvk trajectory` refuses what `nhvk run` refuses (issue 7 item 2), naming the option: each case is a good command
+// line plus one bad option, and exits 2 with nothing on stdout.
+struct BadTrajectoryOption {
+    const char* name;
+    std::vector<std::string> extra;
+    const char* words;
+};
+
+const BadTrajectoryOption bad_trajectory_options[] = {
+    {"t_end_infinite", {"--t-end", "inf"}, "--t-end: expected a finite time"},
+    {"t0_nan", {"--t0", "nan"}, "--t0: expected a finite number"},
+    {"rtol_infinite", {"--rtol", "inf"}, "--rtol: expected a number > 0"},
+    {"rtol_below_float", {"--precision", "float", "--rtol", "1e-10"}, "--rtol: expected rtol >= "},
+    {"atol_zero", {"--atol", "0"}, "--atol: expected a number > 0"},
+    {"max_steps_zero", {"--max-steps", "0"}, "--max-steps: expected an integer >= 1, got 0"},
+    {"rk4_steps_overflow", {"--method", "rk4", "--dt", "1e-300"}, "--dt: expected a step that reaches"},
+    {"constraint_tol_negative", {"--constraint-tol", "-1"}, "--constraint-tol: expected a finite number >= 0"},
+    {"constraint_tol_nan", {"--constraint-tol", "nan"}, "--constraint-tol: expected a finite number >= 0"},
+    {"times_count_overflow", {"--times", "99999999999"}, "--times: expected a count in [1, 1000000]"},
+    {"mu0_empty", {"--mu0", ""}, "--mu0: expected a non-empty value"},
+};
+
+class CliBadTrajectoryOption : public ::testing::TestWithParam<int> {};
+
+TEST_P(CliBadTrajectoryOption, ExitsTwoNamingTheOption) {
+    const BadTrajectoryOption& b = bad_trajectory_options[GetParam()];
+    TempDir tmp;
+    std::vector<std::string> args = {"trajectory", "--model", "nh_particle", "--q0",    "0,0.5,0", "--v0",
+                                     "1,0.7,0.5",  "--t-end", "1",           "--times", "4"};
+    for (const std::string& a : b.extra) {
+        // an option given twice would be refused by CLI11 for that reason alone: replace the default ones
+        const auto it = std::find(args.begin(), args.end(), a);
+        if (a.rfind("--", 0) == 0 && it != args.end())
+            args.erase(it, it + 2);
+    }
+    args.insert(args.end(), b.extra.begin(), b.extra.end());
+    const CliRun r = nhvk(args, tmp);
+    EXPECT_EQ(r.rc, nhvk::exit_usage) << r.err;
+    EXPECT_NE(r.err.find(b.words), std::string::npos) << "expected '" << b.words << "' in: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CliBadTrajectoryOption,
+                         ::testing::Range(0, static_cast<int>(std::size(bad_trajectory_options))),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                             return std::string(bad_trajectory_options[p.param].name);
+                         });
+
+// Parameter ranges (declared with each model's parameters) hold for `trajectory` and `run` alike; the control: the
+// same command with a mass in range runs.
+TEST(CliParameterRanges, NegativeMassIsRefusedByBothCommands) {
+    TempDir tmp;
+    // rolling_disc (R = 0.5): ẋ = R θ̇ cos φ, ẏ = R θ̇ sin φ hold for q0 = 0, v0 = (0.5, 0, 1, 0)
+    const std::vector<std::string> traj = {"trajectory", "--model", "rolling_disc", "--q0",    "0,0,0,0", "--v0",
+                                           "0.5,0,1,0",  "--t-end", "0.1",          "--times", "2",       "--param"};
+    const CliRun bad = nhvk(
+        [&] {
+            auto a = traj;
+            a.push_back("m=-1");
+            return a;
+        }(),
+        tmp);
+    EXPECT_EQ(bad.rc, nhvk::exit_usage) << bad.err;
+    EXPECT_NE(bad.err.find("--param m=-1: expected a number > 0"), std::string::npos) << bad.err;
+    const CliRun ok = nhvk(
+        [&] {
+            auto a = traj;
+            a.push_back("m=2");
+            return a;
+        }(),
+        tmp);
+    EXPECT_EQ(ok.rc, nhvk::exit_ok) << ok.err;
+
+    const CliRun run = nhvk({"run", NHVK_SOURCE_DIR "/configs/rolling_disc.toml", "--out", tmp.str("out"), "--set",
+                             "model.params.R=0", "--trajectories", "2"},
+                            tmp);
+    EXPECT_EQ(run.rc, nhvk::exit_usage) << run.err;
+    EXPECT_NE(run.err.find("model.params.R: expected a number > 0"), std::string::npos) << run.err;
+    expect_no_outputs(tmp, "run with R = 0");
+}
+
+// `--out` takes the path as typed: quotes, backslashes and '=' are folder-name characters, not TOML.
+TEST(CliRunOptions, OutTakesAnyPathLiterally) {
+    TempDir tmp;
+    const std::string out = tmp.str("we\"ird\\dir = x'");
+    const CliRun r = nhvk({"run", fixture("small.toml"), "--out", out, "--trajectories", "4", "-q"}, tmp);
+    ASSERT_EQ(r.rc, nhvk::exit_ok) << r.err;
+    EXPECT_TRUE(fs::exists(fs::path(out) / "summary.json"));
+    EXPECT_EQ(read_json(fs::path(out) / "summary.json")["config"]["run"]["out"], out);
+}
+
+// A thread count above the cores is lowered to them (said on stderr and in summary.json), not attempted.
+TEST(CliRunOptions, ThreadsAboveTheCoresAreLoweredToThem) {
+    TempDir tmp;
+    const std::string out = tmp.str("out");
+    const CliRun r =
+        nhvk({"run", fixture("small.toml"), "--out", out, "--threads", "65536", "--trajectories", "4"}, tmp);
+    ASSERT_EQ(r.rc, nhvk::exit_ok) << r.err;
+    const int threads = read_json(fs::path(out) / "summary.json")["threads"].get<int>();
+    EXPECT_GE(threads, 1);
+    EXPECT_LE(threads, static_cast<int>(sysconf(_SC_NPROCESSORS_CONF)));
+    EXPECT_NE(r.err.find("run.threads = 65536 is more than the"), std::string::npos) << r.err;
+}
 
 // `nhvk trajectory`: a v0 off the constraint set is a usage error (exit 2), nothing on stdout.
 TEST(CliTrajectory, VelocityViolatingTheConstraintsExitsTwo) {
@@ -349,7 +465,8 @@ TEST(CliTrajectory, NhParticleMatchesTheClosedForm) {
 // ---------------------------------------------------------------------------------------------------------------
 // 9. The outputs of `nhvk run`.
 
-const char* const series_fields[] = {"mean", "std", "min", "max", "p01", "p05", "p25", "p50", "p75", "p95", "p99"};
+const char* const series_fields[] = {"mean", "std", "min", "max", "p01",   "p05",          "p25",
+                                     "p50",  "p75", "p95", "p99", "count", "outside_range"};
 
 TEST(CliRunOutputs, SummaryJsonHasEveryDocumentedField) {
     TempDir tmp;
@@ -416,8 +533,10 @@ TEST(CliRunOutputs, SummaryJsonHasEveryDocumentedField) {
     // stats.csv: one row per output time and metric, times as in summary.json, d_q consistent with it.
     const Csv csv = read_csv(fs::path(out) / "stats.csv");
     ASSERT_EQ(csv.rows.size(), nt * nhvk::metric_count);
+    EXPECT_TRUE(j["statistics"]["histogram_range"].is_array());
+    EXPECT_TRUE(j["statistics"]["values_outside_range"].is_number_unsigned());
     for (const char* c : {"time_index", "t", "metric", "count", "mean", "std", "min", "max", "p01", "p05", "p25", "p50",
-                          "p75", "p95", "p99"})
+                          "p75", "p95", "p99", "outside_range"})
         EXPECT_TRUE(csv.col.count(c)) << "stats.csv lacks column " << c;
     std::set<std::pair<std::size_t, std::string>> seen;
     for (std::size_t r = 0; r < csv.rows.size(); ++r) {

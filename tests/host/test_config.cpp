@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -27,7 +28,7 @@ std::vector<ModelInfo> registry() {
     particle.k = 1;
     particle.coords = {"x", "y", "z"};
     particle.angles = {false, false, false};
-    particle.params = {{"m", 1.0, false}, {"g", 9.81, false}, {"lock", 0.0, true}};
+    particle.params = {{"m", 1.0, false, nhvk::ParamDomain::positive}, {"g", 9.81, false}, {"lock", 0.0, true}};
     ModelInfo top;
     top.name = "fake_top";
     top.description = "two coordinates, two constraints";
@@ -35,7 +36,7 @@ std::vector<ModelInfo> registry() {
     top.k = 2;
     top.coords = {"theta", "phi"};
     top.angles = {true, false};
-    top.params = {{"I", 0.5, false}};
+    top.params = {{"I", 0.5, false, nhvk::ParamDomain::non_negative}};
     return {particle, top};
 }
 
@@ -155,7 +156,7 @@ TEST(Config, FullConfigResolvesEveryField) {
     EXPECT_EQ(c.integrator.atol, 1e-9);
     EXPECT_EQ(c.integrator.dt, 2e-4);
     EXPECT_EQ(c.integrator.min_step, 1e-12);
-    EXPECT_EQ(c.integrator.max_steps, 5000);
+    EXPECT_EQ(c.integrator.max_steps, 50000);
     EXPECT_TRUE(c.integrator.project);
     EXPECT_EQ(c.integrator.precision, nhvk::Precision::f32);
 
@@ -217,8 +218,10 @@ TEST(Config, ResolvedJsonLoadsBackToTheSameConfig) {
     const std::vector<RunConfig> configs = {
         load("full.toml"),
         load("minimal.toml"),
-        load("full.toml", {"integrator.method=\"dopri5\"", "initial.energy=0.0", "run.backend=cpu"}),
-        parse("[model]\nname = \"fake_top\"\n[model.params]\nI = { dist = \"normal\", mean = 1, std = 0.1 }\n"
+        // NOTE: dopri5 in float needs rtol >= 1e-6 (full.toml's 1e-8 is only accepted because rk4 ignores it)
+        load("full.toml",
+             {"integrator.method=\"dopri5\"", "integrator.rtol=1e-5", "initial.energy=0.0", "run.backend=cpu"}),
+        parse("[model]\nname = \"fake_top\"\n[model.params]\nI = { dist = \"uniform\", low = 1, high = 2 }\n"
               "[initial]\nmu = [0.5, { dist = \"uniform\", low = -1, high = 1 }]\n"
               "[times]\nt_end = 2.0\nspacing = \"list\"\nlist = [0.5, 1, 2]\n"),
     };
@@ -579,7 +582,30 @@ INSTANTIATE_TEST_SUITE_P(
                    "initial.mu[1]", "expected a number or a distribution"},
         InlineCase{"mu_string", head + "[initial]\nmu = \"zero\"\n", 6, "initial.mu", "expected a distribution"},
         InlineCase{"atol_negative", head + "[integrator]\natol = -1e-12\n", 6, "integrator.atol",
-                   "expected a number >= 0, got -1e-12"},
+                   "expected a number > 0 (the error scale atol + rtol·|y| must not vanish), got -1e-12"},
+        // issue 7: settings that cannot be honoured are refused, not run as something else
+        InlineCase{"atol_zero", head + "[integrator]\natol = 0\n", 6, "integrator.atol", "expected a number > 0"},
+        InlineCase{"rk4_steps_beyond_long_long", head + "[integrator]\nmethod = \"rk4\"\ndt = 1e-300\n", 7,
+                   "integrator.dt",
+                   "expected a step that reaches the last output time within integrator.max_steps = 10000000 steps "
+                   "(this one needs 5"},
+        InlineCase{"rk4_steps_beyond_max_steps", head + "[integrator]\nmethod = \"rk4\"\ndt = 1e-3\nmax_steps = 4999\n",
+                   7, "integrator.dt", "(this one needs 5000; raise dt or max_steps)"},
+        InlineCase{"rtol_below_float", head + "[integrator]\nprecision = \"float\"\nrtol = 1e-10\n", 7,
+                   "integrator.rtol", "the least precision = \"float\" can reach), got 1e-10"},
+        InlineCase{"rtol_below_double", head + "[integrator]\nrtol = 1e-16\n", 6, "integrator.rtol",
+                   "the least precision = \"double\" can reach), got 1e-16"},
+        InlineCase{"negative_mass", head + "[model.params]\nm = -1\n", 6, "model.params.m",
+                   "expected a number > 0 (the range of parameter m), got -1"},
+        InlineCase{"zero_mass", head + "[model.params]\nm = 0\n", 6, "model.params.m", "expected a number > 0"},
+        InlineCase{"mass_sweep_below_zero", head + "[model.params]\nm = { dist = \"uniform\", low = -1, high = 1 }\n",
+                   6, "model.params.m.low", "expected a number > 0 (the range of parameter m), got -1"},
+        InlineCase{"mass_sweep_normal", head + "[model.params]\nm = { dist = \"normal\", mean = 1, std = 0.1 }\n", 6,
+                   "model.params.m.std", "a normal with std > 0 can draw any number; use a uniform"},
+        InlineCase{"negative_inertia", "[model]\nname = \"fake_top\"\n[model.params]\nI = -0.5\n[times]\nt_end = 1\n",
+                   4, "model.params.I", "expected a number >= 0 (the range of parameter I), got -0.5"},
+        InlineCase{"memory_overflow", head + "[run]\nexact_memory_mb = 9223372036854775807\n", 6, "run.exact_memory_mb",
+                   "expected an integer in [0, 1099511627776], got 9223372036854775807"},
         InlineCase{"rk4_dt_zero", head + "[integrator]\nmethod = \"rk4\"\ndt = 0.0\n", 7, "integrator.dt",
                    "expected a step > 0 (rk4), got 0"},
         InlineCase{"max_steps_fraction", head + "[integrator]\nmax_steps = 10.5\n", 6, "integrator.max_steps",
@@ -627,7 +653,7 @@ INSTANTIATE_TEST_SUITE_P(
         InlineCase{"threads", head + "[run]\nthreads = -2\n", 6, "run.threads", "expected an integer in [0, 65536]"},
         InlineCase{"out_empty", head + "[run]\nout = \"\"\n", 6, "run.out", "expected a non-empty folder name"},
         InlineCase{"memory", head + "[run]\nexact_memory_mb = -1\n", 6, "run.exact_memory_mb",
-                   "expected an integer >= 0, got -1"},
+                   "expected an integer in [0, 1099511627776], got -1"},
         InlineCase{"save_trajectories", head + "[run]\nsave_trajectories = -1\n", 6, "run.save_trajectories",
                    "expected an integer >= 0, got -1"},
         InlineCase{"save_samples", head + "[run]\nsave_samples = \"yes\"\n", 6, "run.save_samples",
@@ -641,6 +667,70 @@ TEST(Config, MissingFile) {
               "cannot open config '" + data("no_such_file.toml") + "': No such file or directory");
     const ConfigError d = error_of([] { nhvk::load_config(data_dir(), {}, registry()); });
     EXPECT_EQ(std::string(d.what()), "cannot open config '" + data_dir() + "': is a directory");
+}
+
+// Defaults that a precision cannot honour are not defaults: float runs default to rtol = 1e-6 (1e-10 is below what
+// float resolves); an explicit rtol is kept.
+TEST(Config, FloatPrecisionDefaultsToAReachableRtol) {
+    EXPECT_EQ(parse(std::string(minimal) + "[integrator]\nprecision = \"float\"\n").integrator.rtol, 1e-6);
+    EXPECT_EQ(parse(std::string(minimal) + "[integrator]\nprecision = \"float\"\nrtol = 1e-5\n").integrator.rtol, 1e-5);
+    // rk4 ignores rtol: any rtol > 0 is accepted with it
+    EXPECT_EQ(parse(std::string(minimal) + "[integrator]\nmethod = \"rk4\"\nprecision = \"float\"\nrtol = 1e-12\n")
+                  .integrator.rtol,
+              1e-12);
+}
+
+// A parameter in its range loads (the control of the range cases in BadInline).
+TEST(Config, ParametersInTheirRangesLoad) {
+    const RunConfig c = parse(std::string(minimal) + "[model.params]\nm = { dist = \"uniform\", low = 0.5, high = 2 }\n"
+                                                     "g = -9.81\n");
+    EXPECT_EQ(c.param_dists[0], nhvk::make_uniform(0.5, 2.0));
+    EXPECT_EQ(c.params[1], -9.81);
+    EXPECT_EQ(parse("[model]\nname = \"fake_top\"\n[model.params]\nI = 0\n[times]\nt_end = 1\n").params[0], 0.0);
+}
+
+// Command-line options (nhvk run --out, --seed, …) set their keys with the text as typed: a string is not parsed as
+// TOML, a number is the number the whole text spells, an error names the option, and an empty value is an error.
+TEST(Config, OptionOverridesTakeTheTextAsTypedAndNameTheOption) {
+    using O = nhvk::OptionOverride;
+    const std::string weird = "a\"b\\c = d.toml\n[run]";
+    const RunConfig c = nhvk::parse_config(minimal, "inline.toml", {}, registry(),
+                                           {O{"--out", "run.out", weird, true}, O{"--seed", "run.seed", "17", false},
+                                            O{"--trajectories", "run.trajectories", "1e3", false}});
+    EXPECT_EQ(c.run.out, weird);
+    EXPECT_EQ(c.run.seed, 17u);
+    EXPECT_EQ(c.run.trajectories, 1000);
+    // applied after --set
+    EXPECT_EQ(
+        nhvk::parse_config(minimal, "inline.toml", {"run.seed=3"}, registry(), {O{"--seed", "run.seed", "4", false}})
+            .run.seed,
+        4u);
+    const auto what = [&](const O& o) {
+        return std::string(error_of([&] { nhvk::parse_config(minimal, "inline.toml", {}, registry(), {o}); }).what());
+    };
+    EXPECT_EQ(what(O{"--seed", "run.seed", "-1", false}), "--seed: run.seed: expected an integer >= 0, got -1");
+    EXPECT_EQ(what(O{"--seed", "run.seed", "1; x", false}), "--seed: run.seed: expected an integer, got \"1; x\"");
+    EXPECT_EQ(what(O{"--backend", "run.backend", "gpu", true}),
+              "--backend: run.backend: expected \"cpu\", \"cuda\" or \"auto\", got \"gpu\"");
+    EXPECT_EQ(what(O{"--out", "run.out", "", true}), "--out: expected a non-empty value, got ''");
+    EXPECT_EQ(what(O{"--chunk", "run.chunk", "", false}), "--chunk: expected a non-empty value, got ''");
+}
+
+// A config file is read with a size limit: a bigger file is refused before it is parsed.
+TEST(Config, OversizedConfigFileIsRefused) {
+    const std::filesystem::path p = std::filesystem::temp_directory_path() / "nhvk_test_config_oversized.toml";
+    {
+        std::ofstream out(p, std::ios::binary);
+        out << minimal << std::string(static_cast<std::size_t>(nhvk::max_config_bytes), '#') << "\n";
+    }
+    const ConfigError e = error_of([&] { nhvk::load_config(p.string(), {}, registry()); });
+    EXPECT_NE(std::string(e.what()).find("is larger than 16 MiB"), std::string::npos) << e.what();
+    std::filesystem::remove(p);
+    // /dev/zero never ends: refused at the limit, not read forever
+    if (std::filesystem::exists("/dev/zero")) {
+        const ConfigError z = error_of([] { nhvk::load_config("/dev/zero", {}, registry()); });
+        EXPECT_NE(std::string(z.what()).find("is larger than"), std::string::npos) << z.what();
+    }
 }
 
 TEST(Config, ConfigErrorIsARuntimeErrorAndMapsToExitCode2) {

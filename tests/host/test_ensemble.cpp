@@ -166,7 +166,7 @@ save_samples = true
 name = "rolling_disc"
 [model.params]
 alpha = { dist = "uniform", low = 0.0, high = 0.5 }
-R = { dist = "normal", mean = 0.5, std = 0.05 }
+R = { dist = "uniform", low = 0.4, high = 0.6 }
 [initial.q]
 x = { dist = "normal", mean = 0.0, std = 1.0 }
 theta = { dist = "uniform", low = -3.0, high = 3.0 }

@@ -35,6 +35,7 @@ void expect_identical(const std::vector<SeriesSummary> &a, const std::vector<Ser
         const SeriesSummary &y = b[s];
         EXPECT_EQ(x.count, y.count) << "series " << s;
         EXPECT_EQ(x.nonfinite, y.nonfinite) << "series " << s;
+        EXPECT_EQ(x.outside_range, y.outside_range) << "series " << s;
         EXPECT_EQ(x.exact, y.exact) << "series " << s;
         const double xs[] = {x.mean, x.std, x.min, x.max, x.p01, x.p05, x.p25, x.p50, x.p75, x.p95, x.p99};
         const double ys[] = {y.mean, y.std, y.min, y.max, y.p01, y.p05, y.p25, y.p50, y.p75, y.p95, y.p99};
@@ -375,6 +376,37 @@ TEST(EnsembleAccumulator, AddPartialsEqualsAddChunk) {
     acc.add_partials(partials.data(), counts.data());
     EXPECT_FALSE(acc.exact());
     expect_identical(ref.finalize(), acc.finalize());
+}
+
+// Values outside the histogram's range [lo, hi) are counted per series (issue 7: histogram quantiles among them are
+// only clamped to min/max, not within the stated resolution), in both modes and through add_partials (the path of
+// the CUDA backend's rows), so the count does not depend on where the reduction ran.
+TEST(EnsembleAccumulator, CountsValuesOutsideTheHistogramRange) {
+    const LogHistogramSpec spec; // [1e-30, 1e10)
+    // series 0: 1e-40 and 1e-31 below lo, 1e10 (== hi) and 1e300 above, -2 negative; 0, 1e-30 (== lo) and 3 inside
+    // series 1: nothing outside
+    const std::vector<double> values = {1e-40, 1e-31, 1e10, 1e300, -2.0, 0.0, 1e-30, 3.0, //
+                                        1.0,   2.0,   3.0,  4.0,   5.0,  6.0, 7.0,   8.0};
+    const std::size_t n = 8;
+    for (std::size_t budget : {std::size_t{0}, kUnlimited}) {
+        EnsembleAccumulator acc(2, n, budget, spec);
+        acc.add_chunk(values.data(), n, n, nullptr);
+        const std::vector<SeriesSummary> s = acc.finalize();
+        EXPECT_EQ(s[0].outside_range, 5u) << "budget " << budget;
+        EXPECT_EQ(s[1].outside_range, 0u) << "budget " << budget;
+        EXPECT_EQ(s[0].count, 8u);
+    }
+    // the same from per-series rows (add_partials)
+    EnsembleAccumulator acc(2, n, 0, spec);
+    std::vector<nhvk::stats::SeriesPartial> partials(2);
+    std::vector<std::uint64_t> counts(2 * acc.n_bins(), 0u);
+    for (std::size_t s = 0; s < 2; ++s)
+        for (std::size_t j = 0; j < n; ++j) {
+            partials[s].add(values[s * n + j]);
+            ++counts[s * acc.n_bins() + acc.binner().bin(values[s * n + j])];
+        }
+    acc.add_partials(partials.data(), counts.data());
+    EXPECT_EQ(acc.finalize()[0].outside_range, 5u);
 }
 
 TEST(EnsembleAccumulator, RejectsMismatchedMerge) {

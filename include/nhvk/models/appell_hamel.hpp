@@ -30,9 +30,9 @@ struct AppellHamel : ModelBase {
     Param a = 0.5;
     Param g = 9.81;
     template <class V> NHVK_HD void visit_params(V&& visit) {
-        visit("m", m);
-        visit("a", a);
-        visit("g", g);
+        visit("m", m, ParamDomain::positive);
+        visit("a", a, ParamDomain::any);
+        visit("g", g, ParamDomain::any);
     }
 
     // L = ½m|v|² − m g z

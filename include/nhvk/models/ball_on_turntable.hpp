@@ -51,10 +51,10 @@ struct BallOnTurntable : ModelBase {
     Param k2 = 0.4;
     Param Omega = 1.0;
     template <class V> NHVK_HD void visit_params(V&& visit) {
-        visit("m", m);
-        visit("a", a);
-        visit("k2", k2);
-        visit("Omega", Omega);
+        visit("m", m, ParamDomain::positive);
+        visit("a", a, ParamDomain::positive);
+        visit("k2", k2, ParamDomain::positive);
+        visit("Omega", Omega, ParamDomain::any);
     }
 
     /** @brief Spatial angular velocity of Rz(ψ)·Ry(θ)·Rx(ϕ): ω = ψ̇ ẑ + θ̇ Rz(ψ)ŷ + ϕ̇ Rz(ψ)Ry(θ)x̂. */

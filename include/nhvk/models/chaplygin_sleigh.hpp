@@ -28,9 +28,9 @@ struct ChaplyginSleigh : ModelBase {
     Param a = 0.5;
     Param I = 0.1;
     template <class V> NHVK_HD void visit_params(V&& visit) {
-        visit("m", m);
-        visit("a", a);
-        visit("I", I);
+        visit("m", m, ParamDomain::positive);
+        visit("a", a, ParamDomain::any);
+        visit("I", I, ParamDomain::positive);
     }
 
     // L = ½m|v_cm|² + ½I θ̇², v_cm = (ẋ − a θ̇ sin θ, ẏ + a θ̇ cos θ)

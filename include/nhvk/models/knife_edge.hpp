@@ -29,10 +29,10 @@ struct KnifeEdge : ModelBase {
     Param alpha = 0.3;
     Param g = 9.81;
     template <class V> NHVK_HD void visit_params(V&& visit) {
-        visit("m", m);
-        visit("J", J);
-        visit("alpha", alpha);
-        visit("g", g);
+        visit("m", m, ParamDomain::positive);
+        visit("J", J, ParamDomain::positive);
+        visit("alpha", alpha, ParamDomain::any);
+        visit("g", g, ParamDomain::any);
     }
 
     // L = ½m(ẋ² + ẏ²) + ½J φ̇² + m g sin α · x

@@ -32,8 +32,8 @@ struct PfaffianParticle : ModelBase {
     Param m = 1.0;
     Param beta = 0.5;
     template <class V> NHVK_HD void visit_params(V&& visit) {
-        visit("m", m);
-        visit("beta", beta);
+        visit("m", m, ParamDomain::positive);
+        visit("beta", beta, ParamDomain::any);
     }
 
     // L = ½m|q̇|²

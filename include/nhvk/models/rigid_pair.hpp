@@ -30,9 +30,9 @@ struct RigidPair : ModelBase {
     Param m2 = 1.0;
     Param g = 9.81;
     template <class V> NHVK_HD void visit_params(V&& visit) {
-        visit("m1", m1);
-        visit("m2", m2);
-        visit("g", g);
+        visit("m1", m1, ParamDomain::positive);
+        visit("m2", m2, ParamDomain::positive);
+        visit("g", g, ParamDomain::any);
     }
 
     // L = ½m1|ṗ1|² + ½m2|ṗ2|² − g (m1 z1 + m2 z2)

@@ -25,10 +25,10 @@ struct RollingDisc : ModelBase {
     Param alpha = 0.0;
     Param g = 9.81;
     template <class V> NHVK_HD void visit_params(V&& visit) {
-        visit("m", m);
-        visit("R", R);
-        visit("alpha", alpha);
-        visit("g", g);
+        visit("m", m, ParamDomain::positive);
+        visit("R", R, ParamDomain::positive);
+        visit("alpha", alpha, ParamDomain::any);
+        visit("g", g, ParamDomain::any);
     }
 
     template <class S> NHVK_HD S lagrangian(const S* q, const S* v, const S&) const {

@@ -20,7 +20,7 @@ struct SphereHolonomic : ModelBase {
     static constexpr bool angles[n] = {false, false, false};
 
     Param g = 9.81;
-    template <class V> NHVK_HD void visit_params(V&& visit) { visit("g", g); }
+    template <class V> NHVK_HD void visit_params(V&& visit) { visit("g", g, ParamDomain::any); }
 
     template <class S> NHVK_HD S lagrangian(const S* q, const S* v, const S&) const {
         return S(0.5) * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) - S(g) * q[2];

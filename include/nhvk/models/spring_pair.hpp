@@ -22,10 +22,10 @@ struct SpringPair : ModelBase {
     Param kappa = 1.0;
     Param ell = 1.0;
     template <class V> NHVK_HD void visit_params(V&& visit) {
-        visit("m1", m1);
-        visit("m2", m2);
-        visit("kappa", kappa);
-        visit("ell", ell);
+        visit("m1", m1, ParamDomain::positive);
+        visit("m2", m2, ParamDomain::positive);
+        visit("kappa", kappa, ParamDomain::non_negative);
+        visit("ell", ell, ParamDomain::non_negative);
     }
 
     // L = ½m1|ṗ1|² + ½m2|ṗ2|² − ½κ(|p1 − p2| − ℓ)²

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+// The range checks shared by `nhvk run` and `nhvk trajectory`; see checks.hpp.
+#include "checks.hpp"
+
+#include <nhvk/member.hpp>
+#include <nhvk/stats/log_histogram.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+namespace nhvk {
+
+std::string format_number(double x) {
+    if (std::isnan(x))
+        return "nan";
+    if (std::isinf(x))
+        return x > 0 ? "inf" : "-inf";
+    char buf[40];
+    for (int precision = 1; precision <= 17; ++precision) {
+        std::snprintf(buf, sizeof buf, "%.*g", precision, x);
+        if (std::strtod(buf, nullptr) == x)
+            break;
+    }
+    return buf;
+}
+
+double min_rtol(Precision p) {
+    return p == Precision::f32 ? 1e-6 : 2e-15;
+}
+
+double default_rtol(Precision p) {
+    return p == Precision::f32 ? 1e-6 : 1e-10;
+}
+
+std::optional<SettingProblem> check_integrator(const IntegratorSettings& s) {
+    const bool rk4 = s.method == Method::rk4;
+    if (!(std::isfinite(s.rtol) && s.rtol > 0.0))
+        return SettingProblem{"integrator.rtol", "a number > 0"};
+    if (!rk4 && !(s.rtol >= min_rtol(s.precision)))
+        return SettingProblem{"integrator.rtol", std::string("rtol >= ") + format_number(min_rtol(s.precision)) +
+                                                     " (about 17 units of roundoff: the least precision = \"" +
+                                                     to_string(s.precision) + "\" can reach)"};
+    // NOTE: atol = 0 would make the error scale atol + rtol·|y| zero for a state component at 0 (0/0 in the error
+    // norm); Hairer's codes refuse it too.
+    if (!(std::isfinite(s.atol) && s.atol > 0.0))
+        return SettingProblem{"integrator.atol", "a number > 0 (the error scale atol + rtol·|y| must not vanish)"};
+    if (rk4 && !(std::isfinite(s.dt) && s.dt > 0.0))
+        return SettingProblem{"integrator.dt", "a step > 0 (rk4)"};
+    if (!rk4 && !(std::isfinite(s.dt) && s.dt >= 0.0))
+        return SettingProblem{"integrator.dt", "an initial step >= 0 (dopri5; 0 = automatic)"};
+    if (!(std::isfinite(s.min_step) && s.min_step >= 0.0))
+        return SettingProblem{"integrator.min_step", "a number >= 0"};
+    if (!(s.max_steps >= 1))
+        return SettingProblem{"integrator.max_steps", "an integer >= 1"};
+    return std::nullopt;
+}
+
+std::optional<SettingProblem> check_step_count(const IntegratorSettings& s, double t0,
+                                               const std::vector<double>& times) {
+    if (s.method != Method::rk4 || !(s.dt > 0.0))
+        return std::nullopt;
+    // NOTE: in double, as the stepper plans them (⌈Δ/dt⌉ per output interval, at least one); a count beyond 2^63 is
+    // just a large double here, never an integer overflow.
+    double steps = 0.0;
+    double t = t0;
+    for (double ti : times) {
+        const double span = ti - t;
+        double m = std::floor(span / s.dt);
+        if (m * s.dt < span * (1.0 - 1e-12))
+            m += 1.0; // as Rk4::plan rounds up
+        steps += std::max(1.0, m);
+        t = ti;
+    }
+    if (!(steps <= static_cast<double>(s.max_steps)))
+        return SettingProblem{
+            "integrator.dt", "a step that reaches the last output time within integrator.max_steps = " +
+                                 std::to_string(s.max_steps) + " steps (this one needs " +
+                                 (steps < 1e15 ? std::to_string(static_cast<long long>(steps)) : format_number(steps)) +
+                                 "; raise dt or max_steps)"};
+    return std::nullopt;
+}
+
+std::optional<SettingProblem> check_memory(const RunConfig& cfg, double available_bytes) {
+    const double N = static_cast<double>(cfg.run.trajectories);
+    const double capacity = std::min(static_cast<double>(cfg.run.chunk), N);
+    const double nt = static_cast<double>(cfg.times.size());
+    const double n = cfg.model.n, k = std::max(cfg.model.k, 1), n_params = static_cast<double>(cfg.params.size());
+    const double n_series = metric_count * nt;
+    // ChunkBlock (nhvk/backend/backend.hpp): inputs, five per-member status arrays, the metrics.
+    const double chunk = capacity * (8.0 * (2.0 * n + k + n_params) + 11.0 + 8.0 * n_series);
+    const double budget = static_cast<double>(cfg.run.exact_memory_mb) * 1024.0 * 1024.0;
+    const bool exact = n_series * N * 8.0 <= budget;
+    const double values = exact ? n_series * N * 8.0 : 0.0; // exact mode keeps every value
+    // the accumulator's rows, and the backend's in histogram mode: uint64 counts per bin
+    const double histograms =
+        (exact ? 1.0 : 2.0) * n_series * static_cast<double>(stats::LogHistogramSpec{}.n_bins()) * 8.0;
+    const double need = chunk + histograms + values;
+    if (need <= available_bytes)
+        return std::nullopt;
+    const char* key = "run.chunk";
+    if (histograms >= chunk && histograms >= values)
+        key = cfg.time_grid.spacing == Spacing::list ? "times.list" : "times.count";
+    else if (values >= chunk)
+        key = "run.exact_memory_mb";
+    const auto mib = [](double b) { return format_number(std::ceil(b / (1024.0 * 1024.0))); };
+    return SettingProblem{key, "the run needs about " + mib(need) + " MiB (chunk buffers " + mib(chunk) +
+                                   ", histograms " + mib(histograms) + ", exact-quantile values " + mib(values) +
+                                   "), more than the " + mib(available_bytes) + " MiB of memory of this machine: " +
+                                   "lower run.chunk, the number of output times or run.exact_memory_mb"};
+}
+
+double physical_memory_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0)
+        return std::numeric_limits<double>::infinity();
+    return static_cast<double>(pages) * static_cast<double>(page);
+}
+
+std::optional<std::string> check_param(const ParamInfo& p, double x) {
+    if (std::isfinite(x) && in_domain(p.domain, x))
+        return std::nullopt;
+    return std::string("a number ") + to_string(p.domain) + " (the range of parameter " + p.name + ")";
+}
+
+std::optional<std::string> check_param(const ParamInfo& p, const Distribution& d) {
+    switch (d.kind) {
+    case DistKind::uniform:
+        if (auto e = check_param(p, d.a))
+            return e;
+        return check_param(p, d.b);
+    case DistKind::normal:
+        if (p.domain != ParamDomain::any && d.b > 0.0)
+            return std::string("a distribution that stays in the range ") + to_string(p.domain) + " of parameter " +
+                   p.name + " (a normal with std > 0 can draw any number; use a uniform)";
+        return check_param(p, d.a);
+    case DistKind::fixed:
+    default:
+        return check_param(p, d.a);
+    }
+}
+
+} // namespace nhvk

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The range checks that `nhvk run` (config and `--set`) and `nhvk trajectory` (options) share: one rule per
+ *         setting, so that both commands accept and refuse the same values. Each check returns what was expected
+ *         (a phrase for "expected …, got …") and the caller names the setting as its user spelled it: the config
+ *         key with file:line, or the option.
+ */
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nhvk/distribution.hpp>
+
+#include "config.hpp"
+
+namespace nhvk {
+
+/** @brief A setting that cannot be honoured: the config key it concerns (e.g. "integrator.dt") and what is
+ *         expected of it. */
+struct SettingProblem {
+    std::string key;
+    std::string expected;
+};
+
+/** @brief Largest number of output times (`times.count`, `times.list`, `--times`). */
+inline constexpr int max_output_times = 1000000;
+/** @brief Largest `run.exact_memory_mb` (2^40 MB: the byte count stays far inside 64 bits). */
+inline constexpr std::int64_t max_exact_memory_mb = std::int64_t{1} << 40;
+
+/** @brief The smallest `rtol` a run in precision `p` can reach: about 17 units of roundoff, as a round number (2e-15
+ *         in double, 1e-6 in float); Hairer's codes refuse tolerances below 10 units. */
+double min_rtol(Precision p);
+/** @brief The default `rtol` in precision `p`: 1e-10 in double, 1e-6 in float. */
+double default_rtol(Precision p);
+
+/** @brief The integrator settings on their own (rtol, atol, dt, min_step, max_steps), in the order the config
+ *         lists them; the first problem, if any. rtol and atol are only checked for dopri5 (rk4 ignores them). */
+std::optional<SettingProblem> check_integrator(const IntegratorSettings& s);
+
+/** @brief rk4: the number of fixed steps to the output times (⌈Δt/dt⌉ per interval, summed in floating point so
+ *         that it cannot overflow) must not exceed `max_steps`. Reported under "integrator.dt". */
+std::optional<SettingProblem> check_step_count(const IntegratorSettings& s, double t0,
+                                               const std::vector<double>& times);
+
+/** @brief What a value of parameter `p` must be ("a number > 0 (m: ...)"), or nothing when `x` is in its range. */
+std::optional<std::string> check_param(const ParamInfo& p, double x);
+
+/** @brief As `check_param`, for a swept parameter: every value the distribution can draw must be in range (a
+ *         uniform's closed interval, a normal only with std = 0 unless the parameter takes any number). */
+std::optional<std::string> check_param(const ParamInfo& p, const Distribution& d);
+
+/** @brief The memory a run needs up front, estimated in floating point (no overflow): the chunk buffers, the
+ *         histogram rows (on the host and on the backend) and, when quantiles are exact, every value. When it
+ *         exceeds `available_bytes`, the problem names the setting that takes the most (run.chunk, times.count or
+ *         times.list, run.exact_memory_mb), and its text is the whole reason (both sizes in MiB), not a phrase. */
+std::optional<SettingProblem> check_memory(const RunConfig& cfg, double available_bytes);
+
+/** @brief The physical memory of this machine in bytes (sysconf), or +inf when unknown. */
+double physical_memory_bytes();
+
+/** @brief The shortest decimal that reads back as `x` ("0.1", "1e-09", "inf"). */
+std::string format_number(double x);
+
+} // namespace nhvk
