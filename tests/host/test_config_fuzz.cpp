@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+// Config fuzzer: seeded random mutations of configs/*.toml and of hand-made TOML edge cases go through the config
+// loader and the run plan, each in a forked child with a time limit. Every input must end in success or a clean
+// ConfigError with a message (what `nhvk run` turns into exit 2): no crash, no hang, no other exception.
+// NHVK_FUZZ_SECONDS (default 3), NHVK_FUZZ_SEED (default 1), NHVK_FUZZ_INPUT_LIMIT_S (default 10; generous for
+// sanitizer builds). A failing input is written to the test's temporary folder's parent as
+// nhvk_fuzz_finding_<n>.toml and printed.
+#include "config.hpp"
+#include "pipeline/run_plan.hpp"
+#include "registry.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+namespace {
+
+using nhvk::ModelInfo;
+
+double env_number(const char* name, double fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? std::strtod(v, nullptr) : fallback;
+}
+
+std::vector<std::string> seed_corpus() {
+    std::vector<std::string> seeds;
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(NHVK_SOURCE_DIR) / "configs")) {
+        if (e.path().extension() != ".toml")
+            continue;
+        std::ifstream in(e.path(), std::ios::binary);
+        std::ostringstream s;
+        s << in.rdbuf();
+        seeds.push_back(s.str());
+    }
+    // Hand-made TOML edge cases: empty, comments only, deep nesting, odd numbers and strings, repeated tables,
+    // CRLF, a byte order mark, NUL and invalid UTF-8, dotted keys, arrays of tables where tables are expected.
+    const std::string minimal = "[model]\nname = \"nh_particle\"\n[times]\nt_end = 1.0\ncount = 3\n";
+    seeds.insert(seeds.end(), {"",
+                               "# nothing\n",
+                               minimal,
+                               "\xEF\xBB\xBF" + minimal,
+                               "[model]\r\nname = \"nh_particle\"\r\n",
+                               std::string(2000, '[') + std::string(2000, ']'),
+                               "a = " + std::string(5000, '[') + "1" + std::string(5000, ']') + "\n",
+                               "x = {" + std::string(3000, '{') + "\n",
+                               minimal + "[model]\nname = \"nh_particle\"\n",
+                               minimal + "[run]\ntrajectories = 9223372036854775807\nchunk = -9223372036854775808\n",
+                               minimal + "[times]\ncount = 18446744073709551616\n",
+                               minimal + "run.seed = 0x7fffffffffffffff\n",
+                               minimal + "[integrator]\nrtol = nan\natol = -inf\ndt = 5e-324\n",
+                               minimal + "[initial.q]\nx = { dist = \"uniform\", low = inf, high = -inf }\n",
+                               minimal + "[[initial.v]]\nx = 1\n",
+                               minimal + "model.params = [1, \"a\", { b = 2 }]\n",
+                               std::string("[model]\nname = \"nh_\0particle\"\n", 32),
+                               minimal + "\"\xFF\xFE\" = 1\n",
+                               minimal + "[times]\nlist = [1e308, 1e-308, 0.0, -0.0]\n",
+                               "[model]\nname = \"" + std::string(100000, 'x') + "\"\n",
+                               minimal + "model.name.x.y.z = 1\n"});
+    return seeds;
+}
+
+const std::vector<std::string> kNumbers = {"0",
+                                           "-0",
+                                           "1",
+                                           "-1",
+                                           "2",
+                                           "1e308",
+                                           "-1e308",
+                                           "1e-308",
+                                           "5e-324",
+                                           "nan",
+                                           "inf",
+                                           "-inf",
+                                           "+inf",
+                                           "9223372036854775807",
+                                           "-9223372036854775808",
+                                           "9223372036854775808",
+                                           "4294967296",
+                                           "2147483648",
+                                           "0x7fffffff",
+                                           "0b1",
+                                           "1_000",
+                                           "1.5",
+                                           "1e19",
+                                           "1e400",
+                                           "3.0e-5"};
+const std::vector<std::string> kValues = {"\"\"",
+                                          "\"x\"",
+                                          "true",
+                                          "false",
+                                          "[]",
+                                          "[1, 2]",
+                                          "{}",
+                                          "{ dist = \"normal\" }",
+                                          "1979-05-27T07:32:00Z",
+                                          "'''a\nb'''",
+                                          "\"\\u0000\"",
+                                          "[[1], [2]]"};
+const std::vector<std::string> kTokens = {"[",
+                                          "]",
+                                          "[[",
+                                          "]]",
+                                          "=",
+                                          "\"",
+                                          "'",
+                                          ".",
+                                          ",",
+                                          "{",
+                                          "}",
+                                          "\n",
+                                          "#",
+                                          "\\",
+                                          "[run]",
+                                          "[times]",
+                                          "[integrator]",
+                                          "[model.params]",
+                                          "[initial.q]",
+                                          "dist",
+                                          "spacing",
+                                          "count",
+                                          "t_end",
+                                          "trajectories",
+                                          "chunk",
+                                          "method"};
+
+/** One random edit of `s`; `seeds` supplies lines to splice in. */
+void mutate_once(std::string& s, std::mt19937_64& rng, const std::vector<std::string>& seeds) {
+    auto pick = [&](std::size_t n) { return n == 0 ? std::size_t{0} : static_cast<std::size_t>(rng() % n); };
+    auto line_of = [&](const std::string& t) {
+        std::vector<std::string> lines;
+        std::istringstream in(t);
+        for (std::string l; std::getline(in, l);)
+            lines.push_back(l);
+        return lines;
+    };
+    switch (rng() % 10) {
+    case 0: // flip, insert or delete a byte
+        if (!s.empty() && rng() % 2)
+            s[pick(s.size())] = static_cast<char>(rng());
+        else
+            s.insert(pick(s.size() + 1), 1, static_cast<char>(rng()));
+        break;
+    case 1: // delete or duplicate a range
+        if (!s.empty()) {
+            const std::size_t a = pick(s.size()), n = 1 + pick(std::min<std::size_t>(64, s.size() - a));
+            if (rng() % 2)
+                s.erase(a, n);
+            else
+                s.insert(pick(s.size() + 1), s.substr(a, n));
+        }
+        break;
+    case 2:
+    case 3: { // replace a number (a run of digits, signs, dots, exponents) by an interesting one
+        std::vector<std::size_t> starts;
+        for (std::size_t i = 0; i < s.size(); ++i)
+            if (std::isdigit(static_cast<unsigned char>(s[i])) &&
+                (i == 0 || !std::isalnum(static_cast<unsigned char>(s[i - 1]))))
+                starts.push_back(i);
+        if (starts.empty())
+            break;
+        const std::size_t a = starts[pick(starts.size())];
+        std::size_t b = a;
+        while (b < s.size() && std::strchr("0123456789.eE+-_", s[b]))
+            ++b;
+        s.replace(a, b - a, kNumbers[pick(kNumbers.size())]);
+        break;
+    }
+    case 4: { // replace the value of a `key = value` line
+        const std::size_t eq = s.find(" = ", pick(s.size()));
+        if (eq == std::string::npos)
+            break;
+        const std::size_t end = s.find('\n', eq);
+        s.replace(eq + 3, (end == std::string::npos ? s.size() : end) - eq - 3,
+                  rng() % 2 ? kValues[pick(kValues.size())] : kNumbers[pick(kNumbers.size())]);
+        break;
+    }
+    case 5: // insert a TOML token
+        s.insert(pick(s.size() + 1), kTokens[pick(kTokens.size())]);
+        break;
+    case 6:
+    case 7: { // splice a line of any seed (keys of other models and tables) into a random line position
+        const auto from = line_of(seeds[pick(seeds.size())]);
+        if (from.empty())
+            break;
+        auto lines = line_of(s);
+        lines.insert(lines.begin() + static_cast<long>(pick(lines.size() + 1)), from[pick(from.size())]);
+        s.clear();
+        for (const auto& l : lines)
+            s += l + "\n";
+        break;
+    }
+    case 8: { // delete or swap lines
+        auto lines = line_of(s);
+        if (lines.size() < 2)
+            break;
+        const std::size_t i = pick(lines.size()), j = pick(lines.size());
+        if (rng() % 2)
+            lines.erase(lines.begin() + static_cast<long>(i));
+        else
+            std::swap(lines[i], lines[j]);
+        s.clear();
+        for (const auto& l : lines)
+            s += l + "\n";
+        break;
+    }
+    default: { // the model name of another config (parameters and coordinates then mismatch)
+        const std::size_t at = s.find("name = \"");
+        static const std::vector<ModelInfo> reg = nhvk::model_registry();
+        if (at == std::string::npos || reg.empty())
+            break;
+        const std::size_t end = s.find('"', at + 8);
+        if (end != std::string::npos)
+            s.replace(at + 8, end - at - 8, reg[pick(reg.size())].name);
+        break;
+    }
+    }
+}
+
+/** What a child reported: how it ended, and the message of a ConfigError. */
+struct Outcome {
+    int status = 0;
+    std::string message;
+};
+
+/** Load `text` and build its plan in a child with `limit_s` seconds of CPU and wall time. Exit codes: 0 loaded,
+ *  2 ConfigError (its message on the pipe), 3 another exception, 4 an empty ConfigError message. */
+Outcome run_child(const std::string& text, const std::vector<ModelInfo>& registry, unsigned limit_s) {
+    int fd[2];
+    if (pipe(fd) != 0)
+        return {-1, "pipe failed"};
+    const pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        alarm(limit_s); // a hang ends in SIGALRM
+        int code = 0;
+        std::string msg;
+        try {
+            const nhvk::RunConfig cfg = nhvk::parse_config(text, "fuzz.toml", {}, registry);
+            const long long capacity = std::max<long long>(1, std::min<long long>(cfg.run.chunk, 1024));
+            (void)nhvk::make_run_plan(cfg, capacity);
+            (void)cfg.resolved_json().dump();
+        } catch (const nhvk::ConfigError& e) {
+            msg = e.what();
+            code = msg.empty() ? 4 : 2;
+        } catch (const std::exception& e) {
+            msg = std::string("uncaught ") + typeid(e).name() + ": " + e.what();
+            code = 3;
+        }
+        if (!msg.empty() && write(fd[1], msg.data(), msg.size()) < 0)
+            code = 5;
+        _exit(code);
+    }
+    close(fd[1]);
+    Outcome out;
+    char buf[4096];
+    for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) > 0;)
+        out.message.append(buf, static_cast<std::size_t>(n));
+    close(fd[0]);
+    waitpid(pid, &out.status, 0);
+    return out;
+}
+
+std::string describe(int status) {
+    if (WIFSIGNALED(status))
+        return WTERMSIG(status) == SIGALRM ? "hang (per-input time limit)"
+                                           : std::string("crash: signal ") + strsignal(WTERMSIG(status));
+    return "exit " + std::to_string(WEXITSTATUS(status));
+}
+
+TEST(ConfigFuzz, MutatedConfigsLoadOrFailCleanly) {
+    const double seconds = env_number("NHVK_FUZZ_SECONDS", 3.0);
+    const auto seed = static_cast<std::uint64_t>(env_number("NHVK_FUZZ_SEED", 1.0));
+    const auto limit_s = static_cast<unsigned>(std::max(1.0, env_number("NHVK_FUZZ_INPUT_LIMIT_S", 10.0)));
+    const std::vector<std::string> seeds = seed_corpus();
+    ASSERT_GE(seeds.size(), 14u) << "configs/ not found under " << NHVK_SOURCE_DIR;
+    const std::vector<ModelInfo> registry = nhvk::model_registry();
+    std::mt19937_64 rng(seed);
+    const auto t0 = std::chrono::steady_clock::now();
+    long long inputs = 0, loaded = 0, refused = 0, findings = 0;
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds || inputs == 0) {
+        std::string text = seeds[rng() % seeds.size()];
+        // The first pass feeds every seed unchanged; then mostly one edit, a quarter of the time 2 to 8 stacked.
+        if (inputs >= static_cast<long long>(seeds.size()))
+            for (int m = rng() % 4 == 0 ? 2 + static_cast<int>(rng() % 7) : 1; m > 0; --m)
+                mutate_once(text, rng, seeds);
+        else
+            text = seeds[static_cast<std::size_t>(inputs)];
+        const Outcome o = run_child(text, registry, limit_s);
+        ++inputs;
+        const bool ok = WIFEXITED(o.status) && (WEXITSTATUS(o.status) == 0 || WEXITSTATUS(o.status) == 2);
+        if (std::getenv("NHVK_FUZZ_VERBOSE"))
+            std::fprintf(stderr, "%s | %s\n", describe(o.status).c_str(), o.message.c_str());
+        if (ok) {
+            (WEXITSTATUS(o.status) == 0 ? loaded : refused) += 1;
+            continue;
+        }
+        const auto file = std::filesystem::temp_directory_path() /
+                          ("nhvk_fuzz_finding_" + std::to_string(seed) + "_" + std::to_string(inputs) + ".toml");
+        std::ofstream(file, std::ios::binary) << text;
+        ADD_FAILURE() << describe(o.status) << " " << o.message << "\n  input (input " << inputs << ", seed " << seed
+                      << ") saved as " << file.string();
+        if (++findings >= 5)
+            break;
+    }
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf(
+        "config fuzz: %lld inputs in %.1f s (%.0f/s), %lld loaded, %lld refused with a ConfigError, seed %llu\n",
+        inputs, elapsed, static_cast<double>(inputs) / elapsed, loaded, refused, static_cast<unsigned long long>(seed));
+    // Both outcomes must occur, or the mutator is not reaching the loader's checks (or breaks every input).
+    EXPECT_GT(loaded, 0);
+    EXPECT_GT(refused, 0);
+}
+
+} // namespace
