@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Loading and validating `nhvk run` configurations; the schema is documented in config.hpp.
 #include "config.hpp"
+#include "nhvk/step_budget.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -503,8 +504,10 @@ void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg)
         rd.require(s.dt >= 0.0, t, "dt", p, "an initial step >= 0 (dopri5; 0 = automatic)");
     s.min_step = rd.number_or(t, "min_step", p, 1e-14);
     rd.require(s.min_step >= 0.0, t, "min_step", p, "a number >= 0");
-    s.max_steps = rd.integer_or(t, "max_steps", p, 10000000);
-    rd.require(s.max_steps >= 1, t, "max_steps", p, "an integer >= 1");
+    // NOTE: 0 until the output times are known: the default depends on their count (default_max_steps).
+    s.max_steps = rd.integer_or(t, "max_steps", p, 0);
+    if (rd.get(t, "max_steps"))
+        rd.require(s.max_steps >= 1, t, "max_steps", p, "an integer >= 1");
     s.project = rd.boolean_or(t, "project", p, false);
     if (const toml::node* n = rd.get(t, "precision"))
         s.precision =
@@ -761,6 +764,8 @@ RunConfig parse_config(std::string_view toml_text, const std::string& source_nam
     parse_initial(rd, root, cfg);
     parse_integrator(rd, root, cfg);
     parse_times(rd, root, cfg);
+    if (cfg.integrator.max_steps == 0)
+        cfg.integrator.max_steps = default_max_steps(static_cast<long long>(cfg.times.size()));
     parse_divergence(rd, root, cfg);
     parse_run(rd, root, cfg);
     return cfg;

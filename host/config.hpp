@@ -29,7 +29,7 @@
  *  atol = 1e-12                    # >= 0; default 1e-12 (used by dopri5)
  *  dt = 1e-3                       # rk4: the step, > 0, default 1e-3; dopri5: initial step, 0 = automatic (default 0)
  *  min_step = 1e-14                # >= 0; default 1e-14
- *  max_steps = 10000000            # >= 1; default 10^7 (per trajectory, per dynamics)
+ *  max_steps = 130000              # >= 1; default 100000 + 1000 per output time (per trajectory, per dynamics)
  *  project = false                 # project v back onto phi = 0 after each step; default false
  *  precision = "double"            # "double" | "float"; default "double"
  *  equations = "generated"         # "generated" | "ad" (dual-number reference, CPU only); default "generated"
@@ -142,7 +142,7 @@ struct IntegratorSettings {
     double atol = 1e-12;
     double dt = 0.0; ///< rk4: the step (> 0, default 1e-3); dopri5: initial step, 0 = automatic
     double min_step = 1e-14;
-    std::int64_t max_steps = 10000000;
+    std::int64_t max_steps = 0; ///< after parsing: the key's value or default_max_steps(output times)
     bool project = false;
     Precision precision = Precision::f64;
     EquationsKind equations = EquationsKind::generated;
