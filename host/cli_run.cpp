@@ -51,6 +51,12 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
         os << ")";
     }
     os << "\n";
+    const int lim = static_cast<int>(Status::step_limit), under = static_cast<int>(Status::step_underflow);
+    if (r.failed_by_status[lim] || r.failed_by_status[under])
+        os << "  limits hit: max_steps " << cfg.integrator.max_steps << " (nonholonomic "
+           << r.failed_by_dynamics_status[1][lim] << ", vakonomic " << r.failed_by_dynamics_status[2][lim]
+           << "), min_step " << cfg.integrator.min_step << " (nonholonomic " << r.failed_by_dynamics_status[1][under]
+           << ", vakonomic " << r.failed_by_dynamics_status[2][under] << ")\n";
     if (nt > 0 && r.valid > 0) {
         const stats::SeriesSummary& last = r.at(metric_dq, nt - 1);
         os << std::setprecision(4) << "  d_q at t = " << r.times.back() << ": median " << last.p50 << ", p95 "

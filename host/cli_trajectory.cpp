@@ -13,8 +13,9 @@
 #include "cli_common.hpp"
 #include "config.hpp"
 #include "model_ops.hpp"
-#include "registry.hpp"
 #include "nhvk/backend/trajectory.hpp"
+#include "nhvk/step_budget.hpp"
+#include "registry.hpp"
 
 namespace nhvk {
 
@@ -91,6 +92,7 @@ struct TrajectoryOptions {
     std::string method = "dopri5";
     double dt = 0.0;
     bool dt_given = false;
+    bool max_steps_given = false;
     double rtol = 1e-10, atol = 1e-12;
     bool rtol_given = false;
     std::string times = "100";
@@ -99,7 +101,7 @@ struct TrajectoryOptions {
     std::string backend = "cpu";
     std::string precision = "double";
     std::string equations = "generated";
-    long long max_steps = 10000000;
+    long long max_steps = 0; ///< 0: default_max_steps(output times)
 };
 
 /** @brief Resolve `--param name=value` against the registry (unknown names list the valid ones). */
@@ -201,7 +203,7 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     is.rtol = o.rtol_given ? o.rtol : default_rtol(req.precision);
     is.atol = o.atol;
     is.dt = o.dt_given ? o.dt : (req.method == Method::rk4 ? 1e-3 : 0.0);
-    is.max_steps = o.max_steps;
+    is.max_steps = o.max_steps_given ? o.max_steps : default_max_steps(static_cast<long long>(req.times.size()));
     std::optional<SettingProblem> problem = check_integrator(is);
     if (!problem) problem = check_step_count(is, req.t0, req.times);
     if (problem) {
@@ -240,6 +242,16 @@ int run_trajectory_command(const TrajectoryOptions& o) {
            << " (pass --project to project v0 onto phi = 0 in the kinetic metric)";
         throw UsageError(os.str());
     }
+    // NOTE: φ may be a chart of the source's constraints that vanishes where they do not (parallel_velocities with
+    // ṗ1 vertical): the source's own residual is checked too, --project or not (a projection onto φ = 0 cannot fix
+    // it). A state outside a chart with φ = 0 is refused by the integration (chart_singular at t0).
+    const double source = ops->source_violation(req.params.data(), req.q0.data(), req.v0.data(), req.t0);
+    if (!(source <= o.constraint_tol)) {
+        std::ostringstream os;
+        os << "--v0: violates the constraints as the model's source states them: residual " << source << " > "
+           << o.constraint_tol << " (the model's chart phi = 0 does not represent them at this state)";
+        throw UsageError(os.str());
+    }
 
     TrajectoryResult r;
     if (o.backend == "cpu")
@@ -253,8 +265,11 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     std::fflush(stdout);
     if (r.outcome.status != Status::ok) {
         std::cerr << "nhvk: trajectory failed: " << status_name(r.outcome.status) << " in the "
-                  << (r.outcome.failed == Dynamics::nonholonomic ? "nonholonomic" : "vakonomic") << " dynamics before t = "
-                  << (r.outcome.time_index >= 0 ? req.times[r.outcome.time_index] : req.t0) << "\n";
+                  << (r.outcome.failed == Dynamics::nonholonomic ? "nonholonomic" : "vakonomic")
+                  << " dynamics before t = " << (r.outcome.time_index >= 0 ? req.times[r.outcome.time_index] : req.t0);
+        if (r.outcome.status == Status::step_limit)
+            std::cerr << " (max_steps = " << req.ctl.max_steps << ")";
+        std::cerr << "\n";
         return exit_integration;
     }
     return exit_ok;
@@ -281,7 +296,8 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
     cmd->add_flag("--project", opt->project, "project v0 and, after every step, v onto phi = 0");
     cmd->add_option("--constraint-tol", opt->constraint_tol, "largest |phi(q0,v0)| / max(1,|v0|) accepted")
         ->capture_default_str();
-    cmd->add_option("--max-steps", opt->max_steps, "step limit per dynamics")->capture_default_str();
+    cmd->add_option("--max-steps", opt->max_steps,
+                    "attempted-step limit per dynamics (default 100000 + 1000 per output time)");
     cmd->add_option("--precision", opt->precision, "double | float")->capture_default_str();
     cmd->add_option("--backend", opt->backend, "cpu | cuda")->capture_default_str();
     cmd->add_option("--equations", opt->equations,
@@ -291,6 +307,7 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
         refuse_empty_values(*cmd);
         opt->dt_given = cmd->count("--dt") > 0;
         opt->rtol_given = cmd->count("--rtol") > 0;
+        opt->max_steps_given = cmd->count("--max-steps") > 0;
         exit_code = run_trajectory_command(*opt);
     });
 }

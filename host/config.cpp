@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Loading and validating `nhvk run` configurations; the schema is documented in config.hpp.
 #include "config.hpp"
+#include "nhvk/step_budget.hpp"
 
 #include "checks.hpp"
 
@@ -543,10 +544,13 @@ void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg)
     s.atol = rd.number_or(t, "atol", p, 1e-12);
     s.dt = rd.number_or(t, "dt", p, rk4 ? 1e-3 : 0.0);
     s.min_step = rd.number_or(t, "min_step", p, 1e-14);
-    s.max_steps = rd.integer_or(t, "max_steps", p, 10000000);
+    const bool max_steps_given = rd.get(t, "max_steps") != nullptr;
+    s.max_steps = rd.integer_or(t, "max_steps", p, 1);
     s.project = rd.boolean_or(t, "project", p, false);
     if (const std::optional<SettingProblem> e = check_integrator(s))
         rd.require(false, t, e->key.substr(p.size() + 1), p, e->expected);
+    // NOTE: 0 until the output times are known: the default depends on their count (default_max_steps).
+    if (!max_steps_given) s.max_steps = 0;
 }
 
 void parse_times(const Reader& rd, const toml::table& root, RunConfig& cfg) {
@@ -803,6 +807,8 @@ RunConfig parse_config(std::string_view toml_text, const std::string& source_nam
     parse_initial(rd, root, cfg);
     parse_integrator(rd, root, cfg);
     parse_times(rd, root, cfg);
+    if (cfg.integrator.max_steps == 0)
+        cfg.integrator.max_steps = default_max_steps(static_cast<long long>(cfg.times.size()));
     if (const std::optional<SettingProblem> e = check_step_count(cfg.integrator, cfg.t0, cfg.times))
         rd.require(false, rd.table(&root, "integrator", "integrator"), "dt", "integrator", e->expected);
     parse_divergence(rd, root, cfg);

@@ -26,14 +26,16 @@
  *
  *  [integrator]
  *  method = "dopri5"               # "dopri5" | "rk4"; default "dopri5"
- *  rtol = 1e-10                    # dopri5: >= 2e-15 (double) or 1e-6 (float), what the precision reaches; default
- * 1e-10 #   (1e-6 with precision = "float"); any number > 0 with rk4, which ignores it atol = 1e-12 # > 0 (0 would let
- * the error scale vanish); default 1e-12 (used by dopri5) dt = 1e-3                       # rk4: the step, > 0, default
- * 1e-3, and the steps to t_end must fit max_steps; #   dopri5: initial step, 0 = automatic (default 0) min_step = 1e-14
- * # >= 0; default 1e-14 max_steps = 10000000            # >= 1; default 10^7 (per trajectory, per dynamics) project =
- * false                 # project v back onto phi = 0 after each step; default false precision = "double"            #
- * "double" | "float"; default "double" equations = "generated"         # "generated" | "ad" (dual-number reference, CPU
- * only); default "generated"
+ *  rtol = 1e-10                    # dopri5: >= 2e-15 (double) or 1e-6 (float), what the precision reaches;
+ *                                  #   default 1e-10 (1e-6 with precision = "float"); any number > 0 with rk4
+ *  atol = 1e-12                    # > 0 (0 would let the error scale vanish); default 1e-12 (used by dopri5)
+ *  dt = 1e-3                       # rk4: the step, > 0, default 1e-3, and the steps to t_end must fit max_steps;
+ *                                  #   dopri5: initial step, 0 = automatic (default 0)
+ *  min_step = 1e-14                # >= 0; default 1e-14
+ *  max_steps = 130000              # >= 1; default 100000 + 1000 per output time (per trajectory, per dynamics)
+ *  project = false                 # project v back onto phi = 0 after each step; default false
+ *  precision = "double"            # "double" | "float"; default "double"
+ *  equations = "generated"         # "generated" | "ad" (dual-number reference, CPU only); default "generated"
  *
  *  [times]
  *  t_end = 5.0                     # required, > t0
@@ -144,7 +146,7 @@ struct IntegratorSettings {
     double atol = 1e-12;
     double dt = 0.0; ///< rk4: the step (> 0, default 1e-3); dopri5: initial step, 0 = automatic
     double min_step = 1e-14;
-    std::int64_t max_steps = 10000000;
+    std::int64_t max_steps = 0; ///< after parsing: the key's value or default_max_steps(output times)
     bool project = false;
     Precision precision = Precision::f64;
     EquationsKind equations = EquationsKind::generated;

@@ -30,6 +30,8 @@ struct EnsembleResult {
     std::uint64_t requested = 0, valid = 0;
     std::array<std::uint64_t, status_count> failed_by_status{};   ///< index: Status (ok unused)
     std::array<std::uint64_t, 3> failed_by_dynamics{};            ///< index: Dynamics (none = sampling)
+    /// failed integrations per dynamics and status: [Dynamics][Status] (which limit each dynamics hit)
+    std::array<std::array<std::uint64_t, status_count>, 3> failed_by_dynamics_status{};
     std::array<std::uint64_t, sample_status_count> sampling{};    ///< index: SampleStatus (ok unused)
     std::vector<double> times;
     std::vector<stats::SeriesSummary> series; ///< metric_count × nt, series (metric * nt + i)

@@ -28,6 +28,9 @@ struct ModelOps {
     void (*write_trajectory_csv)(const TrajectoryRequest& req, const TrajectoryResult& r, std::FILE* out);
     /** @brief max_ν |φ_ν(q, v, t)| with the given parameters (nullptr: defaults). */
     double (*constraint_violation)(const double* params, const double* q, const double* v, double t);
+    /** @brief The model's `source_residual` (its constraints as the source states them, independent of `φ`; 0 for a
+     *         model whose `φ` is its source's), with the given parameters (nullptr: defaults). */
+    double (*source_violation)(const double* params, const double* q, const double* v, double t);
     /** @brief The sampling stage on the CPU: draw and constrain members [first, first + args.m) into the chunk's
      *         inputs (PHYSICS §6), OpenMP (`threads` ≤ 0: all cores). */
     void (*sample_chunk_cpu)(const ChunkCommon& common, const ChunkArgs& args, std::uint64_t first, int threads);

@@ -137,6 +137,10 @@ template <class M> double constraint_violation(const double* params, const doubl
     return worst;
 }
 
+template <class M> double source_violation(const double* params, const double* q, const double* v, double t) {
+    return make_model<M>(params).source_residual(q, v, t);
+}
+
 } // namespace nhvk::ops_detail
 
 namespace nhvk {
@@ -148,6 +152,7 @@ template <class M> ModelOps make_model_ops() {
     ops.trajectory_cpu = &ops_detail::trajectory_cpu<M>;
     ops.write_trajectory_csv = &ops_detail::write_trajectory_csv<M>;
     ops.constraint_violation = &ops_detail::constraint_violation<M>;
+    ops.source_violation = &ops_detail::source_violation<M>;
     ops.sample_chunk_cpu = &sample_chunk_cpu<M>;
     return ops;
 }

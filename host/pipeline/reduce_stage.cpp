@@ -30,8 +30,10 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
             ++r_.sampling[static_cast<int>(ss)];
             ++r_.failed_by_dynamics[0];
         } else {
+            const int dyn = a.failed[j] < 3 ? a.failed[j] : 0;
             ++r_.failed_by_status[static_cast<int>(st)];
-            ++r_.failed_by_dynamics[a.failed[j] < 3 ? a.failed[j] : 0];
+            ++r_.failed_by_dynamics[dyn];
+            ++r_.failed_by_dynamics_status[dyn][static_cast<int>(st)];
         }
     }
     if (on_host()) acc_.add_chunk(a.metrics, static_cast<std::size_t>(m), static_cast<std::size_t>(a.ld), valid_.data());

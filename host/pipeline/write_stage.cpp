@@ -88,9 +88,16 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     for (int s = 1; s < status_count; ++s) failed["by_status"][status_name(static_cast<Status>(s))] = r.failed_by_status[s];
     failed["by_dynamics"]["nonholonomic"] = r.failed_by_dynamics[1];
     failed["by_dynamics"]["vakonomic"] = r.failed_by_dynamics[2];
+    for (int d = 1; d < 3; ++d)
+        for (int s = 1; s < status_count; ++s)
+            failed["by_dynamics_status"][d == 1 ? "nonholonomic" : "vakonomic"][status_name(static_cast<Status>(s))] =
+                r.failed_by_dynamics_status[d][s];
     for (int s = 1; s < sample_status_count; ++s)
         failed["sampling"][sample_status_name(static_cast<SampleStatus>(s))] = r.sampling[s];
     tr["failed"] = failed;
+    // The limits that end a trajectory, as this run applied them (step_limit, step_underflow in `failed`).
+    tr["limits"]["max_steps"] = cfg.integrator.max_steps;
+    tr["limits"]["min_step"] = cfg.integrator.min_step;
     j["times"] = r.times;
     j["divergence"]["q"] = series_json(r, metric_dq);
     j["divergence"]["v"] = series_json(r, metric_dv);
@@ -191,10 +198,16 @@ void SamplesWriter::add_chunk(const ChunkArgs& a, std::uint64_t first, long long
     for (long long j = 0; j < m; ++j) {
         const bool valid = a.sample_status[j] == static_cast<std::uint8_t>(SampleStatus::ok) &&
                            a.status[j] == static_cast<std::uint8_t>(Status::ok);
+        // NOTE: a member that could not be sampled was not integrated: no integration status (summary.json counts
+        // it under failed.sampling, by its sample_status), whatever the chunk's status slot holds.
+        const bool sampled = a.sample_status[j] == static_cast<std::uint8_t>(SampleStatus::ok);
         out << first + static_cast<std::uint64_t>(j) << ','
             << sample_status_name(static_cast<SampleStatus>(a.sample_status[j])) << ','
-            << status_name(static_cast<Status>(a.status[j])) << ','
-            << (a.failed[j] == 1 ? "nonholonomic" : a.failed[j] == 2 ? "vakonomic" : "") << ',' << a.fail_index[j];
+            << (sampled ? status_name(static_cast<Status>(a.status[j])) : "") << ','
+            << (a.failed[j] == 1   ? "nonholonomic"
+                : a.failed[j] == 2 ? "vakonomic"
+                                   : "")
+            << ',' << a.fail_index[j];
         for (int c = 0; c < n; ++c) out << ',' << a.q0[c * a.ld + j];
         for (int c = 0; c < n; ++c) out << ',' << a.v0[c * a.ld + j];
         for (int c = 0; c < k; ++c) out << ',' << a.mu0[c * a.ld + j];

@@ -13,9 +13,23 @@
  *      }
  *      template <class S> NHVK_HD S lagrangian(const S* q, const S* v, const S& t) const;
  *      template <class S> NHVK_HD void constraints(const S* q, const S* v, const S& t, S* phi) const;
- *      // optional: static constexpr bool has_force = true;  template <class S> NHVK_HD void force(q, v, t, S* F) const;
- *      // optional: static constexpr bool has_chart = true;  template <class T> NHVK_HD bool in_chart(const T* q) const;
+ *      // optional: static constexpr bool has_force = true;  template <class S> NHVK_HD void force(q, v, t, S* F)
+ * const;
+ *      // optional: static constexpr bool has_chart = true;  template <class T> NHVK_HD bool in_chart(const T* q)
+ * const;
+ *      // optional: static constexpr bool has_velocity_chart = true;
+ *      //           template <class T> NHVK_HD bool in_velocity_chart(const T* q, const T* v) const;
+ *      // optional: static constexpr bool has_source_constraints = true;
+ *      //           template <class T> NHVK_HD T source_residual(const T* q, const T* v, const T& t) const;
  *  };
+ *
+ *  Charts and source constraints. `φ` is what the engine integrates; where a model's `φ` is a chart of the constraints
+ *  as its source states them (fewer equations, a parametrization, a formula singular somewhere), the model says
+ *  where the chart holds (`in_chart` in configuration space, `in_velocity_chart` in velocity space) and may give
+ *  `source_residual`, a dimensionless residual of the source's own equations (each model documents its scaling).
+ *  A state outside a chart, or with `source_residual > source_tolerance<T>()`, is `Status::chart_singular`
+ *  (`check_model_state`): the charts at every right-hand-side evaluation, the source residual at t0 and at each
+ *  output time, both at sampling.
  *  @endcode
  */
 #pragma once
@@ -33,11 +47,54 @@ namespace nhvk {
 struct ModelBase {
     static constexpr bool has_force = false;
     static constexpr bool has_chart = false;
+    static constexpr bool has_velocity_chart = false;
+    static constexpr bool has_source_constraints = false;
     template <class S> NHVK_HD void force(const S*, const S*, const S&, S*) const {}
     template <class T> NHVK_HD bool in_chart(const T*) const { return true; }
+    template <class T> NHVK_HD bool in_velocity_chart(const T*, const T*) const { return true; }
+    template <class T> NHVK_HD T source_residual(const T*, const T*, const T&) const { return T(0); }
     /** @brief A model without parameters lists none. */
     template <class V> NHVK_HD void visit_params(V&&) {}
 };
+
+/** @brief Below this a velocity quantity that a velocity chart needs nonzero counts as zero, relative to
+ *         `max(1, max_j |v_j|)` (the scale of the engine's constraint tolerances): √ε of `T` (1.5e-8 in double,
+ *         3.5e-4 in float), where a direction computed from the quantity (a Jacobian row `v/|v|`) keeps fewer than
+ *         half the digits of `T`. */
+template <class T> NHVK_HD constexpr T velocity_chart_margin() {
+    return sizeof(T) >= 8 ? T(1.4901161193847656e-8) : T(3.4526698e-4);
+}
+
+/** @brief `velocity_chart_margin<T>() · max(1, max_j |v_j|)` over the `N` velocities `v`. */
+template <int N, class T> NHVK_HD T velocity_chart_floor(const T* v) {
+    T s = T(1);
+    NHVK_UNROLL
+    for (int j = 0; j < N; ++j)
+        s = abs(v[j]) > s ? abs(v[j]) : s;
+    return velocity_chart_margin<T>() * s;
+}
+
+/** @brief Largest `source_residual` of an accepted state: ε^(1/3) of `T` (6e-6 in double, 5e-3 in float). A test
+ *         for states that satisfy the chart but not the source (residual O(1)), loose enough for the chart's
+ *         integration drift (rtol-sized) amplified by a chart near its margin. */
+template <class T> NHVK_HD constexpr T source_tolerance() {
+    return sizeof(T) >= 8 ? T(6.0554544523933395e-6) : T(4.9e-3);
+}
+
+/** @brief `Status::chart_singular` when `(q, v)` is outside a chart of the model or breaks its source constraints
+ *         by more than `source_tolerance<T>()`; `Status::ok` otherwise (also for NaN, which the callers classify). */
+template <class M, class T> NHVK_HD Status check_model_state(const M& model, const T* q, const T* v, T t) {
+    if constexpr (M::has_chart)
+        if (!model.in_chart(q))
+            return Status::chart_singular;
+    if constexpr (M::has_velocity_chart)
+        if (!model.in_velocity_chart(q, v))
+            return Status::chart_singular;
+    if constexpr (M::has_source_constraints)
+        if (model.source_residual(q, v, t) > source_tolerance<T>())
+            return Status::chart_singular;
+    return Status::ok;
+}
 
 /** @brief `W = ∂²L̃/∂v²` and `b = (∂L̃_v/∂q)·v + ∂L̃_v/∂t − L̃_q − F` for `L̃ = L − μ·φ` (μ held constant;
  *         `mu == nullptr` gives plain `L`). Also `L_v` of `L̃`. */
@@ -369,6 +426,9 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct NonholonomicSys
         const T* v = y + n;
         if constexpr (M::has_chart)
             if (!eq.in_chart(q)) return Status::chart_singular;
+        if constexpr (M::has_velocity_chart)
+            if (!eq.model.in_velocity_chart(q, v))
+                return Status::chart_singular;
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) dy[i] = v[i];
         T mult[k > 0 ? k : 1];
@@ -397,6 +457,9 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct VakonomicSystem
         const T* mu = y + 2 * n;
         if constexpr (M::has_chart)
             if (!eq.in_chart(q)) return Status::chart_singular;
+        if constexpr (M::has_velocity_chart)
+            if (!eq.model.in_velocity_chart(q, v))
+                return Status::chart_singular;
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) dy[i] = v[i];
         const Status s = eq.vk_accel(t, q, v, mu, dy + n, dy + 2 * n);

@@ -40,6 +40,19 @@ template <class T> NHVK_HD T wrap_angle(T d) {
     return d > pi ? d - two_pi : d;
 }
 
+/** @brief Which dynamics' state breaks the model's source constraints (`check_model_state`; `none`: both hold). Only
+ *         models with `has_source_constraints` evaluate anything. */
+template <class M, class T>
+NHVK_HD NHVK_FORCEINLINE Dynamics source_breach(const M& model, const T* y_nh, const T* y_vk, T t) {
+    if constexpr (M::has_source_constraints) {
+        if (model.source_residual(y_nh, y_nh + M::n, t) > source_tolerance<T>())
+            return Dynamics::nonholonomic;
+        if (model.source_residual(y_vk, y_vk + M::n, t) > source_tolerance<T>())
+            return Dynamics::vakonomic;
+    }
+    return Dynamics::none;
+}
+
 /**
  * @brief Integrate both dynamics of one member to `times[0..nt)` and call `obs(i, t_i, y_nh, y_vk)` at each.
  *
@@ -79,6 +92,10 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
     if (s != Status::ok) {
         out.status = s;
         out.failed = Dynamics::vakonomic;
+        return out;
+    }
+    if ((out.failed = source_breach(model, a.y, b.y, t0)) != Dynamics::none) {
+        out.status = Status::chart_singular;
         return out;
     }
     obs(-1, t0, a.y, b.y);
@@ -121,6 +138,11 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
                 out.time_index = i;
                 return out;
             }
+            if ((out.failed = source_breach(model, a.y, b.y, ti)) != Dynamics::none) {
+                out.status = Status::chart_singular;
+                out.time_index = i;
+                return out;
+            }
             obs(i, ti, a.y, b.y);
             continue;
         }
@@ -136,6 +158,11 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
         if (s != Status::ok) {
             out.status = s;
             out.failed = Dynamics::vakonomic;
+            out.time_index = i;
+            return out;
+        }
+        if ((out.failed = source_breach(model, a.y, b.y, ti)) != Dynamics::none) {
+            out.status = Status::chart_singular;
             out.time_index = i;
             return out;
         }

@@ -31,8 +31,10 @@ enum class SampleStatus : uint8_t {
                               ///<   positive on ker J) at this point
     energy_unreachable = 3,   ///< no scaling of the velocity reaches the energy shell E0
     non_finite = 4,           ///< a draw or a model evaluation gave NaN/∞
+    chart_singular = 5,       ///< the placed state is outside the model's chart or breaks its source constraints
+                              ///<   (`check_model_state`: e.g. parallel_velocities with ṗ1 vertical)
 };
-inline constexpr int sample_status_count = 5;
+inline constexpr int sample_status_count = 6;
 
 /** @brief The name used in outputs. */
 inline const char* sample_status_name(SampleStatus s) {
@@ -42,6 +44,8 @@ inline const char* sample_status_name(SampleStatus s) {
     case SampleStatus::singular_constraints: return "singular_constraints";
     case SampleStatus::energy_unreachable: return "energy_unreachable";
     case SampleStatus::non_finite: return "non_finite";
+    case SampleStatus::chart_singular:
+        return "chart_singular";
     }
     return "unknown";
 }
@@ -132,18 +136,11 @@ NHVK_HD bool scale_to_energy(const Eq& eq, const double* q, double* v, double t,
 
 } // namespace sampling_detail
 
-/**
- * @brief Draw member `g`: parameters `p` (`spec.n_params` of them), `q`, the trial velocity, its projection onto
- *        φ = 0 into `v`, the energy shell, `μ0`. `Eq` is the equations type of the model in double (`GenEquations`
- *        in both backends); the member's model is built from the drawn parameters.
- */
+namespace sampling_detail {
+/** @brief The draws of `q`, `v`, `μ0` of member `g`, the projection onto φ = 0 and the energy shell. */
 template <class M, class Eq>
-NHVK_HD SampleStatus sample_member(const SampleSpec<M>& spec, uint64_t g, double* p, double* q, double* v,
-                                   double* mu) {
+NHVK_HD SampleStatus place(const SampleSpec<M>& spec, const Eq& eq, uint64_t g, double* q, double* v, double* mu) {
     constexpr int n = M::n, k = M::k;
-    const DrawKey kp = make_draw_key(spec.seed, g, Stream::params);
-    for (int i = 0; i < spec.n_params; ++i) p[i] = sample(spec.params[i], kp, static_cast<uint32_t>(i));
-    const Eq eq(make_model<M>(spec.n_params > 0 ? p : nullptr));
     const DrawKey kq = make_draw_key(spec.seed, g, Stream::q0), kv = make_draw_key(spec.seed, g, Stream::v0),
                   km = make_draw_key(spec.seed, g, Stream::mu0);
     for (int j = 0; j < n; ++j) {
@@ -178,6 +175,27 @@ NHVK_HD SampleStatus sample_member(const SampleSpec<M>& spec, uint64_t g, double
     // NOTE: scaling and re-projection did not settle on both sets at once: a failure to place the sample, not a
     // statement about the shell.
     return SampleStatus::projection_failed;
+}
+} // namespace sampling_detail
+
+/**
+ * @brief Draw member `g`: parameters `p` (`spec.n_params` of them), `q`, the trial velocity, its projection onto
+ *        φ = 0 into `v`, the energy shell, `μ0`; a placed state outside the model's
+ *        charts or off its source constraints is `chart_singular` (`check_model_state`). `Eq` is the equations type of
+ * the model in double (`GenEquations` in both backends); the member's model is built from the drawn parameters.
+ */
+template <class M, class Eq>
+NHVK_HD SampleStatus sample_member(const SampleSpec<M>& spec, uint64_t g, double* p, double* q, double* v, double* mu) {
+    const DrawKey kp = make_draw_key(spec.seed, g, Stream::params);
+    for (int i = 0; i < spec.n_params; ++i)
+        p[i] = sample(spec.params[i], kp, static_cast<uint32_t>(i));
+    const Eq eq(make_model<M>(spec.n_params > 0 ? p : nullptr));
+    const SampleStatus s = sampling_detail::place<M>(spec, eq, g, q, v, mu);
+    // NOTE: a state on φ = 0 is a state of the model only inside its charts and on its source constraints, checked
+    // independently of φ (a chart can vanish identically where the source does not, e.g. parallel_velocities).
+    if (s == SampleStatus::ok && check_model_state(eq.model, q, v, spec.t0) != Status::ok)
+        return SampleStatus::chart_singular;
+    return s;
 }
 
 /**

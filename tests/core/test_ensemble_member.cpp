@@ -7,6 +7,7 @@
 
 #include <nhvk/ensemble_chunk.hpp>
 #include <nhvk/member.hpp>
+#include <nhvk/models/nh_particle.hpp>
 #include <nhvk/models/perpendicular_velocities.hpp>
 #include <nhvk/models/rolling_disc.hpp>
 
@@ -410,6 +411,39 @@ TEST(EnsembleMember, Rk4LockstepEqualsEachDynamicsAlone) {
     EXPECT_EQ(o.status, Status::step_limit);
     EXPECT_EQ(o.failed, nhvk::Dynamics::nonholonomic);
     EXPECT_EQ(o.time_index, 2);
+}
+
+/** Test-only: nh_particle with a stand-in "source constraint" x = 0 (residual |x|), so that the check of integrated
+ *  states at each output time can be seen to fire: a motion with ẋ ≠ 0 breaks it at the first output time, and
+ *  a motion with ẋ = 0 keeps it. */
+struct SourceXZero : nhvk::models::NhParticle {
+    static constexpr bool has_source_constraints = true;
+    template <class T> T source_residual(const T* q, const T*, const T&) const { return std::fabs(q[0]); }
+};
+
+TEST(EnsembleMember, IntegratedStatesOffTheSourceConstraintsAreChartSingular) {
+    const std::vector<double> times = {0.1, 0.2};
+    nhvk::StepControl ctl;
+    ctl.dt = 0.0;
+    using Recorder = nhvk::StateRecorder<SourceXZero, double>;
+    std::vector<double> rows(3 * Recorder::row_size(), sentinel);
+    Recorder rec{rows.data()};
+    const double q0[3] = {0, 0, 0}, moving[3] = {1, 0.5, 0}, still[3] = {0, 0.5, 0}, mu0[1] = {0};
+    const nhvk::MemberOutcome o =
+        nhvk::integrate_member<Dopri5>(SourceXZero{}, q0, moving, mu0, 0.0, times.data(), 2, ctl, rec);
+    EXPECT_EQ(o.status, Status::chart_singular) << nhvk::status_name(o.status);
+    EXPECT_EQ(o.failed, nhvk::Dynamics::nonholonomic);
+    EXPECT_EQ(o.time_index, 0);
+    EXPECT_EQ(rows[Recorder::row_size()], sentinel) << "no row past the failure";
+    const nhvk::MemberOutcome ok =
+        nhvk::integrate_member<Dopri5>(SourceXZero{}, q0, still, mu0, 0.0, times.data(), 2, ctl, rec);
+    EXPECT_EQ(ok.status, Status::ok) << nhvk::status_name(ok.status);
+    // Off the source at t0 already: refused before the first step.
+    const double q_off[3] = {0.5, 0, 0};
+    const nhvk::MemberOutcome t0 =
+        nhvk::integrate_member<Dopri5>(SourceXZero{}, q_off, still, mu0, 0.0, times.data(), 2, ctl, rec);
+    EXPECT_EQ(t0.status, Status::chart_singular);
+    EXPECT_EQ(t0.time_index, -1);
 }
 
 TEST(EnsembleMember, WrapAngle) {

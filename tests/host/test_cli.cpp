@@ -399,6 +399,43 @@ TEST(CliTrajectory, VelocityViolatingTheConstraintsExitsTwo) {
     EXPECT_EQ(ok.rc, nhvk::exit_ok) << ok.err;
 }
 
+// parallel_velocities with ṗ1 vertical: the model's two-equation chart vanishes for every ṗ2, so the residual of φ
+// is 0 although ṗ1 ⟂ ṗ2 (issue 7): the source's ṗ1 × ṗ2 = 0 is checked too, a usage error (exit 2) naming --v0.
+TEST(CliTrajectory, VelocityBreakingTheSourceConstraintsExitsTwo) {
+    TempDir tmp;
+    const CliRun r = nhvk(
+        {"trajectory", "--model", "parallel_velocities", "--q0", "0,0,0,1,0,0", "--v0", "0,0,1,1,0,0", "--t-end", "1"},
+        tmp);
+    EXPECT_EQ(r.rc, nhvk::exit_usage) << r.err;
+    EXPECT_NE(r.err.find("--v0"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("source"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    // Parallel and vertical: the source holds, but the state is outside the chart: chart_singular at t0.
+    const CliRun c = nhvk(
+        {"trajectory", "--model", "parallel_velocities", "--q0", "0,0,0,1,0,0", "--v0", "0,0,1,0,0,2", "--t-end", "1"},
+        tmp);
+    EXPECT_EQ(c.rc, nhvk::exit_integration) << c.err;
+    EXPECT_NE(c.err.find("chart_singular"), std::string::npos) << c.err;
+}
+
+// No trajectory can stall a job: a vakonomic μ0 of 1e10 makes nh_particle's vakonomic motion turn ~10^10 times per
+// second. With the default budget (100000 + 1000 per output time, README) it ends with step_limit after
+// 104000 steps (a few tens of ms) instead of 10^7 steps (~3 s); the message names the limit.
+TEST(CliTrajectory, StiffTrajectoryStopsAtTheDefaultStepBudget) {
+    TempDir tmp;
+    const CliRun r = nhvk({"trajectory", "--model", "nh_particle", "--q0", "0,0,0", "--v0", "1,1,0", "--mu0", "1e10",
+                           "--t-end", "1", "--times", "4"},
+                          tmp);
+    EXPECT_EQ(r.rc, nhvk::exit_integration) << r.err;
+    EXPECT_NE(r.err.find("step_limit in the vakonomic dynamics"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("max_steps = " + std::to_string(100000 + 1000 * 4)), std::string::npos) << r.err;
+    // an explicit --max-steps is the limit
+    const CliRun e = nhvk({"trajectory", "--model", "nh_particle", "--q0", "0,0,0", "--v0", "1,1,0", "--mu0", "1e10",
+                           "--t-end", "1", "--max-steps", "500"},
+                          tmp);
+    EXPECT_NE(e.err.find("max_steps = 500"), std::string::npos) << e.err;
+}
+
 // A failed write to standard output (here /dev/full: every write fails with ENOSPC) is an error with a message and
 // exit code 1, not a silent success; `nhvk models` likewise. The same commands to a file succeed (the control).
 TEST(CliOutput, FailedWriteToStandardOutputExitsOne) {
@@ -488,6 +525,13 @@ TEST(CliRunOutputs, SummaryJsonHasEveryDocumentedField) {
         EXPECT_TRUE(tr["failed"]["by_status"].contains(nhvk::status_name(static_cast<nhvk::Status>(s))))
             << nhvk::status_name(static_cast<nhvk::Status>(s));
     EXPECT_FALSE(tr["failed"]["by_status"].contains("ok"));
+    // the limits this run applied, and the failures per dynamics and status (which dynamics hit which limit)
+    EXPECT_EQ(tr["limits"]["max_steps"], 100000 + 1000 * 12); // the default rule, 12 output times
+    EXPECT_TRUE(tr["limits"]["min_step"].is_number());
+    for (const char* d : {"nonholonomic", "vakonomic"})
+        for (int s = 1; s < nhvk::status_count; ++s)
+            EXPECT_TRUE(tr["failed"]["by_dynamics_status"][d].contains(nhvk::status_name(static_cast<nhvk::Status>(s))))
+                << d;
 
     ASSERT_TRUE(j["times"].is_array());
     const std::size_t nt = j["times"].size();

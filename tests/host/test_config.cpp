@@ -256,7 +256,8 @@ TEST(Config, DefaultsFilledWhenAbsent) {
     EXPECT_EQ(c.integrator.atol, 1e-12);
     EXPECT_EQ(c.integrator.dt, 0.0);
     EXPECT_EQ(c.integrator.min_step, 1e-14);
-    EXPECT_EQ(c.integrator.max_steps, 10000000);
+    // the default step budget: 100000 + 1000 per output time (README, "Step limits"); 50 output times here
+    EXPECT_EQ(c.integrator.max_steps, 100000 + 1000 * 50);
     EXPECT_FALSE(c.integrator.project);
     EXPECT_EQ(c.integrator.precision, nhvk::Precision::f64);
 

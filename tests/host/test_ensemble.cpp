@@ -424,7 +424,11 @@ TEST(EnsembleSampling, EverySampleSatisfiesTheConstraintsAndIsTheWClosestPoint) 
         std::cout << "[ sampling ] " << info.name << ": " << describe(rep) << "\n";
         // Most draws must succeed, or the test would check nothing (a model with a singular set of measure zero
         // loses none; ball_on_turntable's chart is not a sampling matter).
-        EXPECT_GE(rep.ok, N * 9 / 10) << info.name << ": " << describe(rep);
+        // NOTE: parallel_velocities: from these wide trial velocities the W-closest zero of its chart φ is, for about a
+        // third of the draws (65 of 200), on the chart's spurious zero set (ṗ1 vertical, φ = 0 for every ṗ2); those
+        // are chart_singular (issue 7: before, they were accepted with ṗ1 × ṗ2 ≠ 0).
+        EXPECT_GE(rep.ok, info.name == "parallel_velocities" ? N / 2 : N * 9 / 10)
+            << info.name << ": " << describe(rep);
         EXPECT_LE(rep.worst_phi, 1e-12) << info.name << ": " << describe(rep);
         // For constraints linear (or affine) in v one Gauss–Newton step is the exact W-projection: KKT to rounding.
         if (rep.linear)
@@ -469,10 +473,87 @@ TEST(EnsembleSampling, SavedSamplesSatisfyTheConstraints) {
             }
             const double phi = ops->constraint_violation(cfg.params.data(), q.data(), v.data(), cfg.t0);
             worst = std::max(worst, phi / std::max(1.0, max_abs(v.data(), info.n)));
+            // and the constraints as the model's source states them (parallel_velocities: all of ṗ1 × ṗ2)
+            EXPECT_LE(ops->source_violation(cfg.params.data(), q.data(), v.data(), cfg.t0), 1e-9) << info.name;
         }
-        EXPECT_GE(ok, 36) << info.name;
+        // NOTE: from these wide, far-from-parallel trial velocities the projection of parallel_velocities lands on
+        // the chart's spurious zero set (ṗ1 vertical, where φ = 0 for any ṗ2) in 14 of 40 members; before issue 7
+        // they were accepted as samples with ṗ1 × ṗ2 ≠ 0, now they are counted as chart_singular.
+        EXPECT_GE(ok, info.name == "parallel_velocities" ? 20 : 36) << info.name;
         EXPECT_LE(worst, 1e-12) << info.name;
         EXPECT_EQ(r.requested, 40u);
+    }
+}
+
+// A sampled state must be a state of the model as its source states it, not only a zero of its chart φ:
+// parallel_velocities with ṗ1 within 10^-4 of the vertical (most draws here) has φ = 0 for any ṗ2, and is counted
+// as a sampling failure `chart_singular`. samples.csv reports every member with the status summary.json counts it
+// under: sampling failures by sample_status (no integration status), integration failures by status and dynamics.
+TEST(EnsembleSampling, SamplesCsvAgreesWithSummaryJsonAndChartFailuresAreCounted) {
+    TempDir tmp;
+    RunConfig cfg = parse(R"(
+[model]
+name = "parallel_velocities"
+[initial.q]
+x2 = 1.0
+[initial.v]
+x1 = { dist = "uniform", low = 0.0, high = 2e-4 }
+z1 = 1.0
+z2 = 0.5
+[integrator]
+max_steps = 60
+[times]
+t_end = 1.0
+count = 5
+[run]
+trajectories = 60
+seed = 5
+save_samples = true
+)");
+    cfg.run.out = tmp.str("out");
+    cfg.run.backend = nhvk::Backend::cpu;
+    const EnsembleResult r = nhvk::run_ensemble(cfg, quiet());
+    const Csv csv = read_csv(fs::path(cfg.run.out) / "samples.csv");
+    const nlohmann::json failed =
+        nlohmann::json::parse(read_text(fs::path(cfg.run.out) / "summary.json"))["trajectories"]["failed"];
+    ASSERT_EQ(csv.rows.size(), 60u);
+    std::map<std::string, std::uint64_t> sampling, by_status, valid;
+    std::map<std::string, std::map<std::string, std::uint64_t>> by_dynamics_status;
+    const nhvk::ModelOps* ops = nhvk::find_model_ops("parallel_velocities");
+    for (std::size_t i = 0; i < csv.rows.size(); ++i) {
+        const std::string ss = csv.at(i, "sample_status"), st = csv.at(i, "status");
+        if (ss != "ok") {
+            ++sampling[ss];
+            EXPECT_EQ(st, "") << "row " << i << ": a member that was not sampled has no integration status";
+            continue;
+        }
+        // every accepted sample satisfies the source's ṗ1 × ṗ2 = 0 (relative to max(1, |ṗ1| |ṗ2|))
+        std::vector<double> q, v;
+        for (const std::string& c : cfg.model.coords) {
+            q.push_back(std::stod(csv.at(i, "q0_" + c)));
+            v.push_back(std::stod(csv.at(i, "v0_" + c)));
+        }
+        EXPECT_LE(ops->source_violation(cfg.params.data(), q.data(), v.data(), cfg.t0), 1e-9) << "row " << i;
+        if (st == "ok") {
+            ++valid["ok"];
+            continue;
+        }
+        ++by_status[st];
+        ++by_dynamics_status[csv.at(i, "failed_dynamics")][st];
+    }
+    EXPECT_GE(sampling["chart_singular"], 15u);
+    EXPECT_GE(csv.rows.size() - sampling["chart_singular"], 15u) << "members sampled and integrated";
+    EXPECT_EQ(valid["ok"], r.valid);
+    for (int s = 1; s < nhvk::sample_status_count; ++s) {
+        const std::string name = nhvk::sample_status_name(static_cast<SampleStatus>(s));
+        EXPECT_EQ(failed["sampling"][name].get<std::uint64_t>(), sampling[name]) << name;
+    }
+    for (int s = 1; s < nhvk::status_count; ++s) {
+        const std::string name = nhvk::status_name(static_cast<nhvk::Status>(s));
+        EXPECT_EQ(failed["by_status"][name].get<std::uint64_t>(), by_status[name]) << name;
+        for (const char* d : {"nonholonomic", "vakonomic"})
+            EXPECT_EQ(failed["by_dynamics_status"][d][name].get<std::uint64_t>(), by_dynamics_status[d][name])
+                << d << " " << name;
     }
 }
 

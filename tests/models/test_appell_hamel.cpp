@@ -77,13 +77,35 @@ TEST(AppellHamel, HomogeneousOfDegreeOne) {
 }
 
 TEST(AppellHamel, SingularSetIsReportedNotCrashed) {
-    // ẋ = ẏ = 0: √ is not differentiable; the right-hand side must fail with a status, never return NaNs as ok.
+    // ẋ = ẏ = 0: √ is not differentiable; the right-hand side must fail with a status, never return NaNs as ok: the
+    // state is outside the model's velocity chart.
     double y[6] = {0, 0, 0, 0, 0, 0}, dy[6];
-    const Status s = NonholonomicSystem<M, double>{M{}}.rhs(0.0, y, dy);
-    EXPECT_NE(s, Status::ok);
-    EXPECT_TRUE(s == Status::singular || s == Status::non_finite) << status_name(s);
+    EXPECT_EQ((NonholonomicSystem<M, double>{M{}}.rhs(0.0, y, dy)), Status::chart_singular);
+    double yk[7] = {0, 0, 0, 0, 0, 0, 0.3}, dyk[7];
+    EXPECT_EQ((VakonomicSystem<M, double>{M{}}.rhs(0.0, yk, dyk)), Status::chart_singular);
     const Recorded<M> r = run_member(M{}, {0, 0, 0}, {0, 0, 0}, {0.0}, {0.1});
-    EXPECT_NE(r.outcome.status, Status::ok);
+    EXPECT_EQ(r.outcome.status, Status::chart_singular) << status_name(r.outcome.status);
+    EXPECT_EQ(r.outcome.time_index, -1);
+}
+
+TEST(AppellHamel, ReachingTheSingularSetEndsAsChartSingularNotAtTheStepLimit) {
+    // From s0 = 3 the horizontal speed reaches 0 at t* = s0 (1 + a²)/(a g) = 0.7645 s (closed form above). Before,
+    // DOPRI5 crossed the kink with a wrong state and then ground to the step limit (2·10^6 steps here, ~1 s; 10^7
+    // and ~20 s with the old default). Now the first output time after t* fails with chart_singular, within a few
+    // hundred steps, and every output time before t* is reached.
+    const M m;
+    const double s0 = 3.0, t_star = s0 * (1 + m.a * m.a) / (m.a * m.g);
+    const std::vector<double> times = {0.5, 0.75, 0.76, 1.0, 2.0};
+    const Recorded<M> r = run_member(m, {0, 0, 0}, {s0, 0, m.a * s0}, {0.0}, times);
+    EXPECT_EQ(r.outcome.status, Status::chart_singular) << status_name(r.outcome.status);
+    EXPECT_EQ(r.outcome.failed, Dynamics::nonholonomic);
+    ASSERT_LT(times[2], t_star);
+    ASSERT_GT(times[3], t_star);
+    EXPECT_EQ(r.outcome.time_index, 3);
+    // The same through the chunk path with a budget of 1000 steps: chart_singular, not step_limit.
+    StepControl ctl = tight();
+    ctl.max_steps = 1000;
+    EXPECT_EQ(run_member(m, {0, 0, 0}, {s0, 0, m.a * s0}, {0.0}, times, ctl).outcome.status, Status::chart_singular);
 }
 
 } // namespace

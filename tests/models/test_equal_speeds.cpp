@@ -73,5 +73,15 @@ TEST(PerpendicularVelocities, DivergenceLaws) {
     check_divergence_laws(models::PerpendicularVelocities{}, random_perpendicular, 705, 3, 0.5);
 }
 
+TEST(EqualSpeeds, ParticlesAtRestAreOutsideTheVelocityChart) {
+    // |ṗ1| = |ṗ2| = 0 is on φ = 0, but neither norm is differentiable there: chart_singular (before: `singular` from
+    // the LU, or a motion through the kink).
+    const double q[6] = {0, 0, 0, 1, 0, 0}, rest[6] = {0, 0, 0, 0, 0, 0}, moving[6] = {0.3, 0, 0, 0, 0.3, 0};
+    EXPECT_FALSE(models::EqualSpeeds{}.in_velocity_chart(q, rest));
+    EXPECT_TRUE(models::EqualSpeeds{}.in_velocity_chart(q, moving));
+    double y[12] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0}, dy[12];
+    EXPECT_EQ((NonholonomicSystem<models::EqualSpeeds, double>{}.rhs(0.0, y, dy)), Status::chart_singular);
+}
+
 } // namespace
 } // namespace nhvk::testing

@@ -34,7 +34,11 @@
  *  - frames from w, u + w or u − w instead of u: more nonholonomic or more vakonomic exits than the one above.
  *  Both constraints are positively homogeneous (degrees 2 and 3: Talamucci eq. (46) allows one degree per equation),
  *  so J·v = (2φ1, 3φ2) = 0 on the set and the nonholonomic energy is conserved (Proposition 1). The chart lives in
- *  velocity space, which `in_chart(q)` cannot see: leaving it shows as `Status::singular` (tested).
+ *  velocity space: `in_velocity_chart` is false where |ṗ1_h| ≤ 10^-4 |ṗ1| (10^-3 in float; ṗ1 vertical, where
+ *  φ1 = φ2 = 0 for every ṗ2) or |ṗ1_h| ≤ `velocity_chart_margin` · max(1, |v|∞); the engine then reports
+ *  `Status::chart_singular` (before, a vertical ṗ1 with a perpendicular ṗ2 was accepted with residual 0). The
+ *  source's constraint ṗ1 × ṗ2 = 0 is checked as `source_residual` (all three components) at sampling, at t0 and
+ *  at each output time.
  */
 #pragma once
 
@@ -55,6 +59,27 @@ struct ParallelVelocities : SpringPair {
         const S uw = v[0] * v[3] + v[1] * v[4] + v[2] * v[5];
         phi[0] = v[0] * v[4] - v[1] * v[3];
         phi[1] = uu * v[5] - v[2] * uw;
+    }
+
+    static constexpr bool has_velocity_chart = true;
+    static constexpr bool has_source_constraints = true;
+    /** @brief sin of the angle of ṗ1 from the vertical below which the chart counts as singular (as
+     *         ball_on_turntable's |cos θ| margin). */
+    template <class T> NHVK_HD static constexpr T vertical_margin() { return sizeof(T) >= 8 ? T(1e-4) : T(1e-3); }
+    /** @brief ṗ1 is neither (numerically) zero nor within `vertical_margin` of the vertical. */
+    template <class T> NHVK_HD bool in_velocity_chart(const T*, const T* v) const {
+        const T h2 = v[0] * v[0] + v[1] * v[1], u2 = h2 + v[2] * v[2], f = velocity_chart_floor<n>(v);
+        const T d = vertical_margin<T>();
+        return !(h2 <= f * f) && !(h2 <= d * d * u2);
+    }
+    /** @brief The source's ṗ1 × ṗ2 = 0 (all three components): max_i |(u × w)_i| / max(1, |u| |w|). */
+    template <class T> NHVK_HD T source_residual(const T*, const T* v, const T&) const {
+        const T c0 = v[1] * v[5] - v[2] * v[4], c1 = v[2] * v[3] - v[0] * v[5], c2 = v[0] * v[4] - v[1] * v[3];
+        const T uu = v[0] * v[0] + v[1] * v[1] + v[2] * v[2], ww = v[3] * v[3] + v[4] * v[4] + v[5] * v[5];
+        T r = abs(c0) > abs(c1) ? abs(c0) : abs(c1);
+        r = abs(c2) > r ? abs(c2) : r;
+        const T scale = sqrt(uu * ww);
+        return r / (scale > T(1) ? scale : T(1));
     }
 };
 
