@@ -33,7 +33,7 @@ if [ "${NHVK_HIDDEN_TOOLKIT:-}" = "" ]; then
     for d in "${dirs[@]}"; do [ -x "$d/nvcc" ] || path="${path:+$path:}$d"; done
     export NHVK_HIDDEN_TOOLKIT="${roots[*]}" NHVK_TOOLKIT_NAMES="${names[*]} ${roots[*]}" PATH="$path"
     unset CUDACXX CUDA_PATH CUDA_HOME CUDAToolkit_ROOT CUDAARCHS CPATH CPLUS_INCLUDE_PATH C_INCLUDE_PATH
-    if ((${#roots[@]})) && unshare --mount --map-root-user true 2>/dev/null; then
+    if ((${#roots[@]})) && unshare --mount --map-root-user mount -t tmpfs nhvk-probe "${roots[0]}" 2>/dev/null; then
         mounts=""
         for r in "${roots[@]}"; do mounts+="mount -t tmpfs nhvk-hidden '$r' && "; done
         exec unshare --mount --map-root-user bash -c "${mounts}NHVK_HIDE_MODE=namespace exec bash '$0' '$src' '$work'"
@@ -81,7 +81,9 @@ echo "compiled: $(grep -l . $deps | wc -l) units"
 used="$(grep -v '^CMAKE_IGNORE_PATH' "$work/CMakeCache.txt"; cat $deps | tr ' \\' '\n\n' | grep '^/' | sort -u |
     xargs -r realpath -q -- 2>/dev/null || true)"
 for r in "${roots[@]}"; do
-    if grep -F -- "$r" <<<"$used" | head -n 3 | grep .; then
+    hits="$(grep -F -- "$r" <<<"$used" || true)"
+    if [ -n "$hits" ]; then
+        head -n 3 <<<"$hits"
         echo "FAIL: the toolkit-free build used the toolkit at $r (above)" >&2
         fail=1
     fi

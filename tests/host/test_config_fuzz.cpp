@@ -35,6 +35,8 @@ double env_number(const char* name, double fallback) {
     return v && *v ? std::strtod(v, nullptr) : fallback;
 }
 
+const char kNulName[] = "[model]\nname = \"nh_\0particle\"\n"; // a NUL inside a string
+
 std::vector<std::string> seed_corpus() {
     std::vector<std::string> seeds;
     for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(NHVK_SOURCE_DIR) / "configs")) {
@@ -64,7 +66,7 @@ std::vector<std::string> seed_corpus() {
                                minimal + "[initial.q]\nx = { dist = \"uniform\", low = inf, high = -inf }\n",
                                minimal + "[[initial.v]]\nx = 1\n",
                                minimal + "model.params = [1, \"a\", { b = 2 }]\n",
-                               std::string("[model]\nname = \"nh_\0particle\"\n", 32),
+                               std::string(kNulName, sizeof kNulName - 1),
                                minimal + "\"\xFF\xFE\" = 1\n",
                                minimal + "[times]\nlist = [1e308, 1e-308, 0.0, -0.0]\n",
                                "[model]\nname = \"" + std::string(100000, 'x') + "\"\n",

@@ -133,7 +133,7 @@ TEST(ExactSum, MatchesExactIntegerReference) {
             const std::int64_t m = mant(rng);
             const int e = expo(rng);
             x = std::ldexp(static_cast<double>(m), e);
-            ref += static_cast<__int128>(m) << (e + 40);
+            ref += static_cast<__int128>(m) * (static_cast<__int128>(1) << (e + 40)); // no shift of a negative m
         }
         // (double)__int128 is correctly rounded; the scaling by 2^-40 is exact here
         const double expected = std::ldexp(static_cast<double>(ref), -40);
