@@ -588,7 +588,8 @@ INSTANTIATE_TEST_SUITE_P(
         InlineCase{"atol_zero", head + "[integrator]\natol = 0\n", 6, "integrator.atol", "expected a number > 0"},
         InlineCase{"rk4_steps_beyond_long_long", head + "[integrator]\nmethod = \"rk4\"\ndt = 1e-300\n", 7,
                    "integrator.dt",
-                   "expected a step that reaches the last output time within integrator.max_steps = 10000000 steps "
+                   // the default max_steps for this config's 50 output times: 100000 + 1000·50
+                   "expected a step that reaches the last output time within integrator.max_steps = 150000 steps "
                    "(this one needs 5"},
         InlineCase{"rk4_steps_beyond_max_steps", head + "[integrator]\nmethod = \"rk4\"\ndt = 1e-3\nmax_steps = 4999\n",
                    7, "integrator.dt", "(this one needs 5000; raise dt or max_steps)"},
