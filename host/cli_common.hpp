@@ -43,5 +43,7 @@ void add_models_command(CLI::App& app, int& exit_code);
 void add_trajectory_command(CLI::App& app, int& exit_code);
 /** @brief Register `nhvk run`. */
 void add_run_command(CLI::App& app, int& exit_code);
+/** @brief Register `nhvk merge`. */
+void add_merge_command(CLI::App& app, int& exit_code);
 
 } // namespace nhvk

@@ -3,6 +3,10 @@
  *  @brief `nhvk run CONFIG`: the ensemble job.
  */
 #include <cmath>
+#include <fstream>
+#include <iterator>
+#include <tuple>
+#include <utility>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -12,6 +16,7 @@
 #include "cli_common.hpp"
 #include "config.hpp"
 #include "ensemble.hpp"
+#include "pipeline/comm.hpp"
 #include "pipeline/output_folder.hpp"
 #include "registry.hpp"
 
@@ -25,13 +30,38 @@ struct RunCliOptions {
     std::string trajectories, seed, backend, threads, out, chunk, save_trajectories;
     bool save_samples = false;
     bool quiet = false;
+    std::string shard, progress_every, checkpoint_every;
+    bool resume = false;
 };
+
+/** @brief `--shard i/N`: 0 <= i < N, N >= 1. */
+std::pair<int, int> parse_shard(const std::string& text) {
+    const std::size_t slash = text.find('/');
+    auto whole = [](const std::string& t, long long& v) {
+        if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) return false;
+        v = std::stoll(t);
+        return true;
+    };
+    long long i = 0, n = 0;
+    if (slash == std::string::npos || !whole(text.substr(0, slash), i) || !whole(text.substr(slash + 1), n) ||
+        n < 1 || i >= n)
+        throw UsageError("--shard: expected i/N with whole numbers 0 <= i < N (e.g. 0/4 … 3/4), got '" + text + "'");
+    return {static_cast<int>(i), static_cast<int>(n)};
+}
+
+double parse_seconds(const std::string& text, const char* option, double min) {
+    const double v = parse_number(text, option);
+    if (!(v >= min) || v > 1e6)
+        throw UsageError(std::string(option) + ": expected seconds in [" + std::to_string(min) + ", 1e6], got '" +
+                         text + "'");
+    return v;
+}
 
 void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
     std::ostream& os = std::cerr;
     const int nt = static_cast<int>(r.times.size());
     os << "nhvk run: model " << cfg.model.name << ", " << r.requested << " trajectories on " << r.backend << " ("
-       << r.threads << " threads), " << std::setprecision(3) << r.seconds << " s ("
+       << (r.ranks > 1 ? std::to_string(r.ranks) + " MPI ranks × " : std::string()) << r.threads << " threads), " << std::setprecision(3) << r.seconds << " s ("
        << std::setprecision(4) << (r.seconds > 0 ? r.requested / r.seconds : 0.0) << " traj/s)\n";
     os << "  valid " << r.valid << ", failed " << r.failed();
     if (r.failed()) {
@@ -76,6 +106,29 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
 
 } // namespace
 
+/** @brief This process's command line as typed (from /proc), for "resume with: …". */
+std::string run_command_line() {
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), out;
+    std::size_t at = 0;
+    while (at < all.size()) {
+        const std::size_t end = all.find('\0', at);
+        std::string arg = all.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        at = end == std::string::npos ? all.size() : end + 1;
+        const bool plain = !arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                                 "0123456789-_./=:,+@%") == std::string::npos;
+        if (!out.empty()) out += ' ';
+        if (plain) {
+            out += arg;
+        } else {
+            out += '\'';
+            for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+            out += '\'';
+        }
+    }
+    return out.empty() ? "nhvk run CONFIG" : out;
+}
+
 void add_run_command(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<RunCliOptions>();
     auto* cmd = app.add_subcommand("run", "Run an ensemble from a TOML config; statistics into --out");
@@ -90,6 +143,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
     cmd->add_flag("--save-samples", o->save_samples, "write samples.csv: initial state, status, final divergence");
     cmd->add_option("--set", o->sets, "override any config key: dotted.key=value (TOML value), repeatable");
     cmd->add_flag("-q,--quiet", o->quiet, "no progress line and no summary on stderr");
+    cmd->add_option("--shard", o->shard,
+                    "run part i of N (0 <= i < N) and write partial.nhvk for `nhvk merge` (e.g. a job-array task)");
+    cmd->add_flag("--resume", o->resume,
+                  "go on from the output folder's resume record (after Ctrl-C, kill or a lost node); starts over "
+                  "when there is none");
+    cmd->add_option("--progress-every", o->progress_every,
+                    "seconds between progress lines when stderr is not a terminal (default 5)");
+    cmd->add_option("--checkpoint-every", o->checkpoint_every,
+                    "seconds between resume records (default 60; 0: after every chunk)");
     cmd->callback([o, cmd, &exit_code]() {
         // NOTE: first, while this is the only thread: the threads started later inherit the blocked signals.
         clean_up_outputs_on_signals();
@@ -119,10 +181,40 @@ void add_run_command(CLI::App& app, int& exit_code) {
             throw UsageError(e->key + ": " + e->expected);
         EnsembleOptions eo;
         eo.quiet = o->quiet;
-        const EnsembleResult r = run_ensemble(cfg, eo);
-        if (!o->quiet) print_summary(cfg, r);
-        exit_code = r.valid > 0 ? exit_ok : exit_no_valid;
-        if (r.valid == 0) std::cerr << "nhvk: error: no valid trajectory (see summary.json trajectories.failed)\n";
+        if (!o->shard.empty()) {
+            std::tie(eo.shard_index, eo.shard_count) = parse_shard(o->shard);
+            eo.sharded = true;
+        }
+        if (!o->progress_every.empty()) eo.progress_seconds = parse_seconds(o->progress_every, "--progress-every", 0.1);
+        if (!o->checkpoint_every.empty())
+            eo.checkpoint_seconds = parse_seconds(o->checkpoint_every, "--checkpoint-every", 0.0);
+        eo.resume = o->resume;
+        eo.config_text = read_config_text(o->config);
+        eo.sets = sets;
+        eo.options = options;
+        eo.command_line = run_command_line();
+        Comm& comm = Comm::world();
+        try {
+            const EnsembleResult r = run_ensemble(cfg, eo);
+            if (comm.rank() != 0) return;
+            if (!o->quiet) print_summary(cfg, r);
+            exit_code = r.valid > 0 ? exit_ok : exit_no_valid;
+            if (r.valid == 0) std::cerr << "nhvk: error: no valid trajectory (see summary.json trajectories.failed)\n";
+        } catch (const ResumeRefused& e) {
+            if (comm.parallel()) {
+                std::cerr << "nhvk: error: rank " << comm.rank() << ": " << e.what() << "\n";
+                comm.abort(exit_usage);
+            }
+            throw UsageError(e.what());
+        } catch (const Interrupted& e) {
+            if (comm.rank() == 0) std::cerr << "nhvk: " << e.what() << "\n";
+            exit_code = 128 + e.signal;
+        } catch (const std::exception& e) {
+            if (!comm.parallel()) throw;
+            // NOTE: the other ranks would wait for this one forever: end the whole job.
+            std::cerr << "nhvk: error: rank " << comm.rank() << ": " << e.what() << "\n";
+            comm.abort(dynamic_cast<const FolderBusy*>(&e) ? exit_folder_busy : exit_runtime);
+        }
     });
 }
 

@@ -816,8 +816,7 @@ RunConfig parse_config(std::string_view toml_text, const std::string& source_nam
     return cfg;
 }
 
-RunConfig load_config(const std::string& path, const std::vector<std::string>& set_overrides,
-                      const std::vector<ModelInfo>& registry, const std::vector<OptionOverride>& options) {
+std::string read_config_text(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) throw ConfigError("cannot open config '" + path + "': is a directory");
     std::ifstream in(path, std::ios::binary);
@@ -830,7 +829,12 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& s
     if (text.size() > static_cast<std::size_t>(max_config_bytes))
         throw ConfigError("config '" + path + "' is larger than " + std::to_string(max_config_bytes / (1024 * 1024)) +
                           " MiB; a run configuration is a few kB (is this the right file?)");
-    return parse_config(text, path, set_overrides, registry, options);
+    return text;
+}
+
+RunConfig load_config(const std::string& path, const std::vector<std::string>& set_overrides,
+                      const std::vector<ModelInfo>& registry, const std::vector<OptionOverride>& options) {
+    return parse_config(read_config_text(path), path, set_overrides, registry, options);
 }
 
 } // namespace nhvk

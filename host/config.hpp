@@ -227,6 +227,9 @@ struct OptionOverride {
 RunConfig load_config(const std::string& path, const std::vector<std::string>& set_overrides,
                       const std::vector<ModelInfo>& registry, const std::vector<OptionOverride>& options = {});
 
+/** @brief The text of the config file at `path` (at most `max_config_bytes`); throws ConfigError. */
+std::string read_config_text(const std::string& path);
+
 /** @brief As `load_config`, from text; `source_name` is used in messages and as `source_path`. */
 RunConfig parse_config(std::string_view toml_text, const std::string& source_name,
                        const std::vector<std::string>& set_overrides, const std::vector<ModelInfo>& registry,

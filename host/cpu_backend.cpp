@@ -6,10 +6,12 @@
  */
 #include <thrust/system/omp/execution_policy.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <vector>
 
+#include "cpu_backend.hpp"
 #include "model_ops.hpp"
 #include "nhvk/backend/backend.hpp"
 #include "nhvk/stats/chunk_reduce.hpp"
@@ -26,11 +28,28 @@ struct ScopeTimer {
     ~ScopeTimer() { into += std::chrono::duration<double>(Clock::now() - t0).count(); }
 };
 
+/** @brief Members [j0, j0 + m) of a chunk as a chunk of their own (same buffers, same leading dimension). */
+ChunkArgs member_window(const ChunkArgs& a, long long j0, long long m) {
+    ChunkArgs w = a;
+    w.m = m;
+    w.q0 += j0;
+    w.v0 += j0;
+    if (w.mu0) w.mu0 += j0;
+    if (w.params && w.params_ld != 0) w.params += j0;
+    w.metrics += j0;
+    w.status += j0;
+    w.failed += j0;
+    w.fail_index += j0;
+    w.onset += j0;
+    w.sample_status += j0;
+    return w;
+}
+
 class CpuBackend final : public EnsembleBackend {
 public:
-    CpuBackend(const ChunkLayout& L, const ChunkCommon& c, int threads)
+    CpuBackend(const ChunkLayout& L, const ChunkCommon& c, int threads, ChunkWatch watch = {})
         : layout_(L), common_(c), threads_(threads), block_(L), storage_(block_.total / sizeof(double) + 1),
-          ops_(find_model_ops(c.model)) {
+          ops_(find_model_ops(c.model)), watch_(std::move(watch)) {
         if (!ops_) throw std::invalid_argument("unknown model '" + c.model + "'");
         args_ = common_args(L, c);
         block_.bind(args_, reinterpret_cast<char*>(storage_.data()), L);
@@ -47,7 +66,24 @@ public:
     void integrate(int, long long m) override {
         ScopeTimer timer{seconds_.integrate};
         args_.m = m;
-        ops_->run_chunk_cpu(common_, args_, threads_);
+        if (!watch_.progress && !watch_.stop) {
+            ops_->run_chunk_cpu(common_, args_, threads_);
+            return;
+        }
+        // NOTE: in batches, so that progress is seen and a stop is honoured within about a quarter of a second
+        // whatever the chunk size; the batch grows or shrinks towards that duration.
+        const long long min_batch = 16LL * (threads_ > 0 ? threads_ : 1);
+        for (long long j0 = 0; j0 < m;) {
+            if (watch_.stop && watch_.stop->load() != 0) return;
+            const long long mb = std::min(batch_, m - j0);
+            const auto t0 = Clock::now();
+            ops_->run_chunk_cpu(common_, member_window(args_, j0, mb), threads_);
+            const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+            j0 += mb;
+            if (watch_.progress) watch_.progress(j0);
+            if (dt < 0.1 && mb == batch_) batch_ = std::min<long long>(batch_ * 2, 1LL << 24);
+            else if (dt > 0.4) batch_ = std::max(min_batch, batch_ / 2);
+        }
     }
     void start_reduction(std::size_t n_series, const stats::LogBinTable& table) override {
         table_ = table;
@@ -91,11 +127,18 @@ private:
     std::vector<stats::SeriesPartial> partials_;
     std::vector<std::uint64_t> counts_;
     StageSeconds seconds_;
+    ChunkWatch watch_;
+    long long batch_ = 256;
 };
 } // namespace
 
 std::unique_ptr<EnsembleBackend> make_cpu_backend(const ChunkLayout& layout, const ChunkCommon& common, int threads) {
     return std::make_unique<CpuBackend>(layout, common, threads);
+}
+
+std::unique_ptr<EnsembleBackend> make_cpu_backend(const ChunkLayout& layout, const ChunkCommon& common, int threads,
+                                                  ChunkWatch watch) {
+    return std::make_unique<CpuBackend>(layout, common, threads, std::move(watch));
 }
 
 } // namespace nhvk

@@ -6,11 +6,13 @@
 #include <stdexcept>
 
 #include "nhvk/backend/backend.hpp"
+#include "nhvk/backend/cuda_device.hpp"
 #include "nhvk/backend/trajectory.hpp"
 
 namespace nhvk {
 
 bool cuda_available() { return false; }
+int select_cuda_device(int) { return -1; }
 std::string cuda_unavailable_reason() { return "this nhvk was built without CUDA (NHVK_ENABLE_CUDA=OFF)"; }
 TrajectoryResult run_trajectory_cuda(const TrajectoryRequest&) {
     throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());

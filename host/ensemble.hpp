@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,28 @@ namespace nhvk {
 
 /** @brief Command-line switches of `nhvk run` that are not config keys. */
 struct EnsembleOptions {
-    bool quiet = false;     ///< no progress line, no human summary
-    bool progress = true;   ///< progress line on stderr (only drawn when stderr is a terminal)
+    bool quiet = false;     ///< no progress on stderr, no human summary
+    bool progress = true;   ///< progress on stderr: a redrawn line on a terminal, else a line every progress_seconds
+    double progress_seconds = 5.0;    ///< between progress lines when stderr is not a terminal
+    double checkpoint_seconds = 60.0; ///< between resume records (0: after every chunk)
+    bool sharded = false;             ///< `--shard` given: also write `partial.nhvk` for `nhvk merge`
+    int shard_index = 0, shard_count = 1;
+    bool resume = false;              ///< `--resume`: go on from the folder's resume record, if any
+    std::string config_text;          ///< the config file's text, `--set`s and options (kept in partial states)
+    std::vector<std::string> sets;
+    std::vector<OptionOverride> options;
+    std::string command_line;         ///< as typed, for "resume with: … --resume"
+};
+
+/** @brief `--resume` refused: the folder's resume record belongs to another configuration or split (exit code 2). */
+struct ResumeRefused : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/** @brief The run stopped at a chunk boundary on a signal and left a resume record (exit code 128 + signal). */
+struct Interrupted : std::runtime_error {
+    int signal;
+    Interrupted(const std::string& what, int sig) : std::runtime_error(what), signal(sig) {}
 };
 
 /** @brief Everything a run produced (what summary.json holds), for the writers and for tests. */
@@ -55,6 +76,15 @@ struct EnsembleResult {
 
     const stats::SeriesSummary& at(int metric, int i) const { return series[static_cast<std::size_t>(metric) * times.size() + i]; }
     std::uint64_t failed() const { return requested - valid; }
+
+    // How it was produced (summary.json "job").
+    std::string config_hash;
+    int ranks = 1;                        ///< MPI ranks
+    int shard_index = 0, shard_count = 1; ///< `--shard i/N` (count 1: the whole run)
+    std::uint64_t first = 0, end = 0;     ///< the trajectory indices covered [first, end)
+    bool resumed = false;                 ///< went on from a resume record
+    std::uint64_t resumed_at = 0;         ///< its first index not done
+    std::vector<std::string> merged_from; ///< `nhvk merge`: the folders merged, in shard order
 };
 
 /** @brief Metric names as outputs spell them (index: `Metric`). */

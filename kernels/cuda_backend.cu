@@ -18,6 +18,7 @@
 #include "cuda_check.hpp"
 #include "cuda_model_ops.hpp"
 #include "nhvk/backend/backend.hpp"
+#include "nhvk/backend/cuda_device.hpp"
 #include "nhvk/backend/trajectory.hpp"
 #include "nhvk/models/all.hpp"
 #include "nhvk/stats/chunk_reduce.hpp"
@@ -273,6 +274,14 @@ std::string cuda_unavailable_reason() {
     if (e != cudaSuccess) return std::string("no usable CUDA device: ") + cudaGetErrorString(e);
     if (count == 0) return "no CUDA device present";
     return {};
+}
+
+int select_cuda_device(int local_rank) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return -1;
+    const int device = local_rank % count;
+    NHVK_CUDA_CHECK(cudaSetDevice(device));
+    return device;
 }
 
 TrajectoryResult run_trajectory_cuda(const TrajectoryRequest& req) {

@@ -28,6 +28,8 @@ std::mutex& registry_mutex() {
     static std::mutex m;
     return m;
 }
+std::atomic<std::atomic<int>*> stop_request{nullptr};
+
 std::vector<OutputFolder*>& active_folders() {
     static std::vector<OutputFolder*> v;
     return v;
@@ -89,7 +91,7 @@ std::string temp_name(const std::string& path) {
 }
 
 bool is_output_name(const std::string& rel) {
-    if (rel == "summary.json" || rel == "stats.csv" || rel == "samples.csv")
+    if (rel == "summary.json" || rel == "stats.csv" || rel == "samples.csv" || rel == "partial.nhvk")
         return true;
     const std::string pre = "trajectories/trajectory_", suf = ".csv";
     return rel.size() > pre.size() + suf.size() && rel.compare(0, pre.size(), pre) == 0 &&
@@ -166,7 +168,41 @@ OutputFile::OutputFile(fs::path final_path, std::string rel)
     os_ = std::make_unique<std::ostream>(buf_.get());
 }
 
+OutputFile::OutputFile(fs::path final_path, std::string rel, std::uint64_t keep_bytes)
+    : final_(std::move(final_path)), rel_(std::move(rel)), tmp_(final_.string() + ".resume"), resumable_(true) {
+    const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        throw std::runtime_error("cannot open '" + tmp_ + "': " + errno_text(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < keep_bytes) {
+        const int e = errno;
+        ::close(fd);
+        throw std::runtime_error("cannot resume '" + tmp_ + "': it holds fewer bytes than the resume record counted (" +
+                                 std::to_string(keep_bytes) + ")" + (e ? std::string(": ") + errno_text(e) : ""));
+    }
+    if (::ftruncate(fd, static_cast<off_t>(keep_bytes)) != 0 ||
+        ::lseek(fd, static_cast<off_t>(keep_bytes), SEEK_SET) < 0) {
+        const int e = errno;
+        ::close(fd);
+        throw std::runtime_error("cannot resume '" + tmp_ + "': " + errno_text(e));
+    }
+    buf_ = std::make_unique<Buffer>(fd);
+    os_ = std::make_unique<std::ostream>(buf_.get());
+}
+
 OutputFile::~OutputFile() = default;
+
+std::uint64_t OutputFile::sync_size() {
+    os_->flush();
+    buf_->drain();
+    check();
+    if (::fsync(buf_->fd()) != 0 && errno != EINVAL)
+        throw std::runtime_error("cannot sync '" + tmp_ + "': " + errno_text(errno));
+    const off_t at = ::lseek(buf_->fd(), 0, SEEK_CUR);
+    if (at < 0)
+        throw std::runtime_error("cannot tell the size of '" + tmp_ + "': " + errno_text(errno));
+    return static_cast<std::uint64_t>(at);
+}
 
 std::ostream& OutputFile::stream() {
     return *os_;
@@ -280,6 +316,13 @@ OutputFile& OutputFolder::create(const std::string& rel) {
     return *files_.back();
 }
 
+OutputFile& OutputFolder::create_resumable(const std::string& rel, std::uint64_t keep_bytes) {
+    std::lock_guard<std::mutex> g(registry_mutex());
+    files_.reserve(files_.size() + 1);
+    files_.push_back(std::make_unique<OutputFile>(dir_ / rel, rel, keep_bytes));
+    return *files_.back();
+}
+
 void OutputFolder::commit() {
     for (auto& f : files_)
         f->close();
@@ -343,7 +386,8 @@ void OutputFolder::abandon() noexcept {
     if (released_)
         return;
     for (auto& f : files_)
-        ::unlink(f->temp_path().c_str());
+        if (!f->resumable()) // NOTE: kept for `--resume`; a run without it starts the file anew
+            ::unlink(f->temp_path().c_str());
     if (trajectories_created_)
         ::rmdir((dir_ / "trajectories").c_str());
     release();
@@ -358,6 +402,10 @@ void OutputFolder::release() noexcept {
         lock_fd_ = -1;
     }
     released_ = true;
+}
+
+void set_stop_request(std::atomic<int>* flag) {
+    stop_request.store(flag);
 }
 
 // ---- signals -------------------------------------------------------------------------------------------------
@@ -381,7 +429,20 @@ void clean_up_outputs_on_signals() {
         pthread_sigmask(SIG_BLOCK, &set, nullptr); // inherited by every thread started from here on
         std::thread([set] {
             int sig = 0;
-            while (sigwait(&set, &sig) != 0) {
+            for (;;) {
+                while (sigwait(&set, &sig) != 0) {
+                }
+                std::atomic<int>* flag = stop_request.load();
+                int none = 0;
+                if (!flag || !flag->compare_exchange_strong(none, sig))
+                    break;
+                const std::string msg =
+                    std::string(::isatty(2) ? "\n" : "") + "nhvk: " + (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP") +
+                    ": stopping at the end of the current chunk and writing a resume record (send it again to stop "
+                    "at once)\n";
+                if (::write(2, msg.data(), msg.size()) < 0) {
+                    // the stop itself is the report
+                }
             }
             registry_mutex().lock(); // kept: no temporary can appear or be renamed after the clean-up
             bool any = false;

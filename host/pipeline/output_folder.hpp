@@ -22,6 +22,8 @@
 
 #include <filesystem>
 #include <memory>
+#include <atomic>
+#include <cstdint>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -48,12 +50,18 @@ bool is_output_name(const std::string& rel);
 class OutputFile {
 public:
     OutputFile(std::filesystem::path final_path, std::string rel);
+    /** @brief A resumable output: written under the fixed name `<final>.resume` (kept when the run is interrupted),
+     *         whose first `keep_bytes` bytes (what a resume record counted) are kept and the rest cut off. */
+    OutputFile(std::filesystem::path final_path, std::string rel, std::uint64_t keep_bytes);
     ~OutputFile();
     OutputFile(const OutputFile&) = delete;
     OutputFile& operator=(const OutputFile&) = delete;
     std::ostream& stream();
     /** @brief Throw (with the errno text) if a write has failed so far: lets a long run stop early on a full disk. */
     void check();
+    /** @brief Flush and fsync (checked); the bytes written so far, for a resume record. */
+    std::uint64_t sync_size();
+    bool resumable() const { return resumable_; }
     /** @brief Flush, fsync and close, each checked. Idempotent. */
     void close();
     const std::filesystem::path& final_path() const { return final_; }
@@ -66,7 +74,7 @@ private:
     std::string rel_, tmp_;
     std::unique_ptr<Buffer> buf_;
     std::unique_ptr<std::ostream> os_;
-    bool closed_ = false;
+    bool closed_ = false, resumable_ = false;
 };
 
 /** @brief The claimed output folder of a run (see the file comment). */
@@ -85,6 +93,8 @@ public:
     const std::filesystem::path& path() const { return dir_; }
     /** @brief A new output `rel` (e.g. `stats.csv`, `trajectories/trajectory_000003.csv`) under its temporary name. */
     OutputFile& create(const std::string& rel);
+    /** @brief As `create`, for an output a resumed run goes on writing (see OutputFile's resumable constructor). */
+    OutputFile& create_resumable(const std::string& rel, std::uint64_t keep_bytes);
     /** @brief Close every output, then move them into place together, `summary.json` last, and release the lock. */
     void commit();
 
@@ -104,5 +114,10 @@ private:
  *         end by the same signal. Call once from the main thread before any other thread starts (the signals are
  *         blocked in the threads started afterwards and taken by one watcher thread). */
 void clean_up_outputs_on_signals();
+
+/** @brief While a run can stop cleanly, the first SIGINT, SIGTERM or SIGHUP only stores the signal's number in
+ *         `*flag` (the run stops at its next chunk boundary and leaves a resume record); a second one ends the
+ *         process as above. nullptr: signals end the process at once again. */
+void set_stop_request(std::atomic<int>* flag);
 
 } // namespace nhvk

@@ -40,13 +40,45 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
     r_.onset.add_chunk(reinterpret_cast<const std::uint32_t*>(a.onset), static_cast<std::size_t>(m), valid_.data());
 }
 
-void ReduceStage::finish(EnsembleBackend& backend) {
-    if (!on_host()) {
-        std::vector<stats::SeriesPartial> partials(acc_.n_series());
-        std::vector<std::uint64_t> counts(acc_.n_series() * acc_.n_bins(), 0u);
-        backend.collect(partials.data(), counts.data());
-        acc_.add_partials(partials.data(), counts.data());
+namespace {
+void add_backend_statistics(stats::EnsembleAccumulator& acc, EnsembleBackend& backend) {
+    std::vector<stats::SeriesPartial> partials(acc.n_series());
+    std::vector<std::uint64_t> counts(acc.n_series() * acc.n_bins(), 0u);
+    backend.collect(partials.data(), counts.data());
+    acc.add_partials(partials.data(), counts.data());
+}
+} // namespace
+
+std::string ReduceStage::snapshot(EnsembleBackend& backend) const {
+    std::string out;
+    if (on_host() || collected_) {
+        acc_.save(out);
+    } else {
+        stats::EnsembleAccumulator copy = acc_;
+        add_backend_statistics(copy, backend);
+        copy.save(out);
     }
+    return out;
+}
+
+void ReduceStage::restore(const std::string& bytes, const std::string& what) {
+    bytes::Reader in(bytes, what);
+    acc_.load(in);
+}
+
+void ReduceStage::merge(const std::string& bytes, const std::string& what) {
+    stats::EnsembleAccumulator other = acc_;
+    bytes::Reader in(bytes, what);
+    other.load(in);
+    acc_.merge(other);
+}
+
+void ReduceStage::collect(EnsembleBackend& backend) {
+    if (!on_host() && !collected_) add_backend_statistics(acc_, backend);
+    collected_ = true;
+}
+
+void ReduceStage::finish() {
     const int nt = static_cast<int>(cfg_.times.size());
     r_.series = acc_.finalize();
     r_.exact_quantiles = acc_.exact();

@@ -24,14 +24,24 @@ public:
     /** @brief Counts the statuses and onsets of a completed chunk (on the host), and adds its metrics when
      *         `on_host()`. */
     void add_chunk(const ChunkArgs& a, long long m);
-    /** @brief Final summaries and growth exponents (collects the backend's partials when they were kept there). */
-    void finish(EnsembleBackend& backend);
+    /** @brief The statistics so far (after every slot completed), the backend's included, as bytes
+     *         (stats::EnsembleAccumulator::save); the stage goes on unchanged. */
+    std::string snapshot(EnsembleBackend& backend) const;
+    /** @brief Replaces the host's statistics with a snapshot (resume); `what` names the source in errors. */
+    void restore(const std::string& bytes, const std::string& what);
+    /** @brief Adds a snapshot of another part of the run (exact). */
+    void merge(const std::string& bytes, const std::string& what);
+    /** @brief Moves the backend's running statistics into the host's (once, after every slot completed). */
+    void collect(EnsembleBackend& backend);
+    /** @brief Final summaries and growth exponents (call `collect` first when a backend kept statistics). */
+    void finish();
 
 private:
     const RunConfig& cfg_;
     EnsembleResult& r_;
     stats::EnsembleAccumulator acc_;
     std::vector<std::uint8_t> valid_;
+    bool collected_ = false;
 };
 
 } // namespace nhvk

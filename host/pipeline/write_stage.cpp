@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "pipeline/write_stage.hpp"
 
+#include "pipeline/partial_state.hpp"
+#include "stats/byte_io.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -70,7 +73,7 @@ double overall_max(const EnsembleResult& r, int metric) {
 nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     nlohmann::json j;
     j["schema"] = "nhvk.summary/1";
-    j["nhvk_version"] = "0.1.0";
+    j["nhvk_version"] = nhvk_version;
     nlohmann::json resolved = cfg.resolved_json();
     j["model"]["name"] = cfg.model.name;
     j["model"]["params"] = resolved.contains("model") && resolved["model"].contains("params")
@@ -145,6 +148,14 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     j["timing"]["reduction_seconds"] = r.reduction_seconds;
     j["timing"]["transfer_seconds"] = r.transfer_seconds;
     j["timing"]["trajectories_per_second"] = r.seconds > 0 ? static_cast<double>(r.requested) / r.seconds : 0.0;
+    nlohmann::json& job = j["job"];
+    job["config_hash"] = r.config_hash;
+    job["ranks"] = r.ranks;
+    job["trajectory_range"] = {r.first, r.end};
+    job["shard"] = r.shard_count > 1 ? nlohmann::json{{"index", r.shard_index}, {"count", r.shard_count}}
+                                     : nlohmann::json(nullptr);
+    job["resumed_at"] = r.resumed ? nlohmann::json(r.resumed_at) : nlohmann::json(nullptr);
+    job["merged_from"] = r.merged_from;
     j["config"] = resolved;
     return j;
 }
@@ -172,16 +183,22 @@ std::string stats_csv(const EnsembleResult& r) {
 
 } // namespace
 
-std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg) {
+std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg, bool partial_state) {
     std::vector<std::string> writes = {"stats.csv", "summary.json"};
+    if (partial_state) writes.push_back("partial.nhvk");
     if (cfg.run.save_samples) writes.push_back("samples.csv");
     if (cfg.run.save_trajectories > 0) writes.push_back("trajectories/");
     return std::make_unique<OutputFolder>(cfg.run.out, writes);
 }
 
-SamplesWriter::SamplesWriter(const RunConfig& cfg, const ChunkLayout& layout, OutputFolder& out)
-    : cfg_(cfg), layout_(layout), file_(out.create("samples.csv")) {
+SamplesWriter::SamplesWriter(const RunConfig& cfg, const ChunkLayout& layout, OutputFolder& out,
+                             std::uint64_t keep_bytes)
+    : cfg_(cfg), layout_(layout), file_(out.create_resumable("samples.csv", keep_bytes)) {
     std::ostream& s = file_.stream();
+    if (keep_bytes > 0) {
+        s << std::setprecision(17);
+        return;
+    }
     s << "index,sample_status,status,failed_dynamics,fail_time_index";
     for (int c = 0; c < layout.n; ++c) s << ",q0_" << cfg.model.coords[c];
     for (int c = 0; c < layout.n; ++c) s << ",v0_" << cfg.model.coords[c];
@@ -231,31 +248,68 @@ bool SavedTrajectories::wants(std::uint64_t first) const {
     return first < static_cast<std::uint64_t>(cfg_.run.save_trajectories);
 }
 
+TrajectoryRequest SavedTrajectories::request(std::vector<double> params, std::vector<double> q0,
+                                             std::vector<double> v0, std::vector<double> mu0) const {
+    const ChunkCommon& common = plan_.common;
+    TrajectoryRequest q;
+    q.model = cfg_.model.name;
+    q.params = std::move(params);
+    q.q0 = std::move(q0);
+    q.v0 = std::move(v0);
+    q.mu0 = std::move(mu0);
+    q.t0 = cfg_.t0;
+    q.times = cfg_.times;
+    q.method = common.method;
+    q.precision = common.precision;
+    q.equations = common.equations;
+    q.ctl = common.ctl;
+    q.divergence_mask = common.divergence_mask;
+    return q;
+}
+
 void SavedTrajectories::add_chunk(const ChunkArgs& a, std::uint64_t first, long long m) {
     const ChunkLayout& L = plan_.layout;
-    const ChunkCommon& common = plan_.common;
     for (long long j = 0; j < m; ++j) {
         const std::uint64_t g = first + static_cast<std::uint64_t>(j);
         if (!wants(g)) break;
         if (a.sample_status[j] != static_cast<std::uint8_t>(SampleStatus::ok)) continue;
-        TrajectoryRequest q;
-        q.model = cfg_.model.name;
-        q.params = cfg_.params;
+        std::vector<double> params = cfg_.params, q0, v0, mu0;
         if (L.per_member_params)
-            for (int p = 0; p < L.n_params; ++p) q.params[p] = a.params[p * a.ld + j];
+            for (int p = 0; p < L.n_params; ++p) params[p] = a.params[p * a.ld + j];
         for (int c = 0; c < L.n; ++c) {
-            q.q0.push_back(a.q0[c * a.ld + j]);
-            q.v0.push_back(a.v0[c * a.ld + j]);
+            q0.push_back(a.q0[c * a.ld + j]);
+            v0.push_back(a.v0[c * a.ld + j]);
         }
-        for (int c = 0; c < L.k; ++c) q.mu0.push_back(a.mu0[c * a.ld + j]);
-        q.t0 = cfg_.t0;
-        q.times = cfg_.times;
-        q.method = common.method;
-        q.precision = common.precision;
-        q.equations = common.equations;
-        q.ctl = common.ctl;
-        q.divergence_mask = common.divergence_mask;
-        requests_.emplace_back(g, std::move(q));
+        for (int c = 0; c < L.k; ++c) mu0.push_back(a.mu0[c * a.ld + j]);
+        requests_.emplace_back(g, request(std::move(params), std::move(q0), std::move(v0), std::move(mu0)));
+    }
+}
+
+std::string SavedTrajectories::save() const {
+    std::string out;
+    bytes::put<std::uint64_t>(out, requests_.size());
+    for (const auto& [g, q] : requests_) {
+        bytes::put(out, g);
+        bytes::put_vector(out, q.params);
+        bytes::put_vector(out, q.q0);
+        bytes::put_vector(out, q.v0);
+        bytes::put_vector(out, q.mu0);
+    }
+    return out;
+}
+
+void SavedTrajectories::load(const std::string& data, const std::string& what) {
+    if (data.empty()) return;
+    bytes::Reader in(data, what);
+    const auto n = in.get<std::uint64_t>();
+    for (std::uint64_t i = 0; i < n; ++i) {
+        const auto g = in.get<std::uint64_t>();
+        std::vector<double> params = in.get_vector<double>(), q0 = in.get_vector<double>(),
+                            v0 = in.get_vector<double>(), mu0 = in.get_vector<double>();
+        if (params.size() != cfg_.params.size() || q0.size() != static_cast<std::size_t>(plan_.layout.n) ||
+            v0.size() != q0.size() || mu0.size() != static_cast<std::size_t>(plan_.layout.k))
+            throw std::runtime_error(what + ": a saved trajectory of another shape");
+        requests_.emplace_back(g, request(std::move(params), std::move(q0), std::move(v0), std::move(mu0)));
     }
 }
 
@@ -281,6 +335,12 @@ void SavedTrajectories::write(OutputFolder& out) const {
         f.stream().write(text, static_cast<std::streamsize>(size));
         f.close();
     }
+}
+
+void write_partial_state(const std::string& bytes, OutputFolder& out) {
+    OutputFile& f = out.create("partial.nhvk");
+    f.stream().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    f.close();
 }
 
 void write_statistics(const RunConfig& cfg, const EnsembleResult& r, OutputFolder& out) {

@@ -22,12 +22,18 @@
 namespace nhvk {
 
 /** @brief Create and claim `cfg.run.out` for this run's outputs (pipeline/output_folder.hpp), before any work. */
-std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg);
+std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg, bool partial_state = false);
 
-/** @brief `samples.csv` (`run.save_samples`): one row per member, chunk by chunk. */
+/** @brief `partial.nhvk` (a `--shard` run's mergeable state, pipeline/partial_state.hpp) among the outputs. */
+void write_partial_state(const std::string& bytes, OutputFolder& out);
+
+/** @brief `samples.csv` (`run.save_samples`): one row per member, chunk by chunk, into a resumable output (its
+ *         first `keep_bytes` bytes are a resumed run's rows so far; 0: a new file with its header). */
 class SamplesWriter {
 public:
-    SamplesWriter(const RunConfig& cfg, const ChunkLayout& layout, OutputFolder& out);
+    SamplesWriter(const RunConfig& cfg, const ChunkLayout& layout, OutputFolder& out, std::uint64_t keep_bytes = 0);
+    /** @brief Flushed and synced: the bytes written, for a resume record. */
+    std::uint64_t sync_size() { return file_.sync_size(); }
     /** @brief The rows of a chunk whose member 0 has global index `first` (inputs and metrics on the host); throws
      *         as soon as a write has failed. */
     void add_chunk(const ChunkArgs& a, std::uint64_t first, long long m);
@@ -47,11 +53,16 @@ public:
     bool wants(std::uint64_t first) const;
     void add_chunk(const ChunkArgs& a, std::uint64_t first, long long m);
     void write(OutputFolder& out) const;
+    /** @brief The recorded members as bytes (resume records, MPI), and back (appended to those held). */
+    std::string save() const;
+    void load(const std::string& bytes, const std::string& what);
 
 private:
     const RunConfig& cfg_;
     const RunPlan& plan_;
     std::vector<std::pair<std::uint64_t, TrajectoryRequest>> requests_;
+    TrajectoryRequest request(std::vector<double> params, std::vector<double> q0, std::vector<double> v0,
+                              std::vector<double> mu0) const;
 };
 
 /** @brief `stats.csv` and `summary.json` (moved into place last by `OutputFolder::commit`). */

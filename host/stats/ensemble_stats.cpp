@@ -161,6 +161,62 @@ void EnsembleAccumulator::merge(const EnsembleAccumulator &other) {
     }
 }
 
+void EnsembleAccumulator::save(std::string &out) const {
+    bytes::put<std::uint64_t>(out, n_series_);
+    bytes::put<std::uint64_t>(out, n_bins_);
+    bytes::put(out, spec_.lo);
+    bytes::put(out, spec_.hi);
+    bytes::put<std::int32_t>(out, spec_.bins_per_decade);
+    bytes::put<std::uint64_t>(out, budget_values_);
+    bytes::put<std::uint8_t>(out, exact_ ? 1u : 0u);
+    bytes::put_vector(out, partials_);
+    bytes::put_vector(out, counts_);
+    if (exact_) {
+        for (const auto &v : values_) {
+            bytes::put_vector(out, v);
+        }
+    }
+}
+
+void EnsembleAccumulator::load(bytes::Reader &in) {
+    const std::string what = in.what();
+    const auto n_series = in.get<std::uint64_t>();
+    const auto n_bins = in.get<std::uint64_t>();
+    const auto lo = in.get<double>();
+    const auto hi = in.get<double>();
+    const auto bpd = in.get<std::int32_t>();
+    const auto budget = in.get<std::uint64_t>();
+    if (n_series != n_series_ || n_bins != n_bins_ || lo != spec_.lo || hi != spec_.hi ||
+        bpd != spec_.bins_per_decade) {
+        throw std::runtime_error(what + ": statistics of another shape (" + std::to_string(n_series) + " series of " +
+                                 std::to_string(n_bins) + " bins, expected " + std::to_string(n_series_) + " of " +
+                                 std::to_string(n_bins_) + ")");
+    }
+    if (budget != budget_values_) {
+        throw std::runtime_error(what + ": written with another run.exact_memory_mb");
+    }
+    const bool exact = in.get<std::uint8_t>() != 0u;
+    std::vector<SeriesPartial> partials = in.get_vector<SeriesPartial>();
+    std::vector<std::uint64_t> counts = in.get_vector<std::uint64_t>();
+    if (partials.size() != n_series_ || counts.size() != counts_.size()) {
+        throw std::runtime_error(what + ": statistics arrays of the wrong length");
+    }
+    std::vector<std::vector<double>> values;
+    if (exact) {
+        values.resize(n_series_);
+        for (std::size_t s = 0; s < n_series_; ++s) {
+            values[s] = in.get_vector<double>();
+            if (values[s].size() != partials[s].count) {
+                throw std::runtime_error(what + ": stored values out of step with the counts");
+            }
+        }
+    }
+    partials_ = std::move(partials);
+    counts_ = std::move(counts);
+    exact_ = exact;
+    values_ = std::move(values);
+}
+
 std::vector<SeriesSummary> EnsembleAccumulator::finalize() {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const LogBinner b = binner();

@@ -13,7 +13,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "stats/byte_io.hpp"
 
 namespace nhvk::stats {
 
@@ -71,6 +74,14 @@ public:
      *  exact and the combined values fit this accumulator's budget. Throws std::invalid_argument when the series
      *  count or histogram spec differ. */
     void merge(const EnsembleAccumulator &other);
+
+    /** @brief Appends the whole state (mode, partials, histogram rows, stored values) to `out` (stats/byte_io.hpp),
+     *  for a partial-state file (`nhvk merge`, resume records). */
+    void save(std::string &out) const;
+    /** @brief Replaces the data with a state written by save() of an accumulator of the same shape (series count,
+     *  histogram spec, exact-memory budget); throws std::runtime_error saying what differs, or that the data ends
+     *  early. */
+    void load(bytes::Reader &in);
 
     /** @brief Summaries of every series. Sorts the stored values in place (exact mode); the accumulator stays
      *  usable. */

@@ -3,6 +3,7 @@
 // codes and messages and leave nothing behind, `nhvk trajectory` against a closed form, and the layout of the run
 // outputs (summary.json, stats.csv, samples.csv, trajectories/).
 #include "csv_table.hpp"
+#include "nhvk_cli.hpp"
 #include "temp_dir.hpp"
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -48,53 +49,20 @@ struct TempDir : nhvk_test::TempDir {
     TempDir() : nhvk_test::TempDir("nhvk_cli_") {}
 };
 
-std::string shell_quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s)
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-std::string read_text(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-struct CliRun {
-    int rc = -1;
-    std::string out, err;
-};
+using nhvk_test::CliRun;
+using nhvk_test::read_text;
+using nhvk_test::shell_quote;
 
 /** Runs `nhvk ARGS...` with stdout and stderr captured into files of `tmp` (under io/, outside any --out). */
 CliRun nhvk(const std::vector<std::string>& args, const TempDir& tmp) {
-    fs::create_directories(tmp.path() / "io");
-    const std::string o = tmp.str("io/stdout.txt"), e = tmp.str("io/stderr.txt");
-    std::string cmd = shell_quote(NHVK_BINARY);
-    for (const std::string& a : args)
-        cmd += " " + shell_quote(a);
-    cmd += " >" + shell_quote(o) + " 2>" + shell_quote(e) + " </dev/null";
-    const int st = std::system(cmd.c_str());
-    CliRun r;
-    r.rc = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.out = read_text(o);
-    r.err = read_text(e);
-    return r;
+    return nhvk_test::run_captured("", NHVK_BINARY, args, tmp.path() / "io");
 }
 
 std::string fixture(const std::string& name) {
     return std::string(NHVK_SOURCE_DIR) + "/tests/host/data/ensemble/" + name;
 }
 
-nlohmann::json read_json(const fs::path& p) {
-    std::ifstream in(p);
-    if (!in) {
-        ADD_FAILURE() << "cannot open " << p;
-        return nlohmann::json::object();
-    }
-    return nlohmann::json::parse(in);
-}
+using nhvk_test::read_json;
 
 using nhvk_test::Csv;
 using nhvk_test::parse_csv;

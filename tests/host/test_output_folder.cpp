@@ -3,7 +3,8 @@
 // claimed with a lock (a second run into it is refused with exit code 5, a dead run's lock is taken over), a run
 // replaces the outputs of an earlier one and removes those it does not rewrite, and a run that fails or is
 // interrupted (disk full, file size limit, a folder in the way, SIGINT, SIGTERM, kill -9 at any step of the final
-// moves) leaves the earlier complete run or nothing that looks complete, and no temporary behind.
+// moves) leaves the earlier complete run or nothing that looks complete, and no temporary behind. A first SIGINT or
+// SIGTERM stops the run at a chunk boundary and leaves its resume record beside the earlier outputs (issue 8).
 #include "temp_dir.hpp"
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -54,6 +55,16 @@ std::map<std::string, std::string> snapshot(const fs::path& dir) {
         out[fs::relative(e.path(), dir).string()] = ss.str();
     }
     return out;
+}
+
+/** Only the outputs of `s`: not run.log (every run appends to it) nor a resume record and its rows. */
+std::map<std::string, std::string> outputs_only(std::map<std::string, std::string> s) {
+    for (auto it = s.begin(); it != s.end();) {
+        const std::string& k = it->first;
+        const bool side = k == "run.log" || k == "resume.nhvk" || k == "samples.csv.resume";
+        it = side ? s.erase(it) : std::next(it);
+    }
+    return s;
 }
 
 std::vector<std::string> names(const std::map<std::string, std::string>& s) {
@@ -175,14 +186,11 @@ bool wait_for_file(const fs::path& p) {
     return false;
 }
 
-fs::path temp_of(const fs::path& p, pid_t pid) {
-    return p.string() + ".tmp." + std::to_string(pid);
-}
 
-/** A long run of `seed` into `out`, returned once it is mid-way (its samples.csv temporary exists). */
+/** A long run of `seed` into `out`, returned once it is mid-way (its samples.csv rows have begun). */
 Child start_long_run(const std::string& out, int seed, const TempDir& tmp) {
     Child c = start(long_run_args(out, seed), tmp);
-    EXPECT_TRUE(wait_for_file(temp_of(fs::path(out) / "samples.csv", c.pid))) << "the run never got going";
+    EXPECT_TRUE(wait_for_file(fs::path(out) / "samples.csv.resume")) << "the run never got going";
     return c;
 }
 
@@ -205,7 +213,8 @@ std::map<std::string, std::string> complete_run(const std::string& out, int seed
 // ---------------------------------------------------------------------------------------------------------------
 
 // A second run into a folder that a live run holds is refused (exit code 5, the holder's pid in the message) and
-// touches nothing; SIGTERM to the first removes its temporaries and lock; afterwards the folder can be claimed.
+// touches nothing; SIGTERM to the first stops it cleanly (exit 128 + 15, its temporaries and lock removed, a resume
+// record left); afterwards the folder can be claimed.
 TEST(OutputFolder, SecondRunIntoAHeldFolderIsRefused) {
     TempDir tmp;
     const std::string out = tmp.str("out");
@@ -217,9 +226,11 @@ TEST(OutputFolder, SecondRunIntoAHeldFolderIsRefused) {
         << second.err();
     EXPECT_NE(second.err().find(out), std::string::npos) << second.err();
     stop(first, SIGTERM);
-    EXPECT_EQ(first.signal(), SIGTERM) << "status " << first.status << ": " << first.err();
-    EXPECT_NE(first.err().find("interrupted"), std::string::npos) << first.err();
-    EXPECT_EQ(snapshot(out), before) << "the refused and the interrupted run changed the folder";
+    EXPECT_EQ(first.code(), 128 + SIGTERM) << "status " << first.status << ": " << first.err();
+    EXPECT_NE(first.err().find("stopped by SIGTERM"), std::string::npos) << first.err();
+    EXPECT_EQ(outputs_only(snapshot(out)), outputs_only(before)) << "the refused or the stopped run changed the outputs";
+    EXPECT_TRUE(fs::exists(fs::path(out) / "resume.nhvk"));
+    EXPECT_FALSE(fs::exists(fs::path(out) / ".nhvk.lock"));
     const auto after = complete_run(out, 6, tmp);
     EXPECT_EQ(names(after), names(before));
 }
@@ -235,7 +246,7 @@ TEST(OutputFolder, StaleLockAndTemporariesOfADeadRunAreTakenOver) {
     std::ofstream(out / "notes.txt") << "mine\n";
     const Child c = run(run_args(out.string(), 4), tmp);
     ASSERT_EQ(c.code(), nhvk::exit_ok) << c.err();
-    EXPECT_EQ(names(snapshot(out)), (std::vector<std::string>{"notes.txt", "stats.csv", "summary.json"}))
+    EXPECT_EQ(names(snapshot(out)), (std::vector<std::string>{"notes.txt", "run.log", "stats.csv", "summary.json"}))
         << "lock and stale temporaries removed, the user's file kept";
     EXPECT_EQ(text_of(out / "notes.txt"), "mine\n");
     EXPECT_FALSE(fs::exists(out / "trajectories")) << "the dead run's emptied trajectories/ goes too";
@@ -248,7 +259,7 @@ TEST(OutputFolder, OutputsOfAnEarlierRunThatThisRunDoesNotWriteAreRemoved) {
     complete_run(out, 4, tmp, {"--save-samples", "--save-trajectories", "3"});
     const auto after = complete_run(out, 5, tmp, {"--save-trajectories", "1"});
     EXPECT_EQ(names(after),
-              (std::vector<std::string>{"stats.csv", "summary.json", "trajectories/trajectory_000000.csv"}));
+              (std::vector<std::string>{"run.log", "stats.csv", "summary.json", "trajectories/trajectory_000000.csv"}));
     const nlohmann::json j = nlohmann::json::parse(after.at("summary.json"));
     EXPECT_EQ(j["config"]["run"]["seed"], 5);
     complete_run(out, 6, tmp);
@@ -268,7 +279,11 @@ TEST(OutputFolder, AFolderInTheWayLeavesTheEarlierRunUntouched) {
     EXPECT_EQ(c.code(), nhvk::exit_runtime) << c.err();
     EXPECT_NE(c.err().find("trajectory_000001.csv"), std::string::npos) << c.err();
     EXPECT_NE(c.err().find(std::strerror(EISDIR)), std::string::npos) << c.err();
-    EXPECT_EQ(snapshot(out), before);
+    auto after = snapshot(out);
+    EXPECT_NE(after["run.log"].find("failed: "), std::string::npos) << after["run.log"];
+    after["run.log"] = before.at("run.log"); // the log has the failure's lines; nothing else changed
+    EXPECT_EQ(outputs_only(after), outputs_only(before));
+    EXPECT_EQ(names(after), names(before));
 }
 
 // A write that fails after the computation (the file size limit: EFBIG, as any user can set it) leaves the earlier
@@ -284,7 +299,8 @@ TEST(OutputFolder, FailedWriteAfterTheComputationLeavesTheEarlierRun) {
     EXPECT_EQ(c.code(), nhvk::exit_runtime) << c.err();
     EXPECT_NE(c.err().find(std::strerror(EFBIG)), std::string::npos) << c.err();
     EXPECT_NE(c.err().find("stats.csv"), std::string::npos) << c.err();
-    EXPECT_EQ(snapshot(out), before);
+    EXPECT_EQ(outputs_only(snapshot(out)), outputs_only(before));
+    EXPECT_EQ(names(snapshot(out)), names(before));
 }
 
 // A write that fails during the computation (samples.csv past the file size limit) stops the run there (it does not
@@ -348,7 +364,8 @@ TEST(OutputFolder, FullDiskLeavesTheEarlierRun) {
     const Child c = run(run_args(out, 5), tmp);
     EXPECT_EQ(c.code(), nhvk::exit_runtime) << c.err();
     EXPECT_NE(c.err().find(std::strerror(ENOSPC)), std::string::npos) << c.err();
-    EXPECT_EQ(snapshot(out), before);
+    EXPECT_EQ(outputs_only(snapshot(out)), outputs_only(before));
+    EXPECT_EQ(names(snapshot(out)), names(before));
     fs::remove(mnt / "filler");
     complete_run(out, 5, tmp);
 }
@@ -363,10 +380,9 @@ TEST(OutputFolder, KillNineMidRunLeavesTheEarlierRun) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     stop(c, SIGKILL);
     ASSERT_EQ(c.signal(), SIGKILL);
-    auto left = snapshot(out);
+    auto left = outputs_only(snapshot(out));
     left.erase(".nhvk.lock");
-    left.erase(temp_of("samples.csv", c.pid).string());
-    EXPECT_EQ(left, before);
+    EXPECT_EQ(left, outputs_only(before));
     const auto after = complete_run(out, 6, tmp, {"--save-samples"});
     EXPECT_EQ(names(after), names(before)) << "the dead run's temporary and lock are gone";
 }
@@ -376,7 +392,7 @@ TEST(OutputFolder, KillNineMidRunLeavesTheEarlierRun) {
 std::map<std::string, std::string> outputs_of(const std::map<std::string, std::string>& files) {
     std::map<std::string, std::string> out;
     for (const auto& [rel, content] : files) {
-        if (rel.find(".tmp.") != std::string::npos || rel == ".nhvk.lock")
+        if (rel.find(".tmp.") != std::string::npos || rel == ".nhvk.lock" || rel == "run.log")
             continue;
         out[rel] = content;
         if (rel == "summary.json") {
@@ -430,22 +446,26 @@ TEST(OutputFolder, KillNineAtEveryStepOfTheFinalMovesLeavesNoMixedRun) {
     EXPECT_EQ(steps, 6);
 }
 
-// SIGINT (Ctrl-C) mid-run: no temporary and no lock remain, the earlier run is exactly as it was, and the process
-// ends by SIGINT.
-TEST(OutputFolder, SigintLeavesNoTemporary) {
+// SIGINT (Ctrl-C) mid-run: the run stops at a chunk boundary (exit 128 + 2), no temporary and no lock remain, the
+// earlier outputs are exactly as they were, and the resume record and rows so far wait for --resume; into a fresh
+// folder, only those.
+TEST(OutputFolder, SigintStopsCleanlyAndLeavesNoTemporary) {
     TempDir tmp;
     const std::string out = tmp.str("out");
     const auto before = complete_run(out, 4, tmp, {"--save-samples"});
     Child c = start_long_run(out, 5, tmp);
     stop(c, SIGINT);
-    EXPECT_EQ(c.signal(), SIGINT) << "status " << c.status << ": " << c.err();
-    EXPECT_EQ(snapshot(out), before);
-    // and into a fresh folder: nothing stays, not even the folder
+    EXPECT_EQ(c.code(), 128 + SIGINT) << "status " << c.status << ": " << c.err();
+    EXPECT_NE(c.err().find("--resume"), std::string::npos) << c.err();
+    const auto after = snapshot(out);
+    EXPECT_EQ(outputs_only(after), outputs_only(before));
+    for (const auto& [rel, content] : after)
+        EXPECT_TRUE(rel.find(".tmp.") == std::string::npos && rel != ".nhvk.lock") << rel;
     const std::string fresh = tmp.str("fresh");
     Child d = start_long_run(fresh, 5, tmp);
     stop(d, SIGINT);
-    EXPECT_EQ(d.signal(), SIGINT);
-    EXPECT_FALSE(fs::exists(fresh));
+    EXPECT_EQ(d.code(), 128 + SIGINT) << d.err();
+    EXPECT_EQ(names(snapshot(fresh)), (std::vector<std::string>{"resume.nhvk", "run.log", "samples.csv.resume"}));
 }
 
 } // namespace

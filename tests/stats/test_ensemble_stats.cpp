@@ -279,6 +279,39 @@ TEST(EnsembleAccumulator, MergeEqualsConcatenation) {
     }
 }
 
+// the state as bytes (partial.nhvk, resume records, MPI): saved parts loaded into fresh accumulators merge into the
+// whole run's summaries bit for bit, in both modes; a state of another shape or a cut one is refused
+TEST(EnsembleAccumulator, SavedStatesLoadAndMergeExactly) {
+    const Ensemble e = make_ensemble(6, 2500, 8);
+    for (const std::size_t budget : {kUnlimited, std::size_t{0}}) {
+        EnsembleAccumulator all(e.n_series, e.n, budget);
+        feed(all, e, 0, e.n, {300});
+        std::string bytes_a, bytes_b;
+        {
+            EnsembleAccumulator a(e.n_series, e.n, budget), b(e.n_series, e.n, budget);
+            feed(a, e, 0, 1234, {100});
+            feed(b, e, 1234, e.n - 1234, {77});
+            a.save(bytes_a);
+            b.save(bytes_b);
+        }
+        EnsembleAccumulator merged(e.n_series, e.n, budget), part(e.n_series, e.n, budget);
+        nhvk::bytes::Reader ra(bytes_a, "a"), rb(bytes_b, "b");
+        merged.load(ra);
+        part.load(rb);
+        merged.merge(part);
+        EXPECT_EQ(merged.exact(), all.exact());
+        expect_identical(all.finalize(), merged.finalize());
+
+        EnsembleAccumulator other_shape(e.n_series + 1, e.n, budget);
+        nhvk::bytes::Reader again(bytes_a, "a");
+        EXPECT_THROW(other_shape.load(again), std::runtime_error);
+        const std::string cut = bytes_a.substr(0, bytes_a.size() - 9);
+        nhvk::bytes::Reader rc(cut, "cut");
+        EnsembleAccumulator fresh(e.n_series, e.n, budget);
+        EXPECT_THROW(fresh.load(rc), std::runtime_error);
+    }
+}
+
 TEST(EnsembleAccumulator, MergeMixedModesFallsBackToHistogram) {
     const Ensemble e = make_ensemble(3, 800, 7);
     EnsembleAccumulator hist_all(e.n_series, e.n, 0);

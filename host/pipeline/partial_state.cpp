@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+#include "pipeline/partial_state.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace nhvk {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char magic[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '1', '\n', '\0', '\0'};
+
+void put_tally(std::string& out, const EnsembleResult& r) {
+    bytes::put(out, r.valid);
+    bytes::put(out, r.failed_by_status);
+    bytes::put(out, r.failed_by_dynamics);
+    bytes::put(out, r.failed_by_dynamics_status);
+    bytes::put(out, r.sampling);
+    bytes::put_vector(out, r.onset.counts);
+    bytes::put(out, r.onset.never);
+}
+
+void get_tally(bytes::Reader& in, EnsembleResult& r) {
+    r.valid = in.get<std::uint64_t>();
+    r.failed_by_status = in.get<decltype(r.failed_by_status)>();
+    r.failed_by_dynamics = in.get<decltype(r.failed_by_dynamics)>();
+    r.failed_by_dynamics_status = in.get<decltype(r.failed_by_dynamics_status)>();
+    r.sampling = in.get<decltype(r.sampling)>();
+    r.onset.counts = in.get_vector<std::uint64_t>();
+    r.onset.never = in.get<std::uint64_t>();
+}
+
+} // namespace
+
+RunIdentity run_identity(const RunConfig& cfg) {
+    nlohmann::json j = cfg.resolved_json();
+    for (const char* key : {"out", "threads", "chunk", "backend"}) j["run"].erase(key);
+    const std::string text = j.dump(); // object keys sorted: the same configuration, the same text
+    RunIdentity id;
+    id.version = nhvk_version;
+    id.config_hash = bytes::fnv1a64(text.data(), text.size());
+    id.trajectories = static_cast<std::uint64_t>(cfg.run.trajectories);
+    id.seed = static_cast<std::uint64_t>(cfg.run.seed);
+    return id;
+}
+
+std::string hash_text(std::uint64_t h) {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+IndexRange split_range(IndexRange r, int part, int parts) {
+    const std::uint64_t n = r.size(), p = static_cast<std::uint64_t>(parts), i = static_cast<std::uint64_t>(part);
+    const std::uint64_t base = n / p, extra = n % p;
+    const std::uint64_t first = r.first + i * base + (i < extra ? i : extra);
+    return {first, first + base + (i < extra ? 1u : 0u)};
+}
+
+void add_tally(EnsembleResult& into, const EnsembleResult& from) {
+    into.valid += from.valid;
+    for (std::size_t i = 0; i < into.failed_by_status.size(); ++i) into.failed_by_status[i] += from.failed_by_status[i];
+    for (std::size_t d = 0; d < into.failed_by_dynamics.size(); ++d) {
+        into.failed_by_dynamics[d] += from.failed_by_dynamics[d];
+        for (std::size_t i = 0; i < into.failed_by_dynamics_status[d].size(); ++i)
+            into.failed_by_dynamics_status[d][i] += from.failed_by_dynamics_status[d][i];
+    }
+    for (std::size_t i = 0; i < into.sampling.size(); ++i) into.sampling[i] += from.sampling[i];
+    if (into.onset.counts.empty() && into.onset.never == 0) // an empty tally takes the other's output times
+        into.onset = from.onset;
+    else
+        into.onset.merge(from.onset);
+}
+
+std::string encode_state(const PartialState& s) {
+    std::string p;
+    bytes::put_string(p, s.id.version);
+    bytes::put(p, s.id.config_hash);
+    bytes::put(p, s.id.trajectories);
+    bytes::put(p, s.id.seed);
+    bytes::put_string(p, s.source.name);
+    bytes::put_string(p, s.source.text);
+    bytes::put<std::uint64_t>(p, s.source.sets.size());
+    for (const std::string& x : s.source.sets) bytes::put_string(p, x);
+    bytes::put<std::uint64_t>(p, s.source.options.size());
+    for (const OptionOverride& o : s.source.options) {
+        bytes::put_string(p, o.option);
+        bytes::put_string(p, o.key);
+        bytes::put_string(p, o.value);
+        bytes::put<std::uint8_t>(p, o.is_string ? 1u : 0u);
+    }
+    for (int v : {s.shard_index, s.shard_count, s.rank, s.ranks}) bytes::put<std::int32_t>(p, v);
+    bytes::put(p, s.range.first);
+    bytes::put(p, s.range.end);
+    bytes::put(p, s.next);
+    bytes::put_string(p, s.backend);
+    for (double v : {s.seconds, s.sampling_seconds, s.integration_seconds, s.reduction_seconds, s.transfer_seconds})
+        bytes::put(p, v);
+    put_tally(p, s.tally);
+    bytes::put_string(p, s.statistics);
+    bytes::put(p, s.samples_bytes);
+    bytes::put_string(p, s.saved);
+
+    std::string out(magic, sizeof magic);
+    bytes::put<std::uint64_t>(out, p.size());
+    out += p;
+    bytes::put<std::uint64_t>(out, bytes::fnv1a64(p.data(), p.size()));
+    return out;
+}
+
+PartialState decode_state(const std::string& data, const std::string& what) {
+    if (data.size() < sizeof magic + 16 || std::memcmp(data.data(), magic, sizeof magic) != 0)
+        throw std::runtime_error(what + ": not an nhvk state file (no NHVK-STATE-v1 header)");
+    std::uint64_t n = 0;
+    std::memcpy(&n, data.data() + sizeof magic, sizeof n);
+    if (n != data.size() - sizeof magic - 16)
+        throw std::runtime_error(what + ": truncated or extended (payload of " + std::to_string(n) + " bytes, file of " +
+                                 std::to_string(data.size()) + ")");
+    const std::string payload = data.substr(sizeof magic + 8, static_cast<std::size_t>(n));
+    std::uint64_t sum = 0;
+    std::memcpy(&sum, data.data() + data.size() - 8, sizeof sum);
+    if (sum != bytes::fnv1a64(payload.data(), payload.size()))
+        throw std::runtime_error(what + ": checksum mismatch (the file is damaged)");
+
+    bytes::Reader in(payload, what);
+    PartialState s;
+    s.id.version = in.get_string();
+    if (s.id.version != nhvk_version)
+        throw std::runtime_error(what + ": written by nhvk " + s.id.version + ", this is nhvk " + nhvk_version);
+    s.id.config_hash = in.get<std::uint64_t>();
+    s.id.trajectories = in.get<std::uint64_t>();
+    s.id.seed = in.get<std::uint64_t>();
+    s.source.name = in.get_string();
+    s.source.text = in.get_string();
+    const auto n_sets = in.get<std::uint64_t>();
+    for (std::uint64_t i = 0; i < n_sets && in.remaining() > 0; ++i) s.source.sets.push_back(in.get_string());
+    const auto n_options = in.get<std::uint64_t>();
+    for (std::uint64_t i = 0; i < n_options && in.remaining() > 0; ++i) {
+        OptionOverride o;
+        o.option = in.get_string();
+        o.key = in.get_string();
+        o.value = in.get_string();
+        o.is_string = in.get<std::uint8_t>() != 0;
+        s.source.options.push_back(std::move(o));
+    }
+    s.shard_index = in.get<std::int32_t>();
+    s.shard_count = in.get<std::int32_t>();
+    s.rank = in.get<std::int32_t>();
+    s.ranks = in.get<std::int32_t>();
+    s.range.first = in.get<std::uint64_t>();
+    s.range.end = in.get<std::uint64_t>();
+    s.next = in.get<std::uint64_t>();
+    s.backend = in.get_string();
+    s.seconds = in.get<double>();
+    s.sampling_seconds = in.get<double>();
+    s.integration_seconds = in.get<double>();
+    s.reduction_seconds = in.get<double>();
+    s.transfer_seconds = in.get<double>();
+    get_tally(in, s.tally);
+    s.statistics = in.get_string();
+    s.samples_bytes = in.get<std::uint64_t>();
+    s.saved = in.get_string();
+    if (in.remaining() != 0) throw std::runtime_error(what + ": unexpected bytes after the state");
+    if (s.range.first > s.range.end || s.next < s.range.first || s.next > s.range.end ||
+        s.range.end > s.id.trajectories || s.shard_count < 1 || s.shard_index < 0 || s.shard_index >= s.shard_count)
+        throw std::runtime_error(what + ": inconsistent index range");
+    return s;
+}
+
+void write_state_file(const fs::path& path, const PartialState& s) {
+    const std::string data = encode_state(s);
+    const std::string tmp = path.string() + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error("cannot create '" + tmp + "': " + std::strerror(errno));
+    const char* p = data.data();
+    std::size_t left = data.size();
+    int err = 0;
+    while (left > 0) {
+        const ssize_t w = ::write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            err = w < 0 ? errno : EIO;
+            break;
+        }
+        p += w;
+        left -= static_cast<std::size_t>(w);
+    }
+    if (err == 0 && ::fsync(fd) != 0 && errno != EINVAL) err = errno;
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+    if (err != 0) {
+        ::unlink(tmp.c_str());
+        throw std::runtime_error("cannot write '" + path.string() + "': " + std::strerror(err));
+    }
+    const int dfd = ::open(path.parent_path().empty() ? "." : path.parent_path().c_str(),
+                           O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+}
+
+PartialState read_state_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot open '" + path.string() + "': " + std::strerror(errno));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) throw std::runtime_error("cannot read '" + path.string() + "': " + std::strerror(errno));
+    return decode_state(ss.str(), path.string());
+}
+
+} // namespace nhvk

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The mergeable state of a part of a run: which trajectories it covers, its counts and its statistics before
+ *         they are summarised. It is what a `--shard i/N` run leaves in `partial.nhvk` for `nhvk merge`, what each
+ *         MPI rank sends to rank 0, and what a resume record holds. Every statistic in it merges exactly (integer
+ *         counts, exact sums, min/max, stored values), so any set of parts covering [0, N) merges, in index order,
+ *         into the statistics of one run bit for bit.
+ *
+ *  File layout (README "Partial states and resume records"): the 16-byte magic `NHVK-STATE-v1\n\0\0`, the payload
+ *  length (8 bytes), the payload, and its FNV-1a-64 checksum (8 bytes). Little-endian, this build's layout: a state
+ *  is read back by the same nhvk version on the same kind of machine (the version is checked).
+ */
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "ensemble.hpp"
+#include "stats/byte_io.hpp"
+
+namespace nhvk {
+
+/** @brief The version written into outputs and state files. */
+inline constexpr const char* nhvk_version = "0.1.0";
+
+/** @brief Where a run's configuration came from, kept in its state so that `nhvk merge` reads the same
+ *         configuration back (the file's text, `--set` overrides and options, in their order). */
+struct ConfigSource {
+    std::string name; ///< the path the config was read from (messages, summary.json)
+    std::string text;
+    std::vector<std::string> sets;
+    std::vector<OptionOverride> options;
+};
+
+/** @brief What makes two parts parts of the same run: the version, and a hash of the resolved configuration
+ *         without the keys that do not change any result (run.out, run.threads, run.chunk, run.backend). */
+struct RunIdentity {
+    std::string version;
+    std::uint64_t config_hash = 0;
+    std::uint64_t trajectories = 0, seed = 0;
+};
+RunIdentity run_identity(const RunConfig& cfg);
+/** @brief The hash as 16 hex digits (run.log, summary.json, messages). */
+std::string hash_text(std::uint64_t h);
+
+/** @brief Trajectory indices [first, end). */
+struct IndexRange {
+    std::uint64_t first = 0, end = 0;
+    std::uint64_t size() const { return end - first; }
+};
+/** @brief Part `part` of `parts` equal parts of `r` (sizes differ by at most one; the larger ones first). */
+IndexRange split_range(IndexRange r, int part, int parts);
+
+/** @brief A part of a run (see the file comment). */
+struct PartialState {
+    RunIdentity id;
+    ConfigSource source;
+    int shard_index = 0, shard_count = 1; ///< `--shard i/N`
+    int rank = 0, ranks = 1;              ///< MPI rank of the process that wrote it (resume records)
+    IndexRange range;                     ///< the trajectories this part covers
+    std::uint64_t next = 0;               ///< [range.first, next) are done (== range.end when complete)
+    std::string backend;
+    double seconds = 0.0, sampling_seconds = 0.0, integration_seconds = 0.0, reduction_seconds = 0.0,
+           transfer_seconds = 0.0;
+    EnsembleResult tally;      ///< valid, failed_*, sampling, onset (the rest unused)
+    std::string statistics;    ///< stats::EnsembleAccumulator::save
+    std::uint64_t samples_bytes = 0; ///< resume: bytes of samples.csv written by [range.first, next)
+    std::string saved;         ///< resume / MPI: SavedTrajectories::save
+
+    bool complete() const { return next == range.end; }
+};
+
+/** @brief Adds the counts of `from` (valid, failures, sampling, onset) into `into`. */
+void add_tally(EnsembleResult& into, const EnsembleResult& from);
+
+/** @brief The state as bytes (magic, length, payload, checksum) and back; `what` names the source in errors. */
+std::string encode_state(const PartialState& s);
+PartialState decode_state(const std::string& bytes, const std::string& what);
+
+/** @brief Writes atomically: a temporary next to `path`, fsync, rename, fsync of the folder. */
+void write_state_file(const std::filesystem::path& path, const PartialState& s);
+/** @brief Reads and checks (magic, length, checksum, version); throws std::runtime_error naming the file. */
+PartialState read_state_file(const std::filesystem::path& path);
+
+} // namespace nhvk

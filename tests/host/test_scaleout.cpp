@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+// Issue 8 end to end with the built `nhvk`: MPI ranks, --shard + `nhvk merge`, resume after kill -9 and Ctrl-C,
+// progress lines and run.log. Every comparison is against a plain single-process run of the same config: the
+// statistics must be equal bit for bit (the draws depend only on (seed, index) and every reduction is exact).
+#include "nhvk_cli.hpp"
+#include "temp_dir.hpp"
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#ifndef NHVK_BINARY
+#error "tests/CMakeLists.txt defines NHVK_BINARY"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using nhvk_test::CliRun;
+using nhvk_test::read_text;
+
+struct TempDir : nhvk_test::TempDir {
+    TempDir() : nhvk_test::TempDir("nhvk_scale_") {}
+};
+
+const std::string config = std::string(NHVK_SOURCE_DIR) + "/configs/nh_particle.toml";
+
+CliRun nhvk(const std::vector<std::string>& args, const TempDir& tmp, const std::string& env = "") {
+    return nhvk_test::run_captured(env, NHVK_BINARY, args, tmp.path() / "io");
+}
+
+using nhvk_test::read_json;
+
+/** The statistics of a summary.json: everything but how the run was made (backend, threads, timing, job, out). */
+nlohmann::json statistics(const fs::path& dir) {
+    nlohmann::json j = read_json(dir / "summary.json");
+    for (const char* k : {"backend", "threads", "timing", "job"}) j.erase(k);
+    if (j.contains("config")) j["config"]["run"].erase("out");
+    return j;
+}
+
+/** The base arguments of the runs compared here: 403 trajectories in chunks of 50 (so parts split chunks). */
+std::vector<std::string> run_args(const fs::path& out, std::vector<std::string> more = {}) {
+    std::vector<std::string> a = {"run", config, "--trajectories", "403", "--chunk", "50", "--threads", "1",
+                                  "--out", out.string(), "-q"};
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+}
+
+void expect_same_run(const fs::path& a, const fs::path& b, bool samples) {
+    EXPECT_EQ(statistics(a), statistics(b)) << a << " vs " << b;
+    EXPECT_EQ(read_text(a / "stats.csv"), read_text(b / "stats.csv")) << a << " vs " << b;
+    if (samples) {
+        const std::string sa = read_text(a / "samples.csv");
+        EXPECT_GT(sa.size(), 403u * 20u);
+        EXPECT_EQ(sa, read_text(b / "samples.csv")) << a << " vs " << b;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// MPI
+
+#ifdef NHVK_MPIEXEC
+std::string mpirun(int ranks) {
+    std::string p = std::string(NHVK_MPIEXEC) + " --oversubscribe -np " + std::to_string(ranks);
+    if (::geteuid() == 0) p += " --allow-run-as-root";
+    return p;
+}
+#endif
+
+TEST(ScaleOutMpi, OneTwoAndThreeRanksGiveTheStatisticsOfOneProcess) {
+#ifndef NHVK_MPIEXEC
+    GTEST_SKIP() << "built without MPI (NHVK_ENABLE_MPI=OFF)";
+#else
+    TempDir tmp;
+    // exact quantiles (the default budget), then histogram quantiles (no budget): both merge exactly
+    for (const std::string& budget : {"1024", "0"}) {
+        const fs::path single = tmp.path() / ("single_" + budget);
+        ASSERT_EQ(nhvk(run_args(single, {"--set", "run.exact_memory_mb=" + budget}), tmp).rc, 0);
+        for (int ranks : {1, 2, 3}) {
+            const fs::path d = tmp.path() / ("mpi" + std::to_string(ranks) + "_" + budget);
+            const CliRun r = nhvk_test::run_captured(
+                mpirun(ranks), NHVK_BINARY, run_args(d, {"--set", "run.exact_memory_mb=" + budget}), tmp.path() / "io");
+            ASSERT_EQ(r.rc, 0) << r.err;
+            expect_same_run(single, d, false);
+            const nlohmann::json s = read_json(d / "summary.json");
+            EXPECT_EQ(s["job"]["ranks"], ranks);
+            EXPECT_EQ(s["statistics"]["quantiles"], budget == "0" ? "histogram" : "exact");
+            EXPECT_EQ(s["trajectories"]["requested"], 403);
+            // only rank 0 writes: one summary, no rank's resume record left
+            for (const auto& e : fs::directory_iterator(d))
+                EXPECT_EQ(e.path().filename().string().find("resume"), std::string::npos) << e.path();
+        }
+    }
+#endif
+}
+
+TEST(ScaleOutMpi, SamplesWithSeveralRanksAreRefusedWithAMessage) {
+#ifndef NHVK_MPIEXEC
+    GTEST_SKIP() << "built without MPI (NHVK_ENABLE_MPI=OFF)";
+#else
+    TempDir tmp;
+    const fs::path d = tmp.path() / "out";
+    const CliRun r = nhvk_test::run_captured(mpirun(2), NHVK_BINARY, run_args(d, {"--save-samples"}), tmp.path() / "io");
+    EXPECT_NE(r.rc, 0);
+    EXPECT_NE(r.err.find("--shard"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(d / "summary.json"));
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Shards and merge
+
+TEST(ScaleOutShards, FourShardsMergedEqualOneRun) {
+    TempDir tmp;
+    const std::vector<std::string> extra = {"--save-samples", "--save-trajectories", "3"};
+    const fs::path single = tmp.path() / "single";
+    ASSERT_EQ(nhvk(run_args(single, extra), tmp).rc, 0);
+    std::vector<std::string> merge = {"merge"};
+    for (int i : {2, 0, 3, 1}) { // any order
+        const fs::path d = tmp.path() / ("shard" + std::to_string(i));
+        std::vector<std::string> a = extra;
+        a.insert(a.end(), {"--shard", std::to_string(i) + "/4"});
+        const CliRun r = nhvk(run_args(d, a), tmp);
+        ASSERT_EQ(r.rc, 0) << r.err;
+        ASSERT_TRUE(fs::exists(d / "partial.nhvk"));
+        const nlohmann::json s = read_json(d / "summary.json");
+        EXPECT_EQ(s["job"]["shard"]["index"], i);
+        merge.push_back(d.string());
+    }
+    // the shards' own parts: 101, 101, 101, 100 trajectories
+    EXPECT_EQ(read_json(tmp.path() / "shard3" / "summary.json")["trajectories"]["requested"], 100);
+    const fs::path merged = tmp.path() / "merged";
+    merge.insert(merge.end(), {"--out", merged.string(), "-q"});
+    const CliRun m = nhvk(merge, tmp);
+    ASSERT_EQ(m.rc, 0) << m.err;
+    expect_same_run(single, merged, true);
+    for (const char* t : {"trajectory_000000.csv", "trajectory_000001.csv", "trajectory_000002.csv"})
+        EXPECT_EQ(read_text(single / "trajectories" / t), read_text(merged / "trajectories" / t)) << t;
+    EXPECT_EQ(read_json(merged / "summary.json")["job"]["merged_from"].size(), 4u);
+}
+
+TEST(ScaleOutShards, MergeRefusesIncompleteRepeatedAndMismatchedSets) {
+    TempDir tmp;
+    auto shard = [&](int i, const std::string& name, std::vector<std::string> more = {}) {
+        const fs::path d = tmp.path() / name;
+        more.insert(more.end(), {"--shard", std::to_string(i) + "/3"});
+        EXPECT_EQ(nhvk(run_args(d, more), tmp).rc, 0);
+        return d.string();
+    };
+    const std::string s0 = shard(0, "s0"), s1 = shard(1, "s1"), s2 = shard(2, "s2");
+    const std::string seed2 = shard(2, "seed2", {"--seed", "7"});
+    const std::string other = shard(2, "other", {"--set", "divergence.onset_threshold=0.5"});
+    const std::string out = (tmp.path() / "merged").string();
+    struct Case {
+        std::vector<std::string> dirs;
+        std::string expect;
+    };
+    const std::vector<Case> cases = {
+        {{s0, s2}, "shard 1 of 3 missing"},
+        {{s0, s1, s1, s2}, "given twice"},
+        {{s0, s1, seed2}, "different seeds"},
+        {{s0, s1, other}, "different configurations"},
+        {{s0, s1, (tmp.path() / "io").string()}, "no partial.nhvk"},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::string> a = {"merge"};
+        a.insert(a.end(), c.dirs.begin(), c.dirs.end());
+        a.insert(a.end(), {"--out", out});
+        const CliRun r = nhvk(a, tmp);
+        EXPECT_EQ(r.rc, 2) << c.expect << ": " << r.err;
+        EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(tmp.path() / "merged" / "summary.json")) << c.expect;
+    }
+    // --out is one of the parts
+    const CliRun same = nhvk({"merge", s0, s1, s2, "--out", s2}, tmp);
+    EXPECT_EQ(same.rc, 2);
+    EXPECT_NE(same.err.find("is one of the folders"), std::string::npos) << same.err;
+    EXPECT_TRUE(fs::exists(fs::path(s2) / "partial.nhvk"));
+    // a damaged partial state: one byte of its payload changed
+    {
+        const fs::path p = fs::path(s2) / "partial.nhvk";
+        std::string bytes = read_text(p);
+        bytes[bytes.size() / 2] ^= 0x20;
+        std::ofstream(p, std::ios::binary) << bytes;
+    }
+    const CliRun damaged = nhvk({"merge", s0, s1, s2, "--out", out}, tmp);
+    EXPECT_EQ(damaged.rc, 2);
+    EXPECT_NE(damaged.err.find("checksum mismatch"), std::string::npos) << damaged.err;
+    EXPECT_FALSE(fs::exists(tmp.path() / "merged" / "summary.json"));
+}
+
+TEST(ScaleOutShards, ShardArgumentIsChecked) {
+    TempDir tmp;
+    for (const std::string& bad : {"4/4", "1", "a/3", "-1/3", "1/0", "1/3/4"}) {
+        const CliRun r = nhvk(run_args(tmp.path() / "out", {"--shard", bad}), tmp);
+        EXPECT_EQ(r.rc, 2) << bad;
+        EXPECT_NE(r.err.find("--shard"), std::string::npos) << r.err;
+    }
+    EXPECT_FALSE(fs::exists(tmp.path() / "out"));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Resume
+
+/** Files of `dir` a run writes as it goes, or leaves for --resume. */
+std::vector<std::string> names(const fs::path& dir) {
+    std::vector<std::string> v;
+    for (const auto& e : fs::directory_iterator(dir)) v.push_back(e.path().filename().string());
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+TEST(ScaleOutResume, RunKilledWithSigkillResumesToTheSameOutputs) {
+    TempDir tmp;
+    const fs::path clean = tmp.path() / "clean", d = tmp.path() / "killed";
+    ASSERT_EQ(nhvk(run_args(clean, {"--save-samples"}), tmp).rc, 0);
+    // kill -9 right after the resume record of the 4th chunk (4 · 50 trajectories)
+    const std::vector<std::string> a = run_args(d, {"--save-samples", "--checkpoint-every", "0"});
+    const CliRun k = nhvk(a, tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=4,9");
+    ASSERT_EQ(k.rc, 128 + 9) << k.err;
+    EXPECT_FALSE(fs::exists(d / "summary.json"));
+    EXPECT_TRUE(fs::exists(d / "resume.nhvk"));
+    // a resume against a changed configuration is refused, and leaves the record
+    const CliRun changed = nhvk(run_args(d, {"--save-samples", "--resume", "--seed", "2"}), tmp);
+    EXPECT_EQ(changed.rc, 2);
+    EXPECT_NE(changed.err.find("another configuration"), std::string::npos) << changed.err;
+    EXPECT_TRUE(fs::exists(d / "resume.nhvk"));
+    const CliRun r = nhvk(run_args(d, {"--save-samples", "--resume"}), tmp);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    expect_same_run(clean, d, true);
+    EXPECT_EQ(read_json(d / "summary.json")["job"]["resumed_at"], 200);
+    // the record and the resumable temporary are gone after the commit
+    EXPECT_EQ(names(d), (std::vector<std::string>{"run.log", "samples.csv", "stats.csv", "summary.json"}));
+}
+
+TEST(ScaleOutResume, CtrlCStopsCleanlyAndResumes) {
+    TempDir tmp;
+    const fs::path clean = tmp.path() / "clean", d = tmp.path() / "stopped";
+    ASSERT_EQ(nhvk(run_args(clean, {"--save-samples", "--save-trajectories", "2"}), tmp).rc, 0);
+    const CliRun k = nhvk(run_args(d, {"--save-samples", "--save-trajectories", "2"}), tmp,
+                          "NHVK_TEST_SIGNAL_AFTER_CHUNK=3,2");
+    ASSERT_EQ(k.rc, 128 + 2) << k.err;
+    EXPECT_NE(k.err.find("--resume"), std::string::npos) << k.err;
+    EXPECT_NE(k.err.find("stopped by SIGINT"), std::string::npos) << k.err;
+    // no half-written outputs: only the log, the record and the resumable samples
+    EXPECT_EQ(names(d), (std::vector<std::string>{"resume.nhvk", "run.log", "samples.csv.resume"}));
+    const CliRun r = nhvk(run_args(d, {"--save-samples", "--save-trajectories", "2", "--resume"}), tmp);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    expect_same_run(clean, d, true);
+    EXPECT_EQ(read_text(clean / "trajectories" / "trajectory_000001.csv"),
+              read_text(d / "trajectories" / "trajectory_000001.csv"));
+    const std::string log = read_text(d / "run.log");
+    EXPECT_NE(log.find("stopped by SIGINT"), std::string::npos) << log;
+    EXPECT_NE(log.find("resumed at trajectory"), std::string::npos) << log;
+}
+
+TEST(ScaleOutResume, ResumeWithoutARecordStartsOver) {
+    TempDir tmp;
+    const fs::path clean = tmp.path() / "clean", d = tmp.path() / "fresh";
+    ASSERT_EQ(nhvk(run_args(clean), tmp).rc, 0);
+    const CliRun r = nhvk(run_args(d, {"--resume"}), tmp);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    expect_same_run(clean, d, false);
+    EXPECT_TRUE(read_json(d / "summary.json")["job"]["resumed_at"].is_null());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Progress and run.log
+
+TEST(ScaleOutProgress, LinesWithinOneLargeChunkAndARunLog) {
+    TempDir tmp;
+    const fs::path d = tmp.path() / "out";
+    // one chunk of 40000 trajectories on one thread (about 2 s): progress must not wait for the chunk's end
+    const CliRun r = nhvk({"run", config, "--trajectories", "40000", "--chunk", "40000", "--threads", "1", "--out",
+                           d.string(), "--progress-every", "0.2"},
+                          tmp);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    int lines = 0, partial = 0;
+    std::istringstream err(r.err);
+    for (std::string l; std::getline(err, l);) {
+        if (l.rfind("[nhvk] progress ", 0) != 0) continue;
+        ++lines;
+        if (l.find("/40000 (100.0%)") == std::string::npos) ++partial;
+    }
+    EXPECT_GE(partial, 2) << r.err; // seen inside the single chunk
+    EXPECT_GE(lines, partial + 1) << r.err;
+    const std::string log = read_text(d / "run.log");
+    const std::string hash = read_json(d / "summary.json")["job"]["config_hash"];
+    EXPECT_EQ(hash.size(), 16u);
+    EXPECT_NE(log.find(" start nhvk "), std::string::npos) << log;
+    EXPECT_NE(log.find("config hash " + hash), std::string::npos) << log;
+    EXPECT_NE(log.find(" end complete"), std::string::npos) << log;
+}
+
+} // namespace
