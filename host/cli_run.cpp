@@ -200,6 +200,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
             if (!o->quiet) print_summary(cfg, r);
             exit_code = r.valid > 0 ? exit_ok : exit_no_valid;
             if (r.valid == 0) std::cerr << "nhvk: error: no valid trajectory (see summary.json trajectories.failed)\n";
+        } catch (const RootFailed&) {
+            // NOTE: rank 0 says why and ends the job with its exit code (MPI_Abort); this rank only waits for that.
+            exit_code = exit_ok;
         } catch (const ResumeRefused& e) {
             if (comm.parallel()) {
                 std::cerr << "nhvk: error: rank " << comm.rank() << ": " << e.what() << "\n";

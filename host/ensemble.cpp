@@ -16,6 +16,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
+#include <exception>
 #include <functional>
 #include <chrono>
 #include <cmath>
@@ -138,6 +139,39 @@ fs::path resume_record_path(const fs::path& out, const Comm& comm) {
     return out / ("resume.rank" + std::to_string(comm.rank()) + "-of-" + std::to_string(comm.size()) + ".nhvk");
 }
 
+/** @brief Rank 0, holding the folder: removes the temporaries of records a killed process was writing; a new run
+ *         (no --resume) removes every earlier record and the rows kept for it; a resumed run refuses records of
+ *         another number of ranks when none of its own is there. */
+void tidy_resume_records(const fs::path& dir, bool resume, int ranks) {
+    auto ends_with = [](const std::string& s, const std::string& end) {
+        return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
+    };
+    const std::string own_suffix = "-of-" + std::to_string(ranks) + ".nhvk";
+    std::error_code ec;
+    std::vector<std::string> foreign;
+    bool own = false;
+    for (fs::directory_iterator it(dir, ec), e; !ec && it != e; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.rfind("resume", 0) != 0) continue;
+        std::error_code ec2;
+        const bool record = ends_with(name, ".nhvk");
+        if (name.find(".nhvk.tmp.") != std::string::npos || (record && !resume)) {
+            fs::remove(it->path(), ec2);
+            continue;
+        }
+        if (!record) continue;
+        if (ranks == 1 ? name == "resume.nhvk" : name.rfind("resume.rank", 0) == 0 && ends_with(name, own_suffix))
+            own = true;
+        else
+            foreign.push_back(name);
+    }
+    if (!resume) fs::remove(dir / "samples.csv.resume", ec);
+    if (resume && !own && !foreign.empty())
+        throw ResumeRefused("--resume: the resume record '" + (dir / foreign.front()).string() +
+                            "' is of a run with another number of MPI ranks than this one (" + std::to_string(ranks) +
+                            "); resume with the same number of ranks, or run without --resume to start over");
+}
+
 std::string range_text(IndexRange r) {
     return "[" + std::to_string(r.first) + ", " + std::to_string(r.end) + ")";
 }
@@ -204,18 +238,19 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     // NOTE: after the backend, so a backend error leaves no folder behind. Rank 0 claims; the others write only
     // their resume records into it.
     std::unique_ptr<OutputFolder> out;
-    std::string claim_error;
+    std::exception_ptr claim_failure;
     if (root) {
         try {
             out = claim_output_folder(cfg, opt.sharded);
-        } catch (const std::exception& e) {
+            tidy_resume_records(cfg.run.out, opt.resume, comm.size());
+        } catch (...) {
             if (!comm.parallel()) throw;
-            claim_error = e.what();
+            claim_failure = std::current_exception();
         }
     }
-    if (!comm.broadcast(claim_error.empty())) {
-        if (root) throw std::runtime_error(claim_error);
-        throw std::runtime_error("rank 0 could not claim the output folder '" + cfg.run.out + "'");
+    if (!comm.broadcast(!claim_failure)) {
+        if (root) std::rethrow_exception(claim_failure);
+        throw RootFailed("rank 0 could not claim the output folder '" + cfg.run.out + "'");
     }
     const fs::path dir = cfg.run.out;
     std::unique_ptr<RunLog> log;
@@ -267,17 +302,6 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     } else if (opt.resume && !opt.quiet && root) {
         std::fprintf(stderr, "nhvk: note: --resume: no resume record in '%s'; starting from the beginning\n",
                      cfg.run.out.c_str());
-    }
-    if (!r.resumed) {
-        fs::remove(record, ec);
-        if (root) fs::remove(dir / "samples.csv.resume", ec); // a new run starts its rows anew
-    }
-    if (root) { // records a killed process was writing (pipeline/partial_state.cpp writes a temporary, then renames)
-        for (fs::directory_iterator it(dir, ec), e; !ec && it != e; it.increment(ec)) {
-            const std::string name = it->path().filename().string();
-            if (name.rfind("resume", 0) == 0 && name.find(".nhvk.tmp.") != std::string::npos) fs::remove(it->path(), ec);
-        }
-        ec.clear();
     }
     reduce.start(*backend);
     std::unique_ptr<SamplesWriter> samples;

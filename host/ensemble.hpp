@@ -38,6 +38,11 @@ struct ResumeRefused : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+/** @brief MPI ranks > 0: rank 0 failed before the run began and reports why (then ends the job). */
+struct RootFailed : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 /** @brief The run stopped at a chunk boundary on a signal and left a resume record (exit code 128 + signal). */
 struct Interrupted : std::runtime_error {
     int signal;

@@ -100,6 +100,35 @@ TEST(ScaleOutMpi, OneTwoAndThreeRanksGiveTheStatisticsOfOneProcess) {
 #endif
 }
 
+// every rank killed (kill -9) after its second chunk's resume record; the same mpirun with --resume goes on from
+// each rank's record and ends with the statistics of one process
+TEST(ScaleOutMpi, KilledJobResumesFromEveryRanksRecord) {
+#ifndef NHVK_MPIEXEC
+    GTEST_SKIP() << "built without MPI (NHVK_ENABLE_MPI=OFF)";
+#else
+    TempDir tmp;
+    const fs::path single = tmp.path() / "single", d = tmp.path() / "mpi";
+    ASSERT_EQ(nhvk(run_args(single), tmp).rc, 0);
+    const CliRun k = nhvk_test::run_captured("NHVK_TEST_SIGNAL_AFTER_CHUNK=2,9 " + mpirun(2) +
+                                                 " -x NHVK_TEST_SIGNAL_AFTER_CHUNK",
+                                             NHVK_BINARY, run_args(d, {"--checkpoint-every", "0"}), tmp.path() / "io");
+    ASSERT_NE(k.rc, 0) << k.err;
+    EXPECT_FALSE(fs::exists(d / "summary.json"));
+    EXPECT_TRUE(fs::exists(d / "resume.rank0-of-2.nhvk"));
+    EXPECT_TRUE(fs::exists(d / "resume.rank1-of-2.nhvk"));
+    // another number of ranks does not fit the records
+    const CliRun three = nhvk_test::run_captured(mpirun(3), NHVK_BINARY, run_args(d, {"--resume"}), tmp.path() / "io");
+    EXPECT_EQ(three.rc, 2) << three.err;
+    EXPECT_NE(three.err.find("another number of MPI ranks"), std::string::npos) << three.err;
+    const CliRun one = nhvk(run_args(d, {"--resume"}), tmp);
+    EXPECT_EQ(one.rc, 2) << one.err;
+    const CliRun r = nhvk_test::run_captured(mpirun(2), NHVK_BINARY, run_args(d, {"--resume"}), tmp.path() / "io");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    expect_same_run(single, d, false);
+    EXPECT_FALSE(fs::exists(d / "resume.rank1-of-2.nhvk"));
+#endif
+}
+
 TEST(ScaleOutMpi, SamplesWithSeveralRanksAreRefusedWithAMessage) {
 #ifndef NHVK_MPIEXEC
     GTEST_SKIP() << "built without MPI (NHVK_ENABLE_MPI=OFF)";
