@@ -14,4 +14,5 @@ extra=()
 [ "$(id -u)" -eq 0 ] && extra+=(--allow-run-as-root)
 # --resume: a job that was stopped (Ctrl-C, SIGTERM, a lost node) goes on where it was; the same number of ranks is
 # needed for that.
-exec mpirun "${extra[@]}" -np "$ranks" "$nhvk" run "$config" --out "$out" --resume
+# --bind-to none: OpenMPI binds each of <= 2 ranks to one core; unbound, each rank takes cores / ranks-on-the-node threads.
+exec mpirun "${extra[@]}" --bind-to none -np "$ranks" "$nhvk" run "$config" --out "$out" --resume
