@@ -91,7 +91,14 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
         const stats::SeriesSummary& last = r.at(metric_dq, nt - 1);
         os << std::setprecision(4) << "  d_q at t = " << r.times.back() << ": median " << last.p50 << ", p95 "
            << last.p95 << ", max " << last.max << "\n";
-        os << "  growth exponent of median d_q (t <= " << cfg.growth_t_max << "): " << r.growth_q << "\n";
+        os << "  growth exponent of median d_q (t <= " << cfg.growth_t_max << "): " << r.growth_q;
+        if (std::isfinite(r.growth_fit_q.ci_low))
+            os << " (95% CI " << r.growth_fit_q.ci_low << " to " << r.growth_fit_q.ci_high << ", R² "
+               << r.growth_fit_q.r_squared << ", " << r.growth_fit_q.points << " points)";
+        if (r.growth_at_rounding_level)
+            os << "; the divergence is at rounding level there (median d_q <= " << r.growth_fit_q.max_median
+               << "): the exponent means nothing";
+        os << "\n";
         os << "  onset (d_q > " << cfg.onset_threshold << "): median t = " << r.onset.quantile(0.5, r.times, true)
            << ", never " << r.onset.never << "\n";
     }

@@ -73,6 +73,11 @@ struct EnsembleResult {
         return n;
     }
     double growth_q = 0.0, growth_v = 0.0;
+    stats::GrowthFit growth_fit_q, growth_fit_v; ///< the fits behind growth_q, growth_v
+    /// the largest median of d_q in the fit window is below ε · integrator.max_steps (the rounding a run of at most
+    /// max_steps steps can accumulate, states of order 1): the divergence may be rounding noise there and its
+    /// exponent means nothing
+    bool growth_at_rounding_level = false;
     stats::OnsetHistogram onset;
     /// wall time of the run; time per stage as the backend measured it (device time on the GPU), the reduction
     /// including the host's part, and the host ↔ device transfers

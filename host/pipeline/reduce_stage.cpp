@@ -91,8 +91,14 @@ void ReduceStage::finish() {
         med_v[i] = r_.at(metric_dv, i).p50;
         rel_t[i] = cfg_.times[i] - cfg_.t0;
     }
-    r_.growth_q = stats::growth_exponent(rel_t, med_q, cfg_.growth_t_max - cfg_.t0);
-    r_.growth_v = stats::growth_exponent(rel_t, med_v, cfg_.growth_t_max - cfg_.t0);
+    r_.growth_fit_q = stats::growth_fit(rel_t, med_q, cfg_.growth_t_max - cfg_.t0);
+    r_.growth_fit_v = stats::growth_fit(rel_t, med_v, cfg_.growth_t_max - cfg_.t0);
+    r_.growth_q = r_.growth_fit_q.slope;
+    r_.growth_v = r_.growth_fit_v.slope;
+    const double eps = cfg_.integrator.precision == Precision::f32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+    // NOTE: rounding can accumulate to about ε per step, and a run takes at most max_steps steps (states of order 1)
+    r_.growth_at_rounding_level = r_.growth_fit_q.points > 0 &&
+                                  r_.growth_fit_q.max_median < eps * static_cast<double>(cfg_.integrator.max_steps);
 }
 
 } // namespace nhvk

@@ -124,6 +124,16 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     j["growth_exponent"]["v"] = num(r.growth_v);
     j["growth_exponent"]["t_max"] = cfg.growth_t_max;
     j["growth_exponent"]["definition"] = "least-squares slope of log median d against log t over 0 < t <= t_max";
+    for (const auto& [name, f] : {std::pair<const char*, const stats::GrowthFit*>{"q", &r.growth_fit_q},
+                                  {"v", &r.growth_fit_v}}) {
+        nlohmann::json& fit = j["growth_exponent"]["fit"][name];
+        fit["points"] = f->points;
+        fit["r_squared"] = num(f->r_squared);
+        fit["standard_error"] = num(f->standard_error);
+        fit["ci95"] = {num(f->ci_low), num(f->ci_high)};
+        fit["max_median"] = num(f->max_median);
+    }
+    j["growth_exponent"]["at_rounding_level"] = r.growth_at_rounding_level;
     nlohmann::json& on = j["onset"];
     on["threshold"] = cfg.onset_threshold;
     on["counts"] = r.onset.counts;

@@ -8,6 +8,7 @@
 #include <thrust/system/cpp/execution_policy.h>
 #include <thrust/system/omp/execution_policy.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -320,20 +321,39 @@ double OnsetHistogram::quantile(double p, const std::vector<double> &t, bool inc
 
 // ---- growth exponent -------------------------------------------------------------------------------------------
 
-double growth_exponent(const std::vector<double> &t, const std::vector<double> &median, double t_max) {
+double student_t975(std::size_t dof) {
+    static const double table[31] = {0.0,    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                     2.201,  2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
+                                     2.074,  2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    if (dof == 0u) {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    if (dof <= 30u) {
+        return table[dof];
+    }
+    const double z = 1.959963984540054, n = static_cast<double>(dof);
+    return z + (z * z * z + z) / (4.0 * n) + (5.0 * std::pow(z, 5) + 16.0 * z * z * z + 3.0 * z) / (96.0 * n * n);
+}
+
+GrowthFit growth_fit(const std::vector<double> &t, const std::vector<double> &median, double t_max) {
     if (t.size() != median.size()) {
         throw std::invalid_argument("growth_exponent: t and median differ in length");
     }
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    GrowthFit f;
+    f.slope = f.r_squared = f.standard_error = f.ci_low = f.ci_high = nan;
     std::vector<double> x;
     std::vector<double> y;
     for (std::size_t i = 0; i < t.size(); ++i) {
         if (t[i] > 0.0 && t[i] <= t_max && median[i] > 0.0 && std::isfinite(median[i])) {
             x.push_back(std::log(t[i]));
             y.push_back(std::log(median[i]));
+            f.max_median = std::max(f.max_median, median[i]);
         }
     }
+    f.points = x.size();
     if (x.size() < 2u) {
-        return std::numeric_limits<double>::quiet_NaN();
+        return f;
     }
     // slope = Σ(x−x̄)(y−ȳ) / Σ(x−x̄)², centred for accuracy; sequential, hence deterministic
     double mx = 0.0;
@@ -346,14 +366,31 @@ double growth_exponent(const std::vector<double> &t, const std::vector<double> &
     my /= static_cast<double>(x.size());
     double sxy = 0.0;
     double sxx = 0.0;
+    double syy = 0.0;
     for (std::size_t i = 0; i < x.size(); ++i) {
         sxy += (x[i] - mx) * (y[i] - my);
         sxx += (x[i] - mx) * (x[i] - mx);
+        syy += (y[i] - my) * (y[i] - my);
     }
     if (!(sxx > 0.0)) {
-        return std::numeric_limits<double>::quiet_NaN();
+        return f;
     }
-    return sxy / sxx;
+    f.slope = sxy / sxx;
+    // residual sum of squares Σ(y − ȳ − p(x − x̄))² = Syy − p·Sxy, never below 0 by rounding
+    const double rss = std::max(0.0, syy - f.slope * sxy);
+    f.r_squared = syy > 0.0 ? 1.0 - rss / syy : 1.0;
+    if (x.size() >= 3u) {
+        const std::size_t dof = x.size() - 2u;
+        f.standard_error = std::sqrt(rss / static_cast<double>(dof) / sxx);
+        const double h = student_t975(dof) * f.standard_error;
+        f.ci_low = f.slope - h;
+        f.ci_high = f.slope + h;
+    }
+    return f;
+}
+
+double growth_exponent(const std::vector<double> &t, const std::vector<double> &median, double t_max) {
+    return growth_fit(t, median, t_max).slope;
 }
 
 } // namespace nhvk::stats

@@ -158,6 +158,21 @@ struct OnsetHistogram {
  */
 double growth_exponent(const std::vector<double> &t, const std::vector<double> &median, double t_max);
 
+/** @brief The growth-exponent fit with its quality: the slope p of log(median) = log(c) + p·log(t) over the points
+ *         growth_exponent() uses, their number, R², the slope's standard error and 95 % confidence interval (Student
+ *         t with n − 2 degrees of freedom; NaN below 3 points), and the largest median in the window. */
+struct GrowthFit {
+    double slope = 0.0;
+    std::size_t points = 0;
+    double r_squared = 0.0, standard_error = 0.0, ci_low = 0.0, ci_high = 0.0;
+    double max_median = 0.0; ///< the largest median among the points (0 when none)
+};
+GrowthFit growth_fit(const std::vector<double> &t, const std::vector<double> &median, double t_max);
+
+/** @brief The 0.975 quantile of Student's t with `dof` ≥ 1 degrees of freedom (a table to 30, then a Cornish–Fisher
+ *         expansion, within 1e-4). */
+double student_t975(std::size_t dof);
+
 /** @brief Type-7 quantile (numpy's default) of sorted values: h = (n−1)p, x[⌊h⌋] + (h−⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋]). NaN
  *  when n == 0. */
 double quantile_type7(const double *sorted, std::size_t n, double p);

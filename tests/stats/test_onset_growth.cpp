@@ -92,3 +92,37 @@ TEST(GrowthExponent, TooFewPointsIsNaN) {
 }
 
 } // namespace
+
+// the fit's quality against a regression worked by hand: x = log t = 0, 1, 2, 3 and y = log median = 0, 1, 3, 3
+// give slope Sxy/Sxx = 5.5/5 = 1.1, RSS = Syy − p·Sxy = 6.75 − 6.05 = 0.7, R² = 1 − 0.7/6.75, standard error
+// sqrt(0.7/2/5), and the 95 % interval ± t(0.975, 2 dof) = 4.303 times it
+TEST(GrowthFit, QualityAgainstAHandWorkedRegression) {
+    const std::vector<double> t = {1.0, std::exp(1.0), std::exp(2.0), std::exp(3.0)};
+    const std::vector<double> m = {1.0, std::exp(1.0), std::exp(3.0), std::exp(3.0)};
+    const nhvk::stats::GrowthFit f = nhvk::stats::growth_fit(t, m, 100.0);
+    EXPECT_EQ(f.points, 4u);
+    EXPECT_NEAR(f.slope, 1.1, 1e-14);
+    EXPECT_NEAR(f.r_squared, 1.0 - 0.7 / 6.75, 1e-14);
+    EXPECT_NEAR(f.standard_error, std::sqrt(0.07), 1e-14);
+    EXPECT_NEAR(f.ci_low, 1.1 - 4.303 * std::sqrt(0.07), 1e-12);
+    EXPECT_NEAR(f.ci_high, 1.1 + 4.303 * std::sqrt(0.07), 1e-12);
+    EXPECT_DOUBLE_EQ(f.max_median, std::exp(3.0));
+    // an exact power law: R² = 1 and a zero-width interval; two points: no interval
+    const std::vector<double> cube = {1.0, std::exp(3.0), std::exp(6.0), std::exp(9.0)};
+    const nhvk::stats::GrowthFit g = nhvk::stats::growth_fit(t, cube, 100.0);
+    EXPECT_NEAR(g.r_squared, 1.0, 1e-15);
+    EXPECT_NEAR(g.ci_high - g.ci_low, 0.0, 1e-12);
+    const nhvk::stats::GrowthFit two = nhvk::stats::growth_fit(t, cube, 3.0);
+    EXPECT_EQ(two.points, 2u);
+    EXPECT_NEAR(two.slope, 3.0, 1e-14);
+    EXPECT_TRUE(std::isnan(two.ci_low));
+}
+
+// Student's t quantiles against published values (Abramowitz–Stegun table 26.10) beyond the built-in table
+TEST(GrowthFit, StudentQuantiles) {
+    EXPECT_NEAR(nhvk::stats::student_t975(1), 12.706, 1e-3);
+    EXPECT_NEAR(nhvk::stats::student_t975(40), 2.021, 1e-3);
+    EXPECT_NEAR(nhvk::stats::student_t975(60), 2.000, 1e-3);
+    EXPECT_NEAR(nhvk::stats::student_t975(120), 1.980, 1e-3);
+    EXPECT_NEAR(nhvk::stats::student_t975(100000), 1.960, 1e-3);
+}
