@@ -669,3 +669,29 @@ TEST(CliRunOutputs, UnreachableEnergyShellIsCountedAndExitsFour) {
 }
 
 } // namespace
+
+namespace {
+// The growth exponent's flag (issue 10 item 4): the holonomic sphere's divergence is rounding noise (PHYSICS §4.1:
+// both dynamics coincide), so its exponent is flagged; a nonholonomic particle's t^3 growth is not, and its fit is
+// tight (PHYSICS §4.2: exponent 3 for mu0 = 0).
+TEST(CliGrowth, ExponentAtRoundingLevelIsFlagged) {
+    TempDir tmp;
+    for (const std::string model : {"sphere_holonomic", "nh_particle"}) {
+        const std::string out = tmp.str(model);
+        const CliRun r = nhvk({"run", std::string(NHVK_SOURCE_DIR) + "/configs/" + model + ".toml", "--trajectories",
+                               "200", "--out", out},
+                              tmp);
+        ASSERT_EQ(r.rc, 0) << r.err;
+        const nlohmann::json g = read_json(fs::path(out) / "summary.json")["growth_exponent"];
+        const bool noise = model == "sphere_holonomic";
+        EXPECT_EQ(g["at_rounding_level"], noise) << model;
+        EXPECT_EQ(r.err.find("at rounding level") != std::string::npos, noise) << r.err;
+        if (!noise) {
+            EXPECT_NEAR(g["q"].get<double>(), 3.0, 0.02);
+            EXPECT_GT(g["fit"]["q"]["r_squared"].get<double>(), 0.999);
+            EXPECT_LT(g["fit"]["q"]["ci95"][0].get<double>(), g["q"].get<double>());
+            EXPECT_GT(g["fit"]["q"]["ci95"][1].get<double>(), g["q"].get<double>());
+        }
+    }
+}
+} // namespace
