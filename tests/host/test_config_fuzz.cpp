@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Config fuzzer: seeded random mutations of configs/*.toml and of hand-made TOML edge cases go through the config
 // loader and the run plan, each in a forked child with a time limit. Every input must end in success or a clean
-// ConfigError with a message (what `nhvk run` turns into exit 2): no crash, no hang, no other exception.
+// ConfigError with a message (what `nhvk run` turns into exit 2): no crash, no hang, no other exception, and in an
+// AddressSanitizer build no leak (the child ends with _exit, which skips LeakSanitizer's exit check, so it runs one).
 // NHVK_FUZZ_SECONDS (default 3), NHVK_FUZZ_SEED (default 1), NHVK_FUZZ_INPUT_LIMIT_S (default 10; generous for
 // sanitizer builds). A failing input is written to the test's temporary folder's parent as
 // nhvk_fuzz_finding_<n>.toml and printed.
@@ -14,12 +15,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#define NHVK_FUZZ_LEAK_CHECK 1
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -237,9 +244,9 @@ struct Outcome {
     std::string message;
 };
 
-/** Load `text` and build its plan in a child with `limit_s` seconds of CPU and wall time. Exit codes: 0 loaded,
- *  2 ConfigError (its message on the pipe), 3 another exception, 4 an empty ConfigError message. */
-Outcome run_child(const std::string& text, const std::vector<ModelInfo>& registry, unsigned limit_s) {
+/** Run `load` in a child with `limit_s` seconds of CPU and wall time. Exit codes: 0 loaded, 2 ConfigError (its
+ *  message on the pipe), 3 another exception, 4 an empty ConfigError message, 6 a leak (AddressSanitizer builds). */
+Outcome run_child(const std::function<void()>& load, unsigned limit_s) {
     int fd[2];
     if (pipe(fd) != 0)
         return {-1, "pipe failed"};
@@ -250,10 +257,7 @@ Outcome run_child(const std::string& text, const std::vector<ModelInfo>& registr
         int code = 0;
         std::string msg;
         try {
-            const nhvk::RunConfig cfg = nhvk::parse_config(text, "fuzz.toml", {}, registry);
-            const long long capacity = std::max<long long>(1, std::min<long long>(cfg.run.chunk, 1024));
-            (void)nhvk::make_run_plan(cfg, capacity);
-            (void)cfg.resolved_json().dump();
+            load();
         } catch (const nhvk::ConfigError& e) {
             msg = e.what();
             code = msg.empty() ? 4 : 2;
@@ -261,6 +265,13 @@ Outcome run_child(const std::string& text, const std::vector<ModelInfo>& registr
             msg = std::string("uncaught ") + typeid(e).name() + ": " + e.what();
             code = 3;
         }
+#ifdef NHVK_FUZZ_LEAK_CHECK
+        // _exit skips LeakSanitizer's check at exit; run it here (it prints the leak's stack on stderr).
+        if (__lsan_do_recoverable_leak_check() != 0) {
+            msg = "leak (LeakSanitizer report above); " + msg;
+            code = 6;
+        }
+#endif
         if (!msg.empty() && write(fd[1], msg.data(), msg.size()) < 0)
             code = 5;
         _exit(code);
@@ -273,6 +284,18 @@ Outcome run_child(const std::string& text, const std::vector<ModelInfo>& registr
     close(fd[0]);
     waitpid(pid, &out.status, 0);
     return out;
+}
+
+/** Load `text` and build its plan, as `nhvk run` does before any work, in a child (see run_child). */
+Outcome load_in_child(const std::string& text, const std::vector<ModelInfo>& registry, unsigned limit_s) {
+    return run_child(
+        [&] {
+            const nhvk::RunConfig cfg = nhvk::parse_config(text, "fuzz.toml", {}, registry);
+            const long long capacity = std::max<long long>(1, std::min<long long>(cfg.run.chunk, 1024));
+            (void)nhvk::make_run_plan(cfg, capacity);
+            (void)cfg.resolved_json().dump();
+        },
+        limit_s);
 }
 
 std::string describe(int status) {
@@ -300,7 +323,7 @@ TEST(ConfigFuzz, MutatedConfigsLoadOrFailCleanly) {
                 mutate_once(text, rng, seeds);
         else
             text = seeds[static_cast<std::size_t>(inputs)];
-        const Outcome o = run_child(text, registry, limit_s);
+        const Outcome o = load_in_child(text, registry, limit_s);
         ++inputs;
         const bool ok = WIFEXITED(o.status) && (WEXITSTATUS(o.status) == 0 || WEXITSTATUS(o.status) == 2);
         if (std::getenv("NHVK_FUZZ_VERBOSE"))
@@ -324,6 +347,30 @@ TEST(ConfigFuzz, MutatedConfigsLoadOrFailCleanly) {
     // Both outcomes must occur, or the mutator is not reaching the loader's checks (or breaks every input).
     EXPECT_GT(loaded, 0);
     EXPECT_GT(refused, 0);
+}
+
+#ifdef NHVK_FUZZ_LEAK_CHECK
+int* volatile g_sink = nullptr;
+__attribute__((noinline)) void lose_an_allocation() {
+    g_sink = new int[16];
+    g_sink = nullptr;
+}
+#endif
+
+// The child's outcome codes the fuzzer relies on: a lost allocation must count as a finding where LeakSanitizer
+// runs (before the check in run_child, the child's _exit skipped it and a leaking loader passed).
+TEST(ConfigFuzz, ChildOutcomesIncludeLeaks) {
+    EXPECT_EQ(run_child([] {}, 10).status, 0);
+    const Outcome refused = run_child([] { throw nhvk::ConfigError("fuzz.toml:1:1: x: expected y"); }, 10);
+    EXPECT_TRUE(WIFEXITED(refused.status) && WEXITSTATUS(refused.status) == 2) << describe(refused.status);
+    EXPECT_EQ(refused.message, "fuzz.toml:1:1: x: expected y");
+#ifdef NHVK_FUZZ_LEAK_CHECK
+    // The child prints LeakSanitizer's report of this deliberate leak on stderr; the test passes when it does.
+    const Outcome leaked = run_child(lose_an_allocation, 10);
+    EXPECT_TRUE(WIFEXITED(leaked.status) && WEXITSTATUS(leaked.status) == 6) << describe(leaked.status);
+#else
+    GTEST_SKIP() << "the leak outcome needs an AddressSanitizer build (NHVK_SANITIZE=ON)";
+#endif
 }
 
 } // namespace
