@@ -105,7 +105,8 @@ void append_file(const fs::path& from, std::ostream& to, bool skip_header) {
     if (in.bad()) throw std::runtime_error("cannot read '" + from.string() + "'");
 }
 
-EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::string& out_dir) {
+EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::string& out_dir,
+                           const std::string& summary_md) {
     std::error_code ec;
     for (const std::string& d : dirs)
         if (fs::weakly_canonical(d, ec) == fs::weakly_canonical(out_dir, ec))
@@ -171,6 +172,7 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
     }
     write_statistics(cfg, r, *out);
     out->commit();
+    if (!summary_md.empty()) write_file_atomic(summary_md, summary_markdown(cfg, r));
     return r;
 }
 
@@ -180,14 +182,16 @@ void add_merge_command(CLI::App& app, int& exit_code) {
     auto dirs = std::make_shared<std::vector<std::string>>();
     auto out = std::make_shared<std::string>();
     auto quiet = std::make_shared<bool>(false);
+    auto summary_md = std::make_shared<std::string>();
     auto* cmd = app.add_subcommand("merge", "Merge the output folders of a run's --shard i/N parts into one run's outputs");
     cmd->add_option("dirs", *dirs, "the output folders of the parts (any order)")->required();
     cmd->add_option("--out", *out, "the output folder of the merged run")->required();
     cmd->add_flag("-q,--quiet", *quiet, "no summary on stderr");
-    cmd->callback([dirs, out, quiet, cmd, &exit_code]() {
+    cmd->add_option("--summary-md", *summary_md, "also write the Markdown summary (summary.md) to this file");
+    cmd->callback([dirs, out, quiet, summary_md, cmd, &exit_code]() {
         clean_up_outputs_on_signals();
         refuse_empty_values(*cmd);
-        const EnsembleResult r = merge_parts(*dirs, *out);
+        const EnsembleResult r = merge_parts(*dirs, *out, *summary_md);
         if (!*quiet)
             std::cerr << "nhvk merge: " << dirs->size() << " shards, " << r.requested << " trajectories (valid "
                       << r.valid << ", failed " << r.failed() << "); outputs in " << *out << "/\n";

@@ -18,6 +18,8 @@
 #include "ensemble.hpp"
 #include "pipeline/comm.hpp"
 #include "pipeline/output_folder.hpp"
+#include "pipeline/partial_state.hpp"
+#include "pipeline/write_stage.hpp"
 #include "registry.hpp"
 
 namespace nhvk {
@@ -30,7 +32,7 @@ struct RunCliOptions {
     std::string trajectories, seed, backend, threads, out, chunk, save_trajectories;
     bool save_samples = false;
     bool quiet = false;
-    std::string shard, progress_every, checkpoint_every;
+    std::string shard, progress_every, checkpoint_every, summary_md;
     bool resume = false;
 };
 
@@ -157,6 +159,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "when there is none");
     cmd->add_option("--progress-every", o->progress_every,
                     "seconds between progress lines when stderr is not a terminal (default 5)");
+    cmd->add_option("--summary-md", o->summary_md,
+                    "also write the Markdown summary (summary.md) to this file, e.g. for a lab notebook");
     cmd->add_option("--checkpoint-every", o->checkpoint_every,
                     "seconds between resume records (default 60; 0: after every chunk)");
     cmd->callback([o, cmd, &exit_code]() {
@@ -205,6 +209,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
             const EnsembleResult r = run_ensemble(cfg, eo);
             if (comm.rank() != 0) return;
             if (!o->quiet) print_summary(cfg, r);
+            if (!o->summary_md.empty()) write_file_atomic(o->summary_md, summary_markdown(cfg, r));
             exit_code = r.valid > 0 ? exit_ok : exit_no_valid;
             if (r.valid == 0) std::cerr << "nhvk: error: no valid trajectory (see summary.json trajectories.failed)\n";
         } catch (const RootFailed&) {

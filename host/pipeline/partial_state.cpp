@@ -176,7 +176,10 @@ PartialState decode_state(const std::string& data, const std::string& what) {
 }
 
 void write_state_file(const fs::path& path, const PartialState& s) {
-    const std::string data = encode_state(s);
+    write_file_atomic(path, encode_state(s));
+}
+
+void write_file_atomic(const fs::path& path, const std::string& data) {
     const std::string tmp = path.string() + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw std::runtime_error("cannot create '" + tmp + "': " + std::strerror(errno));

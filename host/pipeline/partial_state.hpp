@@ -82,6 +82,8 @@ PartialState decode_state(const std::string& bytes, const std::string& what);
 
 /** @brief Writes atomically: a temporary next to `path`, fsync, rename, fsync of the folder. */
 void write_state_file(const std::filesystem::path& path, const PartialState& s);
+/** @brief `data` into `path` the same way (the file appears whole or not at all); throws naming the file. */
+void write_file_atomic(const std::filesystem::path& path, const std::string& data);
 /** @brief Reads and checks (magic, length, checksum, version); throws std::runtime_error naming the file. */
 PartialState read_state_file(const std::filesystem::path& path);
 

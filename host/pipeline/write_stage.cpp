@@ -170,6 +170,14 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     return j;
 }
 
+/** A number for the Markdown summary: 4 significant digits, "–" for none. */
+std::string md_num(double x) {
+    if (!std::isfinite(x)) return "–";
+    std::ostringstream os;
+    os << std::setprecision(4) << x;
+    return os.str();
+}
+
 std::string stats_csv(const EnsembleResult& r) {
     std::ostringstream os;
     os << std::setprecision(17);
@@ -193,8 +201,46 @@ std::string stats_csv(const EnsembleResult& r) {
 
 } // namespace
 
+std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
+    std::ostringstream os;
+    const int nt = static_cast<int>(r.times.size());
+    os << "### nhvk run: " << cfg.model.name << "\n\n";
+    os << "- nhvk " << nhvk_version << ", config `" << cfg.source_path << "` (hash `" << r.config_hash << "`), seed "
+       << cfg.run.seed << ", " << to_string(cfg.integrator.method) << " " << to_string(cfg.integrator.precision)
+       << ", backend " << r.backend << (r.ranks > 1 ? ", " + std::to_string(r.ranks) + " MPI ranks" : std::string())
+       << (r.merged_from.empty() ? std::string() : ", merged from " + std::to_string(r.merged_from.size()) + " shards")
+       << "\n";
+    os << "- trajectories: " << r.requested << " requested, " << r.valid << " valid, " << r.failed() << " failed\n";
+    os << "- growth exponent of the median d_q (t ≤ " << md_num(cfg.growth_t_max) << "): " << md_num(r.growth_q);
+    if (std::isfinite(r.growth_fit_q.ci_low))
+        os << " (95 % CI " << md_num(r.growth_fit_q.ci_low) << " to " << md_num(r.growth_fit_q.ci_high) << ", R² "
+           << md_num(r.growth_fit_q.r_squared) << ", " << r.growth_fit_q.points << " points)";
+    if (r.growth_at_rounding_level) os << "; **at rounding level: the exponent means nothing**";
+    os << "\n";
+    os << "- onset (d_q > " << md_num(cfg.onset_threshold) << "): median t = "
+       << md_num(r.onset.quantile(0.5, r.times, true)) << ", never " << r.onset.never << "\n";
+    os << "- largest constraint residual: nonholonomic " << md_num(overall_max(r, metric_res_nh)) << ", vakonomic "
+       << md_num(overall_max(r, metric_res_vk)) << "; largest energy drift: nonholonomic "
+       << md_num(overall_max(r, metric_energy_nh)) << ", vakonomic " << md_num(overall_max(r, metric_energy_vk))
+       << "\n";
+    os << "- quantiles: " << (r.exact_quantiles ? "exact" : "log histogram") << "\n\n";
+    os << "| t | d_q p05 | d_q median | d_q p95 | d_v median | valid |\n|---|---|---|---|---|---|\n";
+    // NOTE: five rows whatever the number of output times: first, quartiles of the index range, last.
+    std::vector<int> rows;
+    for (int k = 0; k <= 4 && nt > 0; ++k) {
+        const int i = (nt - 1) * k / 4;
+        if (rows.empty() || rows.back() != i) rows.push_back(i);
+    }
+    for (int i : rows) {
+        const stats::SeriesSummary& q = r.at(metric_dq, i);
+        os << "| " << md_num(r.times[i]) << " | " << md_num(q.p05) << " | " << md_num(q.p50) << " | "
+           << md_num(q.p95) << " | " << md_num(r.at(metric_dv, i).p50) << " | " << q.count << " |\n";
+    }
+    return os.str();
+}
+
 std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg, bool partial_state) {
-    std::vector<std::string> writes = {"stats.csv", "summary.json"};
+    std::vector<std::string> writes = {"stats.csv", "summary.json", "summary.md"};
     if (partial_state) writes.push_back("partial.nhvk");
     if (cfg.run.save_samples) writes.push_back("samples.csv");
     if (cfg.run.save_trajectories > 0) writes.push_back("trajectories/");
@@ -357,6 +403,9 @@ void write_statistics(const RunConfig& cfg, const EnsembleResult& r, OutputFolde
     OutputFile& stats = out.create("stats.csv");
     stats.stream() << stats_csv(r);
     stats.close();
+    OutputFile& md = out.create("summary.md");
+    md.stream() << summary_markdown(cfg, r);
+    md.close();
     OutputFile& summary = out.create("summary.json");
     summary.stream() << summary_json(cfg, r).dump(2) << "\n";
     summary.close();

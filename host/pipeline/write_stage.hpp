@@ -65,7 +65,11 @@ private:
                               std::vector<double> mu0) const;
 };
 
-/** @brief `stats.csv` and `summary.json` (moved into place last by `OutputFolder::commit`). */
+/** @brief The short Markdown summary of a run (`summary.md`, `--summary-md FILE`): metadata, counts, growth
+ *         exponent with its fit, onset, largest residuals and drifts, and d_q/d_v quantiles at five output times. */
+std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r);
+
+/** @brief `stats.csv`, `summary.md` and `summary.json` (moved into place last by `OutputFolder::commit`). */
 void write_statistics(const RunConfig& cfg, const EnsembleResult& r, OutputFolder& out);
 
 } // namespace nhvk

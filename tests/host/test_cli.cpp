@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -678,14 +679,29 @@ TEST(CliGrowth, ExponentAtRoundingLevelIsFlagged) {
     TempDir tmp;
     for (const std::string model : {"sphere_holonomic", "nh_particle"}) {
         const std::string out = tmp.str(model);
+        const std::string md_copy = tmp.str(model + "_notebook.md");
         const CliRun r = nhvk({"run", std::string(NHVK_SOURCE_DIR) + "/configs/" + model + ".toml", "--trajectories",
-                               "200", "--out", out},
+                               "200", "--out", out, "--summary-md", md_copy},
                               tmp);
         ASSERT_EQ(r.rc, 0) << r.err;
         const nlohmann::json g = read_json(fs::path(out) / "summary.json")["growth_exponent"];
         const bool noise = model == "sphere_holonomic";
         EXPECT_EQ(g["at_rounding_level"], noise) << model;
         EXPECT_EQ(r.err.find("at rounding level") != std::string::npos, noise) << r.err;
+        // summary.md (and its copy): the counts, the exponent with 4 digits, the flag, the final median d_q
+        const std::string md = read_text(fs::path(out) / "summary.md");
+        EXPECT_EQ(md, read_text(md_copy));
+        EXPECT_NE(md.find("### nhvk run: " + model), std::string::npos) << md;
+        EXPECT_NE(md.find("200 requested, 200 valid, 0 failed"), std::string::npos) << md;
+        std::ostringstream p;
+        p << std::setprecision(4) << g["q"].get<double>();
+        EXPECT_NE(md.find("d_q (t ≤ " ), std::string::npos) << md;
+        EXPECT_NE(md.find("): " + p.str()), std::string::npos) << p.str() << "\n" << md;
+        EXPECT_EQ(md.find("at rounding level") != std::string::npos, noise) << md;
+        const nlohmann::json s = read_json(fs::path(out) / "summary.json");
+        std::ostringstream last;
+        last << std::setprecision(4) << s["divergence"]["q"]["p50"].back().get<double>();
+        EXPECT_NE(md.find("| " + last.str() + " |"), std::string::npos) << last.str() << "\n" << md;
         if (!noise) {
             EXPECT_NEAR(g["q"].get<double>(), 3.0, 0.02);
             EXPECT_GT(g["fit"]["q"]["r_squared"].get<double>(), 0.999);

@@ -246,7 +246,7 @@ TEST(OutputFolder, StaleLockAndTemporariesOfADeadRunAreTakenOver) {
     std::ofstream(out / "notes.txt") << "mine\n";
     const Child c = run(run_args(out.string(), 4), tmp);
     ASSERT_EQ(c.code(), nhvk::exit_ok) << c.err();
-    EXPECT_EQ(names(snapshot(out)), (std::vector<std::string>{"notes.txt", "run.log", "stats.csv", "summary.json"}))
+    EXPECT_EQ(names(snapshot(out)), (std::vector<std::string>{"notes.txt", "run.log", "stats.csv", "summary.json", "summary.md"}))
         << "lock and stale temporaries removed, the user's file kept";
     EXPECT_EQ(text_of(out / "notes.txt"), "mine\n");
     EXPECT_FALSE(fs::exists(out / "trajectories")) << "the dead run's emptied trajectories/ goes too";
@@ -259,7 +259,8 @@ TEST(OutputFolder, OutputsOfAnEarlierRunThatThisRunDoesNotWriteAreRemoved) {
     complete_run(out, 4, tmp, {"--save-samples", "--save-trajectories", "3"});
     const auto after = complete_run(out, 5, tmp, {"--save-trajectories", "1"});
     EXPECT_EQ(names(after),
-              (std::vector<std::string>{"run.log", "stats.csv", "summary.json", "trajectories/trajectory_000000.csv"}));
+              (std::vector<std::string>{"run.log", "stats.csv", "summary.json", "summary.md",
+                                        "trajectories/trajectory_000000.csv"}));
     const nlohmann::json j = nlohmann::json::parse(after.at("summary.json"));
     EXPECT_EQ(j["config"]["run"]["seed"], 5);
     complete_run(out, 6, tmp);
@@ -442,8 +443,8 @@ TEST(OutputFolder, KillNineAtEveryStepOfTheFinalMovesLeavesNoMixedRun) {
         EXPECT_TRUE(step == 0 || completed) << "the earlier summary.json must go first";
     }
     EXPECT_TRUE(completed) << "the commit has more steps than tried";
-    // remove summary.json, samples.csv, trajectory 1; move trajectory 0, stats.csv, summary.json
-    EXPECT_EQ(steps, 6);
+    // remove summary.json, samples.csv, trajectory 1; move trajectory 0, stats.csv, summary.md, summary.json
+    EXPECT_EQ(steps, 7);
 }
 
 // SIGINT (Ctrl-C) mid-run: the run stops at a chunk boundary (exit 128 + 2), no temporary and no lock remain, the

@@ -265,7 +265,8 @@ TEST(ScaleOutResume, RunKilledWithSigkillResumesToTheSameOutputs) {
     expect_same_run(clean, d, true);
     EXPECT_EQ(read_json(d / "summary.json")["job"]["resumed_at"], 200);
     // the record and the resumable temporary are gone after the commit
-    EXPECT_EQ(names(d), (std::vector<std::string>{"run.log", "samples.csv", "stats.csv", "summary.json"}));
+    EXPECT_EQ(names(d),
+              (std::vector<std::string>{"run.log", "samples.csv", "stats.csv", "summary.json", "summary.md"}));
 }
 
 TEST(ScaleOutResume, CtrlCStopsCleanlyAndResumes) {
