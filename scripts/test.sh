@@ -3,10 +3,12 @@
 # Set up (install missing packages, build) and run the whole test suite. `.ci/run` calls exactly this.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# NOTE: in CI (CI=true, 2 cores) the CUDA units are built for sm_90 only, which halves their compile time; a local
-# run builds the default architectures (80;90). NHVK_CMAKE_ARGS, when set, is used as given.
+# NOTE: in CI (CI=true, 2 cores, no GPU) the CUDA units are compiled to sm_90 PTX only (`90-virtual`): the CUDA C++
+# is compiled and checked in full, but ptxas, which takes two thirds of a unit's time (ball_on_turntable: 229 s with
+# SASS, 79 s PTX only), is left to the driver's JIT on a GPU. bench/kernel_resources.sh runs ptxas for the register
+# and spill table. A local run builds the default architectures (80;90). NHVK_CMAKE_ARGS, when set, is used as given.
 if [ "${CI:-}" = true ] && [ -z "${NHVK_CMAKE_ARGS:-}" ]; then
-    export NHVK_CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=90"
+    export NHVK_CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=90-virtual"
 fi
 "$here/scripts/setup.sh" "$here/build"
 ctest --test-dir "$here/build" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 900
