@@ -15,14 +15,17 @@ namespace {
 /** @brief Flush standard output and report a failed write (a full disk, a closed pipe, /dev/full): the results a
  *         command printed must not be lost silently. Returns false after printing the reason. */
 bool flush_stdout() {
-    std::cout.flush();
+    // NOTE: the errno of the first failure is the reason (ENOSPC for /dev/full): taken before the next call resets it.
     errno = 0;
-    const bool bad = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
-    if (bad) {
-        const int e = errno;
+    std::cout.flush();
+    int e = std::cout ? 0 : errno;
+    errno = 0;
+    const bool c_bad = std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+    if (e == 0 && c_bad) e = errno;
+    const bool bad = !std::cout || c_bad;
+    if (bad)
         std::cerr << "nhvk: error: cannot write to standard output" << (e != 0 ? std::string(": ") + std::strerror(e) : "")
                   << "\n";
-    }
     return !bad;
 }
 } // namespace
