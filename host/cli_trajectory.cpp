@@ -3,8 +3,10 @@
  *  @brief `nhvk models` and `nhvk trajectory`.
  */
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -261,8 +263,15 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     else
         throw UsageError("--backend: expected cpu or cuda, got '" + o.backend + "'");
 
+    // NOTE: the CSV's writes fail inside the C library's buffer (a full disk, /dev/full): the reason is the errno of
+    // that failure, still set here (no later call succeeds in between), not at the final flush in main.
+    errno = 0;
     ops->write_trajectory_csv(req, r, stdout);
-    std::fflush(stdout);
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+        const int e = errno;
+        throw std::runtime_error(std::string("cannot write to standard output") +
+                                 (e != 0 ? std::string(": ") + std::strerror(e) : std::string()));
+    }
     if (r.outcome.status != Status::ok) {
         std::cerr << "nhvk: trajectory failed: " << status_name(r.outcome.status) << " in the "
                   << (r.outcome.failed == Dynamics::nonholonomic ? "nonholonomic" : "vakonomic")
