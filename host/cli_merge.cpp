@@ -135,15 +135,10 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
     std::set<std::string> backends;
     for (const Part& part : parts) {
         const std::string what = (fs::path(part.dir) / "partial.nhvk").string();
-        add_tally(r, part.state.tally);
-        reduce.merge(part.state.statistics, what);
+        reduce.add_part(part.state, what);
         backends.insert(part.state.backend);
         r.ranks = std::max(r.ranks, part.state.ranks);
         r.seconds += part.state.seconds;
-        r.sampling_seconds += part.state.sampling_seconds;
-        r.integration_seconds += part.state.integration_seconds;
-        r.reduction_seconds += part.state.reduction_seconds;
-        r.transfer_seconds += part.state.transfer_seconds;
         r.merged_from.push_back(part.dir);
     }
     reduce.finish();

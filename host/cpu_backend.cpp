@@ -66,6 +66,7 @@ public:
     void integrate(int, long long m) override {
         ScopeTimer timer{seconds_.integrate};
         args_.m = m;
+        if (watch_.cut) *watch_.cut = false;
         if (!watch_.progress && !watch_.stop) {
             ops_->run_chunk_cpu(common_, args_, threads_);
             return;
@@ -74,7 +75,10 @@ public:
         // whatever the chunk size; the batch grows or shrinks towards that duration.
         const long long min_batch = 16LL * (threads_ > 0 ? threads_ : 1);
         for (long long j0 = 0; j0 < m;) {
-            if (watch_.stop && watch_.stop->load() != 0) return;
+            if (watch_.stop && watch_.stop->load() != 0) {
+                if (watch_.cut) *watch_.cut = true;
+                return;
+            }
             const long long mb = std::min(batch_, m - j0);
             const auto t0 = Clock::now();
             ops_->run_chunk_cpu(common_, member_window(args_, j0, mb), threads_);

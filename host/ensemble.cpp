@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -133,40 +134,35 @@ void test_signal_after_chunk(int chunks) {
     if (std::sscanf(hook, "%d,%d", &k, &sig) == 2 && chunks == k) ::kill(::getpid(), sig);
 }
 
-/** @brief The resume record of this process in the output folder. */
-fs::path resume_record_path(const fs::path& out, const Comm& comm) {
-    if (!comm.parallel()) return out / "resume.nhvk";
-    return out / ("resume.rank" + std::to_string(comm.rank()) + "-of-" + std::to_string(comm.size()) + ".nhvk");
+/** @brief The name of rank `rank`'s resume record in a run of `ranks` processes. */
+std::string resume_record_name(int rank, int ranks) {
+    if (ranks == 1) return "resume.nhvk";
+    return "resume.rank" + std::to_string(rank) + "-of-" + std::to_string(ranks) + ".nhvk";
 }
 
 /** @brief Rank 0, holding the folder: removes the temporaries of records a killed process was writing; a new run
  *         (no --resume) removes every earlier record and the rows kept for it; a resumed run refuses records of
  *         another number of ranks when none of its own is there. */
 void tidy_resume_records(const fs::path& dir, bool resume, int ranks) {
-    auto ends_with = [](const std::string& s, const std::string& end) {
-        return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
-    };
-    const std::string own_suffix = "-of-" + std::to_string(ranks) + ".nhvk";
+    std::set<std::string> own;
+    for (int k = 0; k < ranks; ++k) own.insert(resume_record_name(k, ranks));
     std::error_code ec;
     std::vector<std::string> foreign;
-    bool own = false;
+    bool any_own = false;
     for (fs::directory_iterator it(dir, ec), e; !ec && it != e; it.increment(ec)) {
         const std::string name = it->path().filename().string();
         if (name.rfind("resume", 0) != 0) continue;
+        const bool record = name.size() > 5 && name.compare(name.size() - 5, 5, ".nhvk") == 0;
         std::error_code ec2;
-        const bool record = ends_with(name, ".nhvk");
-        if (name.find(".nhvk.tmp.") != std::string::npos || (record && !resume)) {
+        if (name.find(".nhvk.tmp.") != std::string::npos || (record && !resume))
             fs::remove(it->path(), ec2);
-            continue;
-        }
-        if (!record) continue;
-        if (ranks == 1 ? name == "resume.nhvk" : name.rfind("resume.rank", 0) == 0 && ends_with(name, own_suffix))
-            own = true;
-        else
+        else if (record && own.count(name))
+            any_own = true;
+        else if (record)
             foreign.push_back(name);
     }
     if (!resume) fs::remove(dir / "samples.csv.resume", ec);
-    if (resume && !own && !foreign.empty())
+    if (resume && !any_own && !foreign.empty())
         throw ResumeRefused("--resume: the resume record '" + (dir / foreign.front()).string() +
                             "' is of a run with another number of MPI ranks than this one (" + std::to_string(ranks) +
                             "); resume with the same number of ranks, or run without --resume to start over");
@@ -214,7 +210,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     }
     omp_set_num_threads(threads);
 
-    // The stop request (first SIGINT/SIGTERM/SIGHUP) and the chunk a CPU backend leaves unfinished on it.
+    // The stop request (first SIGINT/SIGTERM/SIGHUP).
     std::atomic<int> stop{0};
     struct StopGuard {
         explicit StopGuard(std::atomic<int>* f) { set_stop_request(f); }
@@ -224,8 +220,10 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     std::uint64_t done = 0;           // members of [mine.first, mine.end) done, a resumed part included
     std::uint64_t in_chunk = 0;       // members of the CPU chunk in progress done so far
     std::function<void(bool)> report; // progress (set below)
+    bool chunk_cut = false;           // the CPU backend left its chunk unfinished on the stop request
     ChunkWatch watch;
     watch.stop = &stop;
+    watch.cut = &chunk_cut;
     watch.progress = [&](long long members) {
         in_chunk = static_cast<std::uint64_t>(members);
         if (report) report(false);
@@ -274,7 +272,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     SavedTrajectories saved(cfg, plan);
 
     // ---- resume: the record of this process, checked against this run ----
-    const fs::path record = resume_record_path(dir, comm);
+    const fs::path record = dir / resume_record_name(comm.rank(), comm.size());
     std::uint64_t next = mine.first, samples_bytes = 0;
     std::error_code ec;
     if (opt.resume && fs::exists(record, ec)) {
@@ -383,6 +381,11 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         return st;
     };
 
+    auto save_record = [&] {
+        write_state_file(record, state(next));
+        recorded = true;
+    };
+
     // ---- the chunk loop: sample → integrate → reduce (backend) → download; the host finishes the other slot ----
     auto last_record = Clock::now();
     while (next < mine.end && stop.load() == 0) {
@@ -393,8 +396,8 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         slot_m[s] = m;
         backend->sample(s, next, m);
         backend->integrate(s, m);
-        // NOTE: the CPU backend gives up a chunk on a stop request: not counted, redone on resume.
-        if (stop.load() != 0 && backend->slots() == 1) break;
+        // NOTE: a chunk the CPU backend gave up on a stop request is not counted: redone on resume.
+        if (chunk_cut) break;
         if (!reduce.on_host()) backend->reduce(s, m);
         Downloads d;
         d.metrics = reduce.on_host() || samples != nullptr;
@@ -405,8 +408,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         ++chunk_index;
         if (next < mine.end && seconds_since(last_record) >= opt.checkpoint_seconds) {
             finish_all();
-            write_state_file(record, state(next));
-            recorded = true;
+            save_record();
             last_record = Clock::now();
         }
         test_signal_after_chunk(chunk_index);
@@ -414,19 +416,13 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     finish_all();
     in_chunk = 0;
     const bool stopped_here = next < mine.end;
-    if (stopped_here) {
-        write_state_file(record, state(next));
-        recorded = true;
-    }
+    if (stopped_here) save_record();
     const bool stopped = comm.finish_loop(done, stopped_here, [&](std::uint64_t others) {
         progress.update(done + others, false);
     });
     if (stopped) {
         // NOTE: a rank that completed its part leaves a complete record: a resume skips it.
-        if (!stopped_here) {
-            write_state_file(record, state(next));
-            recorded = true;
-        }
+        if (!stopped_here) save_record();
         progress.finish();
         const int sig = stop.load();
         const std::string why = sig ? std::string(sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP")
@@ -462,38 +458,31 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         for (int k = 1; k < comm.size(); ++k) {
             const std::string what = "rank " + std::to_string(k) + "'s state";
             const PartialState st = decode_state(comm.receive_from(k), what);
-            add_tally(r, st.tally);
-            reduce.merge(st.statistics, what);
+            reduce.add_part(st, what); // NOTE: the job's stage times are the ranks' sums (CPU or device seconds)
             saved.load(st.saved, what);
-            // NOTE: the ranks ran side by side: the job's stage times are the sums (CPU or device seconds).
-            r.sampling_seconds += st.sampling_seconds;
-            r.integration_seconds += st.integration_seconds;
-            r.reduction_seconds += st.reduction_seconds;
-            r.transfer_seconds += st.transfer_seconds;
         }
     }
     reduce.finish();
-    host_seconds += seconds_since(tf);
     r.reduction_seconds += seconds_since(tf);
     saved.write(*out);
     r.seconds = seconds_since(t_start);
     if (opt.sharded) {
+        // NOTE: state() takes r's counts and the statistics, the other ranks' included; the stage times are r's sums.
         PartialState whole = state(next);
         whole.range = shard;
         whole.next = shard.end;
         whole.rank = 0;
-        whole.ranks = comm.size();
-        whole.tally = EnsembleResult{};
-        add_tally(whole.tally, r);
         whole.seconds = r.seconds;
+        whole.sampling_seconds = r.sampling_seconds;
+        whole.integration_seconds = r.integration_seconds;
+        whole.reduction_seconds = r.reduction_seconds;
+        whole.transfer_seconds = r.transfer_seconds;
         write_partial_state(encode_state(whole), *out);
     }
     write_statistics(cfg, r, *out);
     out->commit();
     // NOTE: after the commit: a run killed in between has its complete outputs and a record that redoes nothing.
-    fs::remove(record, ec);
-    for (int k = 1; k < comm.size(); ++k)
-        fs::remove(dir / ("resume.rank" + std::to_string(k) + "-of-" + std::to_string(comm.size()) + ".nhvk"), ec);
+    for (int k = 0; k < comm.size(); ++k) fs::remove(dir / resume_record_name(k, comm.size()), ec);
     if (log) {
         if (!r.exact_quantiles && r.outside_range() > 0)
             log->line("warning " + std::to_string(r.outside_range()) +

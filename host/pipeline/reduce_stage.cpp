@@ -73,6 +73,15 @@ void ReduceStage::merge(const std::string& bytes, const std::string& what) {
     acc_.merge(other);
 }
 
+void ReduceStage::add_part(const PartialState& part, const std::string& what) {
+    add_tally(r_, part.tally);
+    merge(part.statistics, what);
+    r_.sampling_seconds += part.sampling_seconds;
+    r_.integration_seconds += part.integration_seconds;
+    r_.reduction_seconds += part.reduction_seconds;
+    r_.transfer_seconds += part.transfer_seconds;
+}
+
 void ReduceStage::collect(EnsembleBackend& backend) {
     if (!on_host() && !collected_) add_backend_statistics(acc_, backend);
     collected_ = true;

@@ -9,6 +9,7 @@
 #include "config.hpp"
 #include "ensemble.hpp"
 #include "nhvk/backend/backend.hpp"
+#include "pipeline/partial_state.hpp"
 #include "stats/ensemble_stats.hpp"
 
 namespace nhvk {
@@ -31,6 +32,9 @@ public:
     void restore(const std::string& bytes, const std::string& what);
     /** @brief Adds a snapshot of another part of the run (exact). */
     void merge(const std::string& bytes, const std::string& what);
+    /** @brief Adds another part of the run (an MPI rank's, a shard's): its counts, its statistics (exact) and its
+     *         stage times (summed: the parts ran side by side). */
+    void add_part(const PartialState& part, const std::string& what);
     /** @brief Moves the backend's running statistics into the host's (once, after every slot completed). */
     void collect(EnsembleBackend& backend);
     /** @brief Final summaries and growth exponents (call `collect` first when a backend kept statistics). */

@@ -305,22 +305,15 @@ TEST(CliParameterRanges, NegativeMassIsRefusedByBothCommands) {
     // rolling_disc (R = 0.5): ẋ = R θ̇ cos φ, ẏ = R θ̇ sin φ hold for q0 = 0, v0 = (0.5, 0, 1, 0)
     const std::vector<std::string> traj = {"trajectory", "--model", "rolling_disc", "--q0",    "0,0,0,0", "--v0",
                                            "0.5,0,1,0",  "--t-end", "0.1",          "--times", "2",       "--param"};
-    const CliRun bad = nhvk(
-        [&] {
-            auto a = traj;
-            a.push_back("m=-1");
-            return a;
-        }(),
-        tmp);
+    auto with_param = [&](const std::string& p) {
+        auto a = traj;
+        a.push_back(p);
+        return a;
+    };
+    const CliRun bad = nhvk(with_param("m=-1"), tmp);
     EXPECT_EQ(bad.rc, nhvk::exit_usage) << bad.err;
     EXPECT_NE(bad.err.find("--param m=-1: expected a number > 0"), std::string::npos) << bad.err;
-    const CliRun ok = nhvk(
-        [&] {
-            auto a = traj;
-            a.push_back("m=2");
-            return a;
-        }(),
-        tmp);
+    const CliRun ok = nhvk(with_param("m=2"), tmp);
     EXPECT_EQ(ok.rc, nhvk::exit_ok) << ok.err;
 
     const CliRun run = nhvk({"run", NHVK_SOURCE_DIR "/configs/rolling_disc.toml", "--out", tmp.str("out"), "--set",
