@@ -32,14 +32,6 @@ constexpr std::size_t piece = std::size_t(1) << 30; // MPI counts are int: large
 
 } // namespace
 
-bool mpi_built() {
-#if NHVK_HAVE_MPI
-    return true;
-#else
-    return false;
-#endif
-}
-
 Comm& Comm::world() {
     static Comm c;
     return c;
@@ -201,19 +193,6 @@ bool Comm::broadcast(bool value) {
     int v = value ? 1 : 0;
     MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return v != 0;
-#else
-    return value;
-#endif
-}
-
-std::string Comm::broadcast(const std::string& value) {
-#if NHVK_HAVE_MPI
-    if (!mpi_) return value;
-    std::uint64_t n = value.size();
-    MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    std::string out = rank_ == 0 ? value : std::string(static_cast<std::size_t>(n), '\0');
-    if (n > 0) MPI_Bcast(&out[0], static_cast<int>(n), MPI_BYTE, 0, MPI_COMM_WORLD);
-    return out;
 #else
     return value;
 #endif

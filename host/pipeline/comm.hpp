@@ -41,7 +41,6 @@ public:
     std::string receive_from(int rank);
     /** @brief Rank 0's `value` on every rank. */
     bool broadcast(bool value);
-    std::string broadcast(const std::string& value);
     /** @brief Ends every rank (after a rank failed where the others would wait for it forever). */
     [[noreturn]] void abort(int code);
 
@@ -56,8 +55,5 @@ private:
     void* request_ = nullptr;      // MPI_Request of that message
     std::uint64_t* latest_ = nullptr; // rank 0: each rank's latest count
 };
-
-/** @brief True when built with MPI (`nhvk --version` says so). */
-bool mpi_built();
 
 } // namespace nhvk
