@@ -88,9 +88,8 @@ std::optional<SettingProblem> check_step_count(const IntegratorSettings& s, doub
 std::optional<SettingProblem> check_memory(const RunConfig& cfg, double available_bytes) {
     const double N = static_cast<double>(cfg.run.trajectories);
     const double capacity = std::min(static_cast<double>(cfg.run.chunk), N);
-    const double nt = static_cast<double>(cfg.times.size());
     const double n = cfg.model.n, k = std::max(cfg.model.k, 1), n_params = static_cast<double>(cfg.params.size());
-    const double n_series = metric_count * nt;
+    const double n_series = static_cast<double>(metric_rows(static_cast<int>(cfg.times.size())));
     // ChunkBlock (nhvk/backend/backend.hpp): inputs, five per-member status arrays, the metrics.
     const double chunk = capacity * (8.0 * (2.0 * n + k + n_params) + 11.0 + 8.0 * n_series);
     const double budget = static_cast<double>(cfg.run.exact_memory_mb) * 1024.0 * 1024.0;

@@ -101,8 +101,15 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
             os << "; the divergence is at rounding level there (median d_q <= " << r.growth_fit_q.max_median
                << "): the exponent means nothing";
         os << "\n";
-        os << "  onset (d_q > " << cfg.onset_threshold << "): median t = " << r.onset.quantile(0.5, r.times, true)
-           << ", never " << r.onset.never << "\n";
+        os << "  onset (d_q > " << cfg.onset_threshold << "): median t = " << r.onset_times().p50 << " over "
+           << r.onset_times().count << " crossings, never " << r.onset.never;
+        if (r.onset.censored > 0) os << ", censored by a failure " << r.onset.censored;
+        os << "\n";
+        os << "  energy balance residual (relative): max " << r.balance_max;
+        if (r.balance_flagged)
+            os << "; WARNING: above diagnostics.balance_tolerance = " << cfg.balance_tolerance
+               << ": a numerical problem (loose tolerance, projection, stiffness)";
+        os << "\n";
     }
     if (!r.exact_quantiles && r.outside_range() > 0)
         os << "  warning: " << r.outside_range() << " values lie outside the histogram range [" << r.histogram_lo

@@ -642,7 +642,7 @@ void parse_times(const Reader& rd, const toml::table& root, RunConfig& cfg) {
 void parse_divergence(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "divergence";
     const toml::table* t = rd.table(&root, "divergence", p);
-    if (t) rd.check_keys(*t, p, {"coordinates", "onset_threshold", "growth_t_max"});
+    if (t) rd.check_keys(*t, p, {"coordinates", "weights", "metric", "onset_threshold", "growth_t_max"});
     const ModelInfo& m = cfg.model;
     cfg.divergence_coords.clear();
     if (const toml::node* n = rd.get(t, "coordinates")) {
@@ -666,14 +666,58 @@ void parse_divergence(const Reader& rd, const toml::table& root, RunConfig& cfg)
             cfg.divergence_coords.push_back(idx);
         }
     } else {
-        for (int i = 0; i < m.n; ++i) cfg.divergence_coords.push_back(i);
+        // NOTE: metres and radians are not mixed unless asked: a model with both leaves its angles out by default.
+        const bool any_angle = std::find(m.angles.begin(), m.angles.end(), true) != m.angles.end();
+        const bool any_length = std::find(m.angles.begin(), m.angles.end(), false) != m.angles.end();
+        for (int i = 0; i < m.n; ++i)
+            if (!(any_angle && any_length && m.angles[i])) cfg.divergence_coords.push_back(i);
     }
+    cfg.divergence_weights.assign(static_cast<std::size_t>(m.n), 1.0);
+    if (const toml::table* w = rd.table(t, "weights", p + ".weights")) {
+        for (auto&& [key, node] : *w) {
+            const std::string name(key.str());
+            const std::string full = p + ".weights." + name;
+            const int idx = m.coord_index(name);
+            if (idx < 0)
+                rd.report().fail(node, full,
+                                 "unknown coordinate " + quote(name) + suggestion(name, m.coords) +
+                                     "; coordinates of model " + quote(m.name) + ": " + join(m.coords));
+            if (std::find(cfg.divergence_coords.begin(), cfg.divergence_coords.end(), idx) ==
+                cfg.divergence_coords.end())
+                rd.report().fail(node, full,
+                                 "coordinate " + quote(name) + " is not in divergence.coordinates; list it there to "
+                                 "weigh it");
+            const double x = rd.number(node, full);
+            if (!(x > 0.0)) rd.report().expected(node, full, "a number > 0");
+            cfg.divergence_weights[static_cast<std::size_t>(idx)] = x;
+        }
+    }
+    cfg.divergence_kinetic = false;
+    if (const toml::node* n = rd.get(t, "metric"))
+        cfg.divergence_kinetic = rd.choice(*n, p + ".metric", {"euclidean", "kinetic"}) == 1;
     cfg.onset_threshold = rd.number_or(t, "onset_threshold", p, 1e-3);
     rd.require(cfg.onset_threshold > 0.0, t, "onset_threshold", p, "a number > 0");
     const std::size_t fourth = std::min<std::size_t>(3, cfg.times.size() - 1);
     const double dflt = std::max(cfg.t0 + (cfg.time_grid.t_end - cfg.t0) * 0.05, cfg.times[fourth]);
     cfg.growth_t_max = rd.number_or(t, "growth_t_max", p, dflt);
     rd.require(cfg.growth_t_max > cfg.t0, t, "growth_t_max", p, "a time > t0 = " + format_number(cfg.t0));
+}
+
+void parse_statistics(const Reader& rd, const toml::table& root, RunConfig& cfg) {
+    const std::string p = "statistics";
+    const toml::table* t = rd.table(&root, "statistics", p);
+    if (t) rd.check_keys(*t, p, {"population"});
+    cfg.alive_population = true;
+    if (const toml::node* n = rd.get(t, "population"))
+        cfg.alive_population = rd.choice(*n, p + ".population", {"alive", "survivors"}) == 0;
+}
+
+void parse_diagnostics(const Reader& rd, const toml::table& root, RunConfig& cfg) {
+    const std::string p = "diagnostics";
+    const toml::table* t = rd.table(&root, "diagnostics", p);
+    if (t) rd.check_keys(*t, p, {"balance_tolerance"});
+    cfg.balance_tolerance = rd.number_or(t, "balance_tolerance", p, 1e-6);
+    rd.require(cfg.balance_tolerance > 0.0, t, "balance_tolerance", p, "a number > 0");
 }
 
 void parse_run(const Reader& rd, const toml::table& root, RunConfig& cfg) {
@@ -746,7 +790,11 @@ nlohmann::json RunConfig::resolved_json() const {
     if (time_grid.spacing == Spacing::log) times_json["t_first"] = time_grid.t_first;
 
     json coords = json::array();
-    for (int i : divergence_coords) coords.push_back(model.coords[i]);
+    json weights = json::object();
+    for (int i : divergence_coords) {
+        coords.push_back(model.coords[i]);
+        weights[model.coords[i]] = divergence_weights.empty() ? 1.0 : divergence_weights[static_cast<std::size_t>(i)];
+    }
 
     return {
         {"model", {{"name", model.name}, {"params", params_json}}},
@@ -764,7 +812,13 @@ nlohmann::json RunConfig::resolved_json() const {
           {"equations", to_string(integrator.equations)}}},
         {"times", times_json},
         {"divergence",
-         {{"coordinates", coords}, {"onset_threshold", onset_threshold}, {"growth_t_max", growth_t_max}}},
+         {{"coordinates", coords},
+          {"weights", weights},
+          {"metric", divergence_kinetic ? "kinetic" : "euclidean"},
+          {"onset_threshold", onset_threshold},
+          {"growth_t_max", growth_t_max}}},
+        {"statistics", {{"population", alive_population ? "alive" : "survivors"}}},
+        {"diagnostics", {{"balance_tolerance", balance_tolerance}}},
         {"run",
          {{"trajectories", run.trajectories},
           {"seed", run.seed},
@@ -797,7 +851,8 @@ RunConfig parse_config(std::string_view toml_text, const std::string& source_nam
         apply_option(root, o, rep);
 
     const Reader rd(rep);
-    rd.check_keys(root, "", {"model", "initial", "integrator", "times", "divergence", "run"}, "allowed sections",
+    rd.check_keys(root, "", {"model", "initial", "integrator", "times", "divergence", "statistics", "diagnostics", "run"},
+                  "allowed sections",
                   "section");
 
     RunConfig cfg;
@@ -812,6 +867,8 @@ RunConfig parse_config(std::string_view toml_text, const std::string& source_nam
     if (const std::optional<SettingProblem> e = check_step_count(cfg.integrator, cfg.t0, cfg.times))
         rd.require(false, rd.table(&root, "integrator", "integrator"), "dt", "integrator", e->expected);
     parse_divergence(rd, root, cfg);
+    parse_statistics(rd, root, cfg);
+    parse_diagnostics(rd, root, cfg);
     parse_run(rd, root, cfg);
     return cfg;
 }

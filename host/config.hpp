@@ -45,11 +45,25 @@
  *  list = [0.1, 0.2, 5.0]          # list only: strictly increasing, first > t0, last == t_end
  *
  *  [divergence]
- *  coordinates = ["x", "y", "z"]   # coordinates entering |q_NH - q_VK|; default: all; no repeats
+ *  coordinates = ["x", "y", "z"]   # coordinates entering |q_NH - q_VK|; default: all, except that a model with
+ *                                  #   both angles and lengths leaves its angles out; no repeats
+ *  weights = { theta = 0.5 }       # a factor per listed coordinate (> 0), e.g. a radius to turn an angle into an
+ *                                  #   arc length; default 1
+ *  metric = "euclidean"            # "euclidean" (sum of squares) | "kinetic" (Δᵀ W(q_NH) Δ, W the kinetic
+ *                                  #   metric of L); default "euclidean"
  *  onset_threshold = 1e-3          # > 0; default 1e-3
  *  growth_t_max = 0.25             # > t0: the early window (t0, growth_t_max] for the growth exponent; default:
  *                                  #   the later of t0 + (t_end - t0)·0.05 and the 4th output time (the last
  *                                  #   one if there are fewer), so the fit sees at least 4 points
+ *
+ *  [statistics]
+ *  population = "alive"            # "alive": per-time statistics over the members alive at each time (a member
+ *                                  #   that fails counts at the times it reached) | "survivors": only members
+ *                                  #   that reached t_end; default "alive"
+ *
+ *  [diagnostics]
+ *  balance_tolerance = 1e-6        # > 0: flag the run when the energy balance residual (relative to the energy
+ *                                  #   scale) exceeds it at any output time; default 1e-6
  *
  *  [run]
  *  trajectories = 10000            # >= 1; default 1000
@@ -194,8 +208,13 @@ struct RunConfig {
     std::vector<double> times;              ///< output times, strictly increasing, all > t0, last == t_end
 
     std::vector<int> divergence_coords;     ///< coordinate indices, in the configured order, no repeats
+    std::vector<double> divergence_weights; ///< size model.n: each coordinate's factor (1 unless configured)
+    bool divergence_kinetic = false;        ///< metric = "kinetic": Δᵀ W(q_NH) Δ instead of the sum of squares
     double onset_threshold = 1e-3;
     double growth_t_max = 0.0;              ///< resolved (default filled)
+    bool alive_population = true;           ///< statistics.population = "alive" (else "survivors")
+    double balance_tolerance = 1e-6;        ///< diagnostics.balance_tolerance: the flag's level
+
 
     RunSettings run;
 

@@ -42,7 +42,9 @@ namespace nhvk {
 namespace fs = std::filesystem;
 
 const char* metric_name(int metric) {
-    static const char* names[metric_count] = {"d_q", "d_v", "res_nh", "res_vk", "energy_nh", "energy_vk"};
+    static const char* names[metric_count] = {"d_q",           "d_v",           "res_nh",     "res_vk",
+                                              "energy_nh",     "energy_vk",     "energy_rel_nh", "energy_rel_vk",
+                                              "balance_nh",    "reaction_work_nh"};
     return metric >= 0 && metric < metric_count ? names[metric] : "unknown";
 }
 

@@ -60,7 +60,8 @@ struct EnsembleResult {
     std::array<std::array<std::uint64_t, status_count>, 3> failed_by_dynamics_status{};
     std::array<std::uint64_t, sample_status_count> sampling{};    ///< index: SampleStatus (ok unused)
     std::vector<double> times;
-    std::vector<stats::SeriesSummary> series; ///< metric_count × nt, series (metric * nt + i)
+    /// metric_rows(nt): series (metric * nt + i), then the per-member series (metric_count * nt + MemberSeries)
+    std::vector<stats::SeriesSummary> series;
     bool exact_quantiles = true;
     double histogram_resolution = 0.0;
     double histogram_lo = 0.0,
@@ -85,6 +86,13 @@ struct EnsembleResult {
            transfer_seconds = 0.0;
 
     const stats::SeriesSummary& at(int metric, int i) const { return series[static_cast<std::size_t>(metric) * times.size() + i]; }
+    /** @brief The interpolated onset times of the members whose d_q crossed the threshold. */
+    const stats::SeriesSummary& onset_times() const {
+        return series[static_cast<std::size_t>(metric_count) * times.size() + member_onset_time];
+    }
+    bool alive_population = true; ///< per-time statistics over the members alive at each time (else survivors)
+    double balance_max = 0.0;     ///< largest relative energy-balance residual over every output time (NaN: none)
+    bool balance_flagged = false; ///< balance_max above diagnostics.balance_tolerance
     std::uint64_t failed() const { return requested - valid; }
 
     // How it was produced (summary.json "job").

@@ -108,16 +108,12 @@ void write_trajectory_csv_with(const TrajectoryRequest& req, const TrajectoryRes
         for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", lam[a]);
         const StateDiagnostics<double> dn = diagnose_with(eq, qn, vn, t);
         const StateDiagnostics<double> dk = diagnose_with(eq, qk, vk, t, mu);
+        DivergenceSpec div = req.divergence;
+        for (int j = 0; j < n; ++j)
+            if (M::angles[j]) div.angle_mask |= 1u << j;
         double dq = 0, dv = 0;
-        for (int j = 0; j < n; ++j) {
-            if (!((req.divergence_mask >> j) & 1u)) continue;
-            double d = qn[j] - qk[j];
-            if (M::angles[j]) d = wrap_angle(d);
-            dq += d * d;
-            dv += (vn[j] - vk[j]) * (vn[j] - vk[j]);
-        }
-        std::fprintf(out, ",%.17g,%.17g,%.17g,%.17g,%.17g\n", dn.energy, dk.energy, dk.vk_energy, std::sqrt(dq),
-                     std::sqrt(dv));
+        divergence_between(eq, div, row, row + 2 * n, t, dq, dv);
+        std::fprintf(out, ",%.17g,%.17g,%.17g,%.17g,%.17g\n", dn.energy, dk.energy, dk.vk_energy, dq, dv);
     }
 }
 

@@ -21,7 +21,7 @@
 #include "nhvk/backend/cuda_device.hpp"
 #include "nhvk/backend/trajectory.hpp"
 #include "nhvk/models/all.hpp"
-#include "nhvk/stats/chunk_reduce.hpp"
+#include "nhvk/stats/chunk_metrics.hpp"
 
 namespace nhvk {
 
@@ -157,12 +157,9 @@ public:
     void reduce(int s, long long m) override {
         if (n_series_ == 0) throw std::logic_error("reduce before start_reduction");
         const int t = begin(s, stage_reduce);
-        stats::ChunkView in;
-        in.values = dev_args_[s].metrics;
-        in.chunk = static_cast<std::size_t>(m);
-        in.ld = static_cast<std::size_t>(dev_args_[s].ld);
-        in.status = dev_args_[s].status;
-        in.n_series = n_series_;
+        // NOTE: a member the sampler could not place has status non_finite and fail_index −1: it counts nowhere.
+        const stats::ChunkView in = stats::metrics_view(dev_args_[s], m, nullptr);
+        if (in.n_series != n_series_) throw std::logic_error("reduce: the chunk's series differ from start_reduction's");
         // NOTE: the slot's own tiles (the two streams never add into the same partials); merged exactly at collect.
         stats::accumulate_chunk(thrust::cuda::par_nosync.on(stream_[s]), in, n_tiles_, d_tile_partials_[s].p,
                                 d_tile_counts_[s].p, binner_);

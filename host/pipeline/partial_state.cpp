@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char magic[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '1', '\n', '\0', '\0'};
+constexpr char magic[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '2', '\n', '\0', '\0'};
 
 void put_tally(std::string& out, const EnsembleResult& r) {
     bytes::put(out, r.valid);
@@ -26,6 +26,7 @@ void put_tally(std::string& out, const EnsembleResult& r) {
     bytes::put(out, r.sampling);
     bytes::put_vector(out, r.onset.counts);
     bytes::put(out, r.onset.never);
+    bytes::put(out, r.onset.censored);
 }
 
 void get_tally(bytes::Reader& in, EnsembleResult& r) {
@@ -36,6 +37,7 @@ void get_tally(bytes::Reader& in, EnsembleResult& r) {
     r.sampling = in.get<decltype(r.sampling)>();
     r.onset.counts = in.get_vector<std::uint64_t>();
     r.onset.never = in.get<std::uint64_t>();
+    r.onset.censored = in.get<std::uint64_t>();
 }
 
 } // namespace
@@ -74,7 +76,7 @@ void add_tally(EnsembleResult& into, const EnsembleResult& from) {
             into.failed_by_dynamics_status[d][i] += from.failed_by_dynamics_status[d][i];
     }
     for (std::size_t i = 0; i < into.sampling.size(); ++i) into.sampling[i] += from.sampling[i];
-    if (into.onset.counts.empty() && into.onset.never == 0) // an empty tally takes the other's output times
+    if (into.onset.counts.empty() && into.onset.never == 0 && into.onset.censored == 0) // an empty tally takes the other's output times
         into.onset = from.onset;
     else
         into.onset.merge(from.onset);
@@ -118,7 +120,7 @@ std::string encode_state(const PartialState& s) {
 
 PartialState decode_state(const std::string& data, const std::string& what) {
     if (data.size() < sizeof magic + 16 || std::memcmp(data.data(), magic, sizeof magic) != 0)
-        throw std::runtime_error(what + ": not an nhvk state file (no NHVK-STATE-v1 header)");
+        throw std::runtime_error(what + ": not an nhvk state file (no NHVK-STATE-v2 header)");
     std::uint64_t n = 0;
     std::memcpy(&n, data.data() + sizeof magic, sizeof n);
     if (n != data.size() - sizeof magic - 16)

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "pipeline/reduce_stage.hpp"
 
+#include "nhvk/stats/chunk_metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <vector>
 
@@ -8,7 +12,7 @@ namespace nhvk {
 
 ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r)
     : cfg_(cfg), r_(r),
-      acc_(static_cast<std::size_t>(metric_count) * cfg.times.size(), static_cast<std::uint64_t>(cfg.run.trajectories),
+      acc_(static_cast<std::size_t>(metric_rows(static_cast<int>(cfg.times.size()))), static_cast<std::uint64_t>(cfg.run.trajectories),
            static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u) {
     r_.onset = stats::OnsetHistogram(cfg.times.size());
 }
@@ -19,11 +23,15 @@ void ReduceStage::start(EnsembleBackend& backend) {
 
 void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
     valid_.resize(static_cast<std::size_t>(m));
+    onset_in_.resize(static_cast<std::size_t>(m));
     for (long long j = 0; j < m; ++j) {
         const auto ss = static_cast<SampleStatus>(a.sample_status[j]);
         const auto st = static_cast<Status>(a.status[j]);
         const bool ok = ss == SampleStatus::ok && st == Status::ok;
-        valid_[j] = ok ? 1u : 0u;
+        // NOTE: valid_ is the sampler's verdict; a failed integration still counts at the times it reached when the
+        // population is "alive" (ChunkView::fail_index).
+        valid_[j] = ss == SampleStatus::ok ? 1u : 0u;
+        onset_in_[j] = ok || (cfg_.alive_population && ss == SampleStatus::ok && a.onset[j] >= 0) ? 1u : 0u;
         if (ok) {
             ++r_.valid;
         } else if (ss != SampleStatus::ok) {
@@ -34,10 +42,11 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
             ++r_.failed_by_status[static_cast<int>(st)];
             ++r_.failed_by_dynamics[dyn];
             ++r_.failed_by_dynamics_status[dyn][static_cast<int>(st)];
+            if (cfg_.alive_population && a.onset[j] < 0) ++r_.onset.censored;
         }
     }
-    if (on_host()) acc_.add_chunk(a.metrics, static_cast<std::size_t>(m), static_cast<std::size_t>(a.ld), valid_.data());
-    r_.onset.add_chunk(reinterpret_cast<const std::uint32_t*>(a.onset), static_cast<std::size_t>(m), valid_.data());
+    if (on_host()) acc_.add_chunk(stats::metrics_view(a, m, valid_.data()));
+    r_.onset.add_chunk(reinterpret_cast<const std::uint32_t*>(a.onset), static_cast<std::size_t>(m), onset_in_.data());
 }
 
 namespace {
@@ -104,6 +113,13 @@ void ReduceStage::finish() {
     r_.growth_fit_v = stats::growth_fit(rel_t, med_v, cfg_.growth_t_max - cfg_.t0);
     r_.growth_q = r_.growth_fit_q.slope;
     r_.growth_v = r_.growth_fit_v.slope;
+    r_.alive_population = cfg_.alive_population;
+    r_.balance_max = NAN;
+    for (int i = 0; i < nt; ++i) {
+        const double x = r_.at(metric_balance_nh, i).max;
+        if (std::isfinite(x)) r_.balance_max = std::isfinite(r_.balance_max) ? std::max(r_.balance_max, x) : x;
+    }
+    r_.balance_flagged = std::isfinite(r_.balance_max) && r_.balance_max > cfg_.balance_tolerance;
     const double eps = cfg_.integrator.precision == Precision::f32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
     // NOTE: rounding can accumulate to about ε per step, and a run takes at most max_steps steps (states of order 1)
     r_.growth_at_rounding_level = r_.growth_fit_q.points > 0 &&

@@ -17,6 +17,17 @@ SamplingPlan make_sampling_plan(const RunConfig& cfg) {
     return p;
 }
 
+DivergenceSpec divergence_spec(const RunConfig& cfg) {
+    DivergenceSpec d;
+    for (int j = 0; j < max_divergence_coords; ++j) d.weight[j] = 0.0;
+    for (int i : cfg.divergence_coords)
+        d.weight[i] = cfg.divergence_weights.empty() ? 1.0 : cfg.divergence_weights[static_cast<std::size_t>(i)];
+    for (int i = 0; i < cfg.model.n; ++i)
+        if (cfg.model.angles[i]) d.angle_mask |= 1u << i;
+    d.kinetic = cfg.divergence_kinetic;
+    return d;
+}
+
 RunPlan make_run_plan(const RunConfig& cfg, long long capacity) {
     RunPlan plan;
     ChunkLayout& L = plan.layout;
@@ -40,11 +51,8 @@ RunPlan make_run_plan(const RunConfig& cfg, long long capacity) {
     c.ctl.min_step = cfg.integrator.min_step;
     c.ctl.max_steps = cfg.integrator.max_steps;
     c.ctl.project = cfg.integrator.project;
-    c.divergence_mask = 0u;
-    for (int i : cfg.divergence_coords) c.divergence_mask |= 1u << i;
-    c.angle_mask = 0u;
-    for (int i = 0; i < cfg.model.n; ++i)
-        if (cfg.model.angles[i]) c.angle_mask |= 1u << i;
+    c.divergence = divergence_spec(cfg);
+    c.alive_population = cfg.alive_population;
     c.onset_threshold = cfg.onset_threshold;
     c.shared_params = cfg.params.empty() ? nullptr : cfg.params.data();
     c.sampling = make_sampling_plan(cfg);

@@ -15,6 +15,9 @@ struct RunPlan {
     ChunkCommon common;
 };
 
+/** @brief The divergence metric of `cfg` (its coordinates, weights, angles and metric). */
+DivergenceSpec divergence_spec(const RunConfig& cfg);
+
 /** @brief The plan of `cfg` with chunks of `capacity` members (the run uses min(run.chunk, trajectories)). */
 RunPlan make_run_plan(const RunConfig& cfg, long long capacity);
 

@@ -109,6 +109,18 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
         for (int i : cfg.divergence_coords) c.push_back(cfg.model.coords[i]);
         return c;
     }();
+    j["divergence"]["weights"] = [&] {
+        nlohmann::json w = nlohmann::json::object();
+        for (int i : cfg.divergence_coords) w[cfg.model.coords[i]] = cfg.divergence_weights[static_cast<std::size_t>(i)];
+        return w;
+    }();
+    j["divergence"]["metric"] = cfg.divergence_kinetic ? "kinetic" : "euclidean";
+    j["divergence"]["definition"] =
+        cfg.divergence_kinetic
+            ? "d_q = sqrt(dq' W dq), d_v = sqrt(dv' W dv): each listed coordinate's difference (angles wrapped to "
+              "(-pi, pi]) times its weight, in the kinetic metric W(q_NH) of the plain Lagrangian"
+            : "d_q = sqrt(sum (w_j dq_j)^2), d_v = sqrt(sum (w_j dv_j)^2) over the listed coordinates (angle "
+              "differences wrapped to (-pi, pi])";
     j["constraint_residual"]["nh"] = series_json(r, metric_res_nh);
     j["constraint_residual"]["vk"] = series_json(r, metric_res_vk);
     j["constraint_residual"]["max"]["nh"] = num(overall_max(r, metric_res_nh));
@@ -120,6 +132,24 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     j["energy_drift"]["vk"] = series_json(r, metric_energy_vk);
     j["energy_drift"]["max"]["nh"] = num(overall_max(r, metric_energy_nh));
     j["energy_drift"]["max"]["vk"] = num(overall_max(r, metric_energy_vk));
+    j["energy_drift"]["relative"]["definition"] =
+        "the drifts above divided by the member's energy scale s = max(|E(t0)|, T(t0)), T = v.W.v/2 the kinetic "
+        "energy of the plain Lagrangian (s = 1 where both are 0)";
+    j["energy_drift"]["relative"]["nh"] = series_json(r, metric_energy_rel_nh);
+    j["energy_drift"]["relative"]["vk"] = series_json(r, metric_energy_rel_vk);
+    j["energy_drift"]["relative"]["max"]["nh"] = num(overall_max(r, metric_energy_rel_nh));
+    j["energy_drift"]["relative"]["max"]["vk"] = num(overall_max(r, metric_energy_rel_vk));
+    nlohmann::json& dg = j["diagnostics"];
+    dg["definition"] =
+        "balance_nh = |E(t) - E(t0) - W_reaction(t) - W_applied(t)| / s along the nonholonomic motion, with "
+        "W_reaction = integral of lambda.(J v) dt (the work of the reaction forces) and W_applied = integral of "
+        "(F.v - dL/dt) dt, integrated with the motion's own steps; at integration tolerance when the integration is "
+        "right (a projection's changes of v also show in it)";
+    dg["balance_nh"] = series_json(r, metric_balance_nh);
+    dg["reaction_work_nh"] = series_json(r, metric_work_nh);
+    dg["balance_max"] = num(r.balance_max);
+    dg["balance_tolerance"] = cfg.balance_tolerance;
+    dg["balance_flagged"] = r.balance_flagged;
     j["growth_exponent"]["q"] = num(r.growth_q);
     j["growth_exponent"]["v"] = num(r.growth_v);
     j["growth_exponent"]["t_max"] = cfg.growth_t_max;
@@ -138,10 +168,23 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     on["threshold"] = cfg.onset_threshold;
     on["counts"] = r.onset.counts;
     on["never"] = r.onset.never;
-    for (const auto& [name, p] : {std::pair<const char*, double>{"p05", 0.05}, {"p25", 0.25}, {"p50", 0.5},
-                                  {"p75", 0.75}, {"p95", 0.95}})
-        on["quantiles"][name] = num(r.onset.quantile(p, r.times, true));
-    on["definition"] = "first output time with d_q > threshold; quantiles rank 'never' after every output time (null)";
+    on["censored"] = r.onset.censored;
+    const stats::SeriesSummary& ot = r.onset_times();
+    on["crossed"] = ot.count;
+    on["quantiles"] = {{"p05", num(ot.p05)}, {"p25", num(ot.p25)}, {"p50", num(ot.p50)},
+                       {"p75", num(ot.p75)}, {"p95", num(ot.p95)}};
+    on["mean"] = num(ot.mean);
+    on["definition"] =
+        "onset time: where d_q first rises through the threshold, interpolated between the two output times that "
+        "bracket the crossing (linear in log d_q against log(t - t0); linear where the earlier d_q is 0); counts[i]: "
+        "crossings in (t_{i-1}, t_i]; quantiles (type 7) and mean over the 'crossed' members; 'never': members that "
+        "reached t_end below the threshold; 'censored': members that failed before crossing (population 'alive' "
+        "only)";
+    j["statistics"]["population"] = r.alive_population ? "alive" : "survivors";
+    j["statistics"]["population_definition"] =
+        r.alive_population ? "per-time statistics over the members alive at that time: a member that fails counts at "
+                             "every output time it reached (the per-time count says how many)"
+                           : "per-time statistics over the members that reached t_end (a failed member counts nowhere)";
     j["statistics"]["quantiles"] = r.exact_quantiles ? "exact" : "histogram";
     j["statistics"]["quantile_definition"] = "type 7 (linear interpolation between order statistics)";
     if (!r.exact_quantiles) j["statistics"]["histogram_relative_resolution"] = r.histogram_resolution;
@@ -217,8 +260,17 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
            << md_num(r.growth_fit_q.r_squared) << ", " << r.growth_fit_q.points << " points)";
     if (r.growth_at_rounding_level) os << "; **at rounding level: the exponent means nothing**";
     os << "\n";
-    os << "- onset (d_q > " << md_num(cfg.onset_threshold) << "): median t = "
-       << md_num(r.onset.quantile(0.5, r.times, true)) << ", never " << r.onset.never << "\n";
+    os << "- onset (d_q > " << md_num(cfg.onset_threshold) << ", interpolated): median t = "
+       << md_num(r.onset_times().p50) << " over " << r.onset_times().count << " crossings, never " << r.onset.never;
+    if (r.onset.censored > 0) os << ", censored by a failure " << r.onset.censored;
+    os << "\n";
+    os << "- energy balance residual (relative, nonholonomic): max " << md_num(r.balance_max)
+       << (r.balance_flagged ? " — **above diagnostics.balance_tolerance " + md_num(cfg.balance_tolerance) +
+                                   ": a numerical problem (loose tolerance, projection, stiffness)**"
+                             : std::string(" (tolerance ") + md_num(cfg.balance_tolerance) + ")")
+       << "\n";
+    os << "- statistics over the members " << (r.alive_population ? "alive at each time" : "that reached t_end")
+       << "\n";
     os << "- largest constraint residual: nonholonomic " << md_num(overall_max(r, metric_res_nh)) << ", vakonomic "
        << md_num(overall_max(r, metric_res_vk)) << "; largest energy drift: nonholonomic "
        << md_num(overall_max(r, metric_energy_nh)) << ", vakonomic " << md_num(overall_max(r, metric_energy_vk))
@@ -286,14 +338,15 @@ void SamplesWriter::add_chunk(const ChunkArgs& a, std::uint64_t first, long long
         for (int c = 0; c < k; ++c) out << ',' << a.mu0[c * a.ld + j];
         if (layout_.per_member_params)
             for (int p = 0; p < layout_.n_params; ++p) out << ',' << a.params[p * a.ld + j];
-        if (valid) {
+        if (valid)
             out << ',' << a.metrics[(metric_dq * nt + nt - 1) * a.ld + j] << ','
                 << a.metrics[(metric_dv * nt + nt - 1) * a.ld + j] << ',';
-            if (a.onset[j] >= 0) out << cfg_.times[a.onset[j]];
-            out << '\n';
-        } else {
-            out << ",,\n";
-        }
+        else
+            out << ",,,";
+        // NOTE: the interpolated onset, also of a member that failed after crossing.
+        const double onset = a.metrics[(static_cast<long long>(metric_count) * nt + member_onset_time) * a.ld + j];
+        if (sampled && std::isfinite(onset)) out << onset;
+        out << '\n';
     }
     file_.check();
 }
@@ -319,7 +372,7 @@ TrajectoryRequest SavedTrajectories::request(std::vector<double> params, std::ve
     q.precision = common.precision;
     q.equations = common.equations;
     q.ctl = common.ctl;
-    q.divergence_mask = common.divergence_mask;
+    q.divergence = common.divergence;
     return q;
 }
 

@@ -88,7 +88,23 @@ void EnsembleAccumulator::add_chunk(const double *values, std::size_t chunk, std
     if (ld < chunk) {
         throw std::invalid_argument("EnsembleAccumulator::add_chunk: ld < chunk");
     }
-    const ChunkView in{values, chunk, ld, valid, n_series_};
+    ChunkView in;
+    in.values = values;
+    in.chunk = chunk;
+    in.ld = ld;
+    in.valid = valid;
+    in.n_series = n_series_;
+    add_chunk(in);
+}
+
+void EnsembleAccumulator::add_chunk(const ChunkView &in) {
+    if (in.chunk == 0u || n_series_ == 0u) {
+        return;
+    }
+    if (in.ld < in.chunk || in.n_series != n_series_) {
+        throw std::invalid_argument("EnsembleAccumulator::add_chunk: ld < chunk or a different series count");
+    }
+    const std::size_t chunk = in.chunk;
     // NOTE: small chunks run sequentially (an OpenMP region costs more than the work); the result is the same
     // either way, since every reduction below is exact.
     if (chunk * n_series_ < kMinParallelValues) {
@@ -287,6 +303,7 @@ void OnsetHistogram::merge(const OnsetHistogram &other) {
         counts[i] += other.counts[i];
     }
     never += other.never;
+    censored += other.censored;
 }
 
 std::uint64_t OnsetHistogram::total() const {

@@ -62,6 +62,9 @@ public:
      *        (valid may be nullptr: all valid). Parallel over series with Thrust's OpenMP system.
      */
     void add_chunk(const double *values, std::size_t chunk, std::size_t ld, const std::uint8_t *valid);
+    /** @brief Adds a chunk described by a ChunkView (nhvk/stats/chunk_reduce.hpp): which series of which trajectory
+     *  count is its `included` (the per-time population, per-member series); `in.n_series` must equal n_series(). */
+    void add_chunk(const ChunkView &in);
 
     /**
      * @brief Adds per-series partials and histogram rows reduced elsewhere (e.g. on the GPU with accumulate_chunk and
@@ -129,6 +132,9 @@ private:
 struct OnsetHistogram {
     std::vector<std::uint64_t> counts; ///< counts[i]: onset at output time index i
     std::uint64_t never = 0;           ///< never exceeded the threshold
+    /// failed before d_q exceeded the threshold (its onset is unknown; counted by the "alive" population only,
+    /// the survivors-only view leaves every failed member out)
+    std::uint64_t censored = 0;
 
     OnsetHistogram() = default;
     /** @brief Empty histogram over n_times output times. */

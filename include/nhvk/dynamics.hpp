@@ -444,6 +444,68 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct NonholonomicSys
     NHVK_HD Status project(T t, T* y) const { return detail::project_velocity(eq, y, y + n, t); }
 };
 
+/** @brief The power of the applied terms, `F·v − ∂L/∂t` (`∂L/∂t` by one forward-mode tangent on `t`). */
+template <class M, class T> NHVK_HD NHVK_FORCEINLINE T applied_power(const M& model, const T* q, const T* v, T t) {
+    constexpr int n = M::n;
+    using S = Dual<T, 1>;
+    S qq[n], vv[n];
+    NHVK_UNROLL
+    for (int j = 0; j < n; ++j) {
+        qq[j] = S(q[j]);
+        vv[j] = S(v[j]);
+    }
+    S tt(t);
+    tt.d[0] = T(1);
+    T p = -model.lagrangian(qq, vv, tt).d[0];
+    if constexpr (M::has_force) {
+        T F[n];
+        model.force(q, v, t, F);
+        NHVK_UNROLL
+        for (int j = 0; j < n; ++j) p += F[j] * v[j];
+    }
+    return p;
+}
+
+/**
+ * @brief The nonholonomic system with its energy balance: state `y = (q, v, w_λ, w_F)`, the motion of
+ *        `NonholonomicSystem` and the integrals `w_λ = ∫ λ·(J·v) dt` (the work of the reaction forces) and
+ *        `w_F = ∫ (F·v − ∂L/∂t) dt`, integrated by the same steps. Along an exact solution of eq. (19)
+ *        `dE/dt = λ·(J·v) + F·v − ∂L/∂t`, so `E(t) − E(t0) − w_λ − w_F` measures the integration error (and what a
+ *        projection changed); for constraints homogeneous in `v` (Talamucci eq. (40)) `J·v = σ φ = 0` on the
+ *        constraint set and `w_λ` stays 0. The integrals do not enter the adaptive error norm (`err_dim`), so the
+ *        steps, hence `(q, v)`, are those of `NonholonomicSystem` bit for bit.
+ */
+template <class M, class T, class Eq = AdEquations<M, T>> struct BalancedNonholonomicSystem {
+    static constexpr int n = M::n, k = M::k, dim = 2 * M::n + 2, err_dim = 2 * M::n;
+    NonholonomicSystem<M, T, Eq> base;
+
+    NHVK_HD BalancedNonholonomicSystem(const M& model = M{}) : base(model) {}
+
+    NHVK_HD NHVK_FORCEINLINE Status rhs(T t, const T* y, T* dy, T* lambda = nullptr) const {
+        T mult[k > 0 ? k : 1] = {};
+        const Status s = base.rhs(t, y, dy, mult);
+        if (s != Status::ok) return s;
+        const T* q = y;
+        const T* v = y + n;
+        const ConstraintParts<M, T> cp = base.eq.constraint_parts(q, v, t);
+        T w = T(0);
+        NHVK_UNROLL
+        for (int a = 0; a < k; ++a) {
+            T Jv = T(0);
+            NHVK_UNROLL
+            for (int j = 0; j < n; ++j) Jv += cp.J[a][j] * v[j];
+            w += mult[a] * Jv;
+        }
+        dy[2 * n] = w;
+        dy[2 * n + 1] = applied_power(base.eq.model, q, v, t);
+        if (lambda)
+            NHVK_UNROLL
+        for (int a = 0; a < k; ++a) lambda[a] = mult[a];
+        return Status::ok;
+    }
+    NHVK_HD Status project(T t, T* y) const { return base.project(t, y); }
+};
+
 /** @brief Vakonomic system (§3): state `y = (q, v, μ)`, `[W − Σμ H  −Jᵀ; J 0][a; μ̇] = [−b + Σ μ c; γ]`. */
 template <class M, class T, class Eq = AdEquations<M, T>> struct VakonomicSystem {
     static constexpr int n = M::n, k = M::k, dim = 2 * M::n + M::k;

@@ -17,7 +17,9 @@ namespace nhvk {
 /**
  * @brief A chunk of `m` members, structure of arrays, every array in double. Member `j` reads `q0[c * ld + j]` for
  *        coordinate `c` (likewise `v0`, `mu0`, `params` with `params_ld`, 0 meaning one shared parameter set) and
- *        writes `metrics[(metric * nt + i) * ld + j]`, `status[j]`, `failed[j]`, `fail_index[j]`, `onset[j]`.
+ *        writes `metrics[(metric * nt + i) * ld + j]`, its interpolated onset time at `metrics[(metric_count * nt +
+ *        member_onset_time) * ld + j]` (`metric_rows(nt)` rows in all), `status[j]`, `failed[j]`, `fail_index[j]`,
+ *        `onset[j]`. A member that fails keeps the metrics and the onset of the output times it reached.
  *        Pointers are host pointers for the CPU backend and device pointers inside the CUDA kernel.
  */
 struct ChunkArgs {
@@ -33,14 +35,14 @@ struct ChunkArgs {
     long long params_ld = 0;        ///< 0: one parameter set for all members (params[p]); else params[p * ld + j]
     int n_params = 0;
     StepControl ctl;
-    unsigned divergence_mask = ~0u;
-    unsigned angle_mask = 0u;
+    DivergenceSpec divergence;
     double onset_threshold = 1e-3;
-    double* metrics = nullptr;       ///< metric_count · nt · ld
+    bool alive_population = true; ///< per-time statistics over the members alive at each time (else survivors)
+    double* metrics = nullptr;       ///< metric_rows(nt) · ld
     std::uint8_t* status = nullptr;  ///< Status per member
     std::uint8_t* failed = nullptr;  ///< Dynamics that failed per member
     std::int32_t* fail_index = nullptr; ///< output index that could not be reached
-    std::int32_t* onset = nullptr;   ///< first output index with d_q > threshold, −1 never
+    std::int32_t* onset = nullptr;   ///< first output index with d_q > threshold, −1 never (or not reached)
     std::uint8_t* sample_status = nullptr; ///< SampleStatus per member, written by the sampling stage
 };
 
@@ -57,6 +59,7 @@ NHVK_HD NHVK_FORCEINLINE void run_chunk_member(const ChunkArgs& a, long long j) 
         a.failed[j] = static_cast<std::uint8_t>(Dynamics::none);
         a.fail_index[j] = -1;
         a.onset[j] = -1;
+        a.metrics[(static_cast<long long>(metric_count) * a.nt + member_onset_time) * a.ld + j] = NumericLimits<double>::quiet_NaN();
         return;
     }
     // NOTE: a compile-time bound (the generated equations know the exact count), and the array is only ever seen
@@ -78,13 +81,14 @@ NHVK_HD NHVK_FORCEINLINE void run_chunk_member(const ChunkArgs& a, long long j) 
     NHVK_UNROLL
     for (int c = 0; c < k; ++c) mu0[c] = a.mu0 ? T(a.mu0[c * a.ld + j]) : T(0);
     DivergenceObserver<M, T, Equations<M, T>> obs{
-        Equations<M, T>(model), a.divergence_mask, a.angle_mask, a.nt, a.metrics + j, a.ld, a.onset_threshold};
+        Equations<M, T>(model), a.divergence, a.nt, a.metrics + j, a.ld, a.onset_threshold};
     const MemberOutcome out =
         integrate_member<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs);
     a.status[j] = static_cast<std::uint8_t>(out.status);
     a.failed[j] = static_cast<std::uint8_t>(out.failed);
     a.fail_index[j] = out.time_index;
-    a.onset[j] = out.status == Status::ok ? obs.onset_index : -1;
+    a.onset[j] = obs.onset_index;
+    a.metrics[(static_cast<long long>(metric_count) * a.nt + member_onset_time) * a.ld + j] = obs.onset_time;
 }
 
 } // namespace nhvk

@@ -22,13 +22,48 @@ struct MemberOutcome {
 
 /** @brief Metrics per output time written by the ensemble observer (the order of the `metric_*` indices). */
 enum Metric : int {
-    metric_dq = 0,        ///< |q_NH − q_VK| over the divergence coordinates (angles wrapped to (−π, π])
-    metric_dv = 1,        ///< |v_NH − v_VK| over the divergence coordinates
-    metric_res_nh = 2,    ///< max_ν |φ_ν| along the nonholonomic motion
-    metric_res_vk = 3,    ///< max_ν |φ_ν| along the vakonomic motion
-    metric_energy_nh = 4, ///< |E(t) − E(t0)| along the nonholonomic motion
-    metric_energy_vk = 5, ///< |Ẽ(t) − Ẽ(t0)|, Ẽ = E − μ·(J·v), along the vakonomic motion
-    metric_count = 6
+    metric_dq = 0,            ///< |q_NH − q_VK| in the divergence metric (angles wrapped to (−π, π])
+    metric_dv = 1,            ///< |v_NH − v_VK| in the divergence metric
+    metric_res_nh = 2,        ///< max_ν |φ_ν| along the nonholonomic motion
+    metric_res_vk = 3,        ///< max_ν |φ_ν| along the vakonomic motion
+    metric_energy_nh = 4,     ///< |E(t) − E(t0)| along the nonholonomic motion
+    metric_energy_vk = 5,     ///< |Ẽ(t) − Ẽ(t0)|, Ẽ = E − μ·(J·v), along the vakonomic motion
+    metric_energy_rel_nh = 6, ///< |E(t) − E(t0)| / s, s the energy scale of the member (`energy_scale`)
+    metric_energy_rel_vk = 7, ///< |Ẽ(t) − Ẽ(t0)| / s
+    metric_balance_nh = 8,    ///< |E(t) − E(t0) − ∫(λ·(J·v) + F·v − ∂L/∂t) dt| / s: the nonholonomic energy balance
+    metric_work_nh = 9,       ///< ∫ λ·(J·v) dt: the work of the reaction forces (signed)
+    metric_count = 10
+};
+
+/** @brief The per-member series stored after the `metric_count · nt` per-time ones: the onset time, interpolated
+ *         between the output times that bracket the threshold crossing (NaN: d_q never crossed it). */
+enum MemberSeries : int { member_onset_time = 0, member_series_count = 1 };
+
+/** @brief Rows of one chunk's metrics array: the per-time metrics, then the per-member series. */
+NHVK_HD constexpr long long metric_rows(int nt) { return static_cast<long long>(metric_count) * nt + member_series_count; }
+
+/** @brief Most coordinates a divergence metric weighs (the masks are 32-bit). */
+constexpr int max_divergence_coords = 32;
+
+/**
+ * @brief How d_q and d_v measure the difference of the two states: each coordinate's difference (angles wrapped)
+ *        times its weight (0: not in the metric), summed in squares (`kinetic == false`) or in the kinetic metric
+ *        `W(q_NH)` of the plain Lagrangian (`Δᵀ W Δ`, so d_v² / 2 is the kinetic energy of the velocity difference).
+ */
+struct DivergenceSpec {
+    double weight[max_divergence_coords];
+    unsigned angle_mask = 0u; ///< bit j set: coordinate j is an angle (its difference is wrapped)
+    bool kinetic = false;
+    NHVK_HD DivergenceSpec() {
+        for (int j = 0; j < max_divergence_coords; ++j) weight[j] = 1.0;
+    }
+    /** @brief Only the coordinates in `mask` (bit j: coordinate j), weight 1. */
+    NHVK_HD static DivergenceSpec from_mask(unsigned mask, unsigned angles) {
+        DivergenceSpec d;
+        for (int j = 0; j < max_divergence_coords; ++j) d.weight[j] = ((mask >> j) & 1u) ? 1.0 : 0.0;
+        d.angle_mask = angles;
+        return d;
+    }
 };
 
 /** @brief Wrap an angle difference to (−π, π]. */
@@ -66,7 +101,7 @@ template <template <class, class> class Stepper, template <class, class> class E
 NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T* q0, const T* v0, const T* mu0, T t0,
                                        const double* times, int nt, const StepControl& ctl, Observer& obs) {
     constexpr int n = M::n, k = M::k;
-    using NH = NonholonomicSystem<M, T, Equations<M, T>>;
+    using NH = BalancedNonholonomicSystem<M, T, Equations<M, T>>;
     using VK = VakonomicSystem<M, T, Equations<M, T>>;
     const NH nh{model};
     const VK vk{model};
@@ -76,6 +111,7 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
         y_nh[j] = y_vk[j] = q0[j];
         y_nh[n + j] = y_vk[n + j] = v0[j];
     }
+    y_nh[2 * n] = y_nh[2 * n + 1] = T(0);
     NHVK_UNROLL
     for (int a = 0; a < k; ++a) y_vk[2 * n + a] = mu0 ? mu0[a] : T(0);
 
@@ -172,20 +208,98 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
 }
 
 /**
+ * @brief `d_q` and `d_v` of two states `(q, v)` in the metric `d` (`DivergenceSpec`); `eq` gives `W` for the kinetic
+ *        metric.
+ */
+template <class Eq, class T>
+NHVK_HD NHVK_FORCEINLINE void divergence_between(const Eq& eq, const DivergenceSpec& d, const T* y_nh, const T* y_vk,
+                                                 T t, double& dq, double& dv) {
+    constexpr int n = Eq::n;
+    double eq_[n], ev[n];
+    NHVK_UNROLL
+    for (int j = 0; j < n; ++j) {
+        T e = y_nh[j] - y_vk[j];
+        if ((d.angle_mask >> j) & 1u) e = wrap_angle(e);
+        eq_[j] = d.weight[j] * double(e);
+        ev[j] = d.weight[j] * double(y_nh[n + j] - y_vk[n + j]);
+    }
+    double sq = 0.0, sv = 0.0;
+    if (!d.kinetic) {
+        NHVK_UNROLL
+        for (int j = 0; j < n; ++j) {
+            sq += eq_[j] * eq_[j];
+            sv += ev[j] * ev[j];
+        }
+    } else {
+        T W[n][n];
+        eq.kinetic_metric(y_nh, y_nh + n, t, W);
+        NHVK_UNROLL
+        for (int i = 0; i < n; ++i)
+            NHVK_UNROLL
+        for (int j = 0; j < n; ++j) {
+            sq += eq_[i] * double(W[i][j]) * eq_[j];
+            sv += ev[i] * double(W[i][j]) * ev[j];
+        }
+        // NOTE: W is positive semi-definite; a rounding-level negative sum of a tiny difference is 0.
+        sq = sq > 0.0 ? sq : 0.0;
+        sv = sv > 0.0 ? sv : 0.0;
+    }
+    dq = sqrt(sq);
+    dv = sqrt(sv);
+}
+
+/**
+ * @brief The energy scale of a state, for relative energy measures: `s = max(|E|, T)` with `T = ½ vᵀ W v` the kinetic
+ *        energy of the plain Lagrangian's quadratic part, or 1 where both are 0 (a member at rest with E = 0).
+ */
+template <class Eq, class T> NHVK_HD T energy_scale(const Eq& eq, const T* q, const T* v, T t, T energy) {
+    constexpr int n = Eq::n;
+    T W[n][n];
+    eq.kinetic_metric(q, v, t, W);
+    T kin = T(0);
+    NHVK_UNROLL
+    for (int i = 0; i < n; ++i)
+        NHVK_UNROLL
+    for (int j = 0; j < n; ++j) kin += v[i] * W[i][j] * v[j];
+    kin = T(0.5) * kin;
+    const T e = abs(energy);
+    const T s = e > kin ? e : kin;
+    return s > T(0) ? s : T(1);
+}
+
+/**
+ * @brief The onset time where d rises through `thr` between output times `(t_a, d_a)` and `(t_b, d_b)`, `d_a <= thr
+ *        < d_b`: linear in `log d` against `log(t − t0)` (a divergence growing like a power of `t − t0` is matched
+ *        exactly), linear in `d` against `t` where `d_a = 0` or `t_a = t0`.
+ */
+NHVK_HD inline double interpolate_onset(double t0, double ta, double da, double tb, double db, double thr) {
+    if (da > 0.0 && ta > t0) {
+        const double la = log(da), lb = log(db);
+        if (lb > la) {
+            const double f = (log(thr) - la) / (lb - la);
+            return t0 + exp(log(ta - t0) + f * (log(tb - t0) - log(ta - t0)));
+        }
+    }
+    return ta + (thr - da) / (db - da) * (tb - ta);
+}
+
+/**
  * @brief The ensemble observer: at each output time computes the `Metric`s from both states without storing the
  *        trajectory, writing `metrics[(m * nt + i) * stride]` (structure of arrays: the caller offsets `metrics` by
- *        the member's column and passes the chunk size as `stride`).
+ *        the member's column and passes the chunk size as `stride`). The nonholonomic state carries the two
+ *        energy-balance integrals after `(q, v)` (`BalancedNonholonomicSystem`).
  */
 template <class M, class T, class Eq = AdEquations<M, T>> struct DivergenceObserver {
     Eq eq;
-    unsigned divergence_mask; ///< bit j set: coordinate j enters d_q and d_v
-    unsigned angle_mask;      ///< bit j set: coordinate j is an angle (its difference is wrapped)
+    DivergenceSpec div;
     int nt;
     double* metrics;
     long long stride;
     double onset_threshold;
-    int onset_index = -1; ///< first output index with d_q > threshold (-1: never)
-    T e0_nh = T(0), e0_vk = T(0);
+    int onset_index = -1;    ///< first output index with d_q > threshold (-1: never)
+    double onset_time = NumericLimits<double>::quiet_NaN(); ///< interpolated onset time (NaN: never)
+    T e0_nh = T(0), e0_vk = T(0), scale = T(1);
+    double t_prev = 0.0, d_prev = 0.0, t0 = 0.0;
 
     NHVK_HD NHVK_FORCEINLINE void operator()(int i, T t, const T* y_nh, const T* y_vk) {
         constexpr int n = M::n;
@@ -195,27 +309,31 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct DivergenceObser
         if (i < 0) {
             e0_nh = dn.energy;
             e0_vk = dk.vk_energy;
+            scale = energy_scale(eq, y_nh, y_nh + n, t, dn.energy);
+            t0 = t_prev = double(t);
+            d_prev = 0.0;
             return;
         }
         double dq = 0.0, dv = 0.0;
-        NHVK_UNROLL
-        for (int j = 0; j < n; ++j) {
-            if (!((divergence_mask >> j) & 1u)) continue;
-            T d = y_nh[j] - y_vk[j];
-            if ((angle_mask >> j) & 1u) d = wrap_angle(d);
-            const double e = double(y_nh[n + j] - y_vk[n + j]);
-            dq += double(d) * double(d);
-            dv += e * e;
-        }
-        dq = sqrt(dq);
-        dv = sqrt(dv);
+        divergence_between(eq, div, y_nh, y_vk, t, dq, dv);
+        const T de_nh = dn.energy - e0_nh, de_vk = dk.vk_energy - e0_vk;
+        const T work = y_nh[2 * n], applied = y_nh[2 * n + 1];
         metrics[(metric_dq * nt + i) * stride] = dq;
         metrics[(metric_dv * nt + i) * stride] = dv;
         metrics[(metric_res_nh * nt + i) * stride] = double(dn.residual);
         metrics[(metric_res_vk * nt + i) * stride] = double(dk.residual);
-        metrics[(metric_energy_nh * nt + i) * stride] = abs(double(dn.energy - e0_nh));
-        metrics[(metric_energy_vk * nt + i) * stride] = abs(double(dk.vk_energy - e0_vk));
-        if (onset_index < 0 && dq > onset_threshold) onset_index = i;
+        metrics[(metric_energy_nh * nt + i) * stride] = abs(double(de_nh));
+        metrics[(metric_energy_vk * nt + i) * stride] = abs(double(de_vk));
+        metrics[(metric_energy_rel_nh * nt + i) * stride] = abs(double(de_nh / scale));
+        metrics[(metric_energy_rel_vk * nt + i) * stride] = abs(double(de_vk / scale));
+        metrics[(metric_balance_nh * nt + i) * stride] = abs(double((de_nh - work - applied) / scale));
+        metrics[(metric_work_nh * nt + i) * stride] = double(work);
+        if (onset_index < 0 && dq > onset_threshold) {
+            onset_index = i;
+            onset_time = interpolate_onset(t0, t_prev, d_prev, double(t), dq, onset_threshold);
+        }
+        t_prev = double(t);
+        d_prev = dq;
     }
 };
 

@@ -5,7 +5,8 @@
  *         Both land exactly on every requested output time and can project `v` onto `φ = 0` after each step.
  *
  *  A system provides `static constexpr int dim`, `Status rhs(T t, const T* y, T* dy) const` and
- *  `Status project(T t, T* y) const`.
+ *  `Status project(T t, T* y) const`; optionally `static constexpr int err_dim` (< dim): only the first `err_dim`
+ *  components enter the adaptive error norm (the rest are integrals carried along, e.g. an energy balance).
  */
 #pragma once
 
@@ -15,6 +16,15 @@
 #include "nhvk/status.hpp"
 
 namespace nhvk {
+
+namespace detail {
+template <class Sys, class = void> struct ErrDim {
+    static constexpr int value = Sys::dim;
+};
+template <class Sys> struct ErrDim<Sys, decltype(void(Sys::err_dim))> {
+    static constexpr int value = Sys::err_dim;
+};
+} // namespace detail
 
 /** @brief Integrator settings shared by both steppers (doubles also for float runs). */
 struct StepControl {
@@ -160,6 +170,7 @@ private:
 template <class Sys, class T> class Dopri5 {
 public:
     static constexpr int dim = Sys::dim;
+    static constexpr int err_dim = detail::ErrDim<Sys>::value;
     static constexpr bool fixed_step = false;
     T t;
     T y[dim];
@@ -260,14 +271,14 @@ public:
             // err = ‖(y5 − y4) / (atol + rtol · max(|y|, |y5|))‖_RMS
             double err2 = 0.0;
             NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) {
+            for (int j = 0; j < err_dim; ++j) {
                 const T ej = h * (se[j] + e7 * k[j]);
                 const T ay = abs(y[j]), ay5 = abs(tmp[j]);
                 const double sc = ctl_.atol + ctl_.rtol * double(ay > ay5 ? ay : ay5);
                 const double r = double(ej) / sc;
                 err2 += r * r;
             }
-            const double err = sqrt(err2 / dim);
+            const double err = sqrt(err2 / err_dim);
             if (!is_finite(err)) return Status::non_finite;
             double fac = err > 0.0 ? 0.9 * pow(err, -0.2) : 10.0;
             fac = fac < 0.2 ? 0.2 : (fac > 10.0 ? 10.0 : fac);
@@ -308,11 +319,11 @@ private:
     NHVK_HD double scaled_norm(const T* x, const T* ref) const {
         double s = 0.0;
         NHVK_UNROLL
-        for (int j = 0; j < dim; ++j) {
+        for (int j = 0; j < err_dim; ++j) {
             const double r = double(x[j]) / (ctl_.atol + ctl_.rtol * double(abs(ref[j])));
             s += r * r;
         }
-        return sqrt(s / dim);
+        return sqrt(s / err_dim);
     }
 
     /** @brief Hairer's starting step (HNW I, §II.4): an Euler probe of the second derivative. */

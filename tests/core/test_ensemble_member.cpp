@@ -45,7 +45,7 @@ struct Chunk {
     ChunkArgs args;
 
     void reset_outputs() {
-        metrics.assign(std::size_t(nhvk::metric_count) * times.size() * ld, sentinel);
+        metrics.assign(std::size_t(nhvk::metric_rows(int(times.size()))) * ld, sentinel);
         status.assign(ld, 0xEE);
         failed.assign(ld, 0xEE);
         fail_index.assign(ld, -77);
@@ -88,11 +88,11 @@ template <class M> Alone run_alone(const M& model, const Chunk& c, long long j) 
     for (int i = 0; i < k; ++i)
         mu0[i] = c.mu0[i * c.ld + j];
     Alone r;
-    r.metrics.assign(std::size_t(nhvk::metric_count) * a.nt, sentinel);
-    nhvk::DivergenceObserver<M, double> obs{model, a.divergence_mask, a.angle_mask, a.nt, r.metrics.data(),
-                                            1,     a.onset_threshold};
+    r.metrics.assign(std::size_t(nhvk::metric_rows(a.nt)), sentinel);
+    nhvk::DivergenceObserver<M, double> obs{model, a.divergence, a.nt, r.metrics.data(), 1, a.onset_threshold};
     r.outcome = nhvk::integrate_member<Dopri5>(model, q0, v0, mu0, a.t0, a.times, a.nt, a.ctl, obs);
-    r.onset = r.outcome.status == Status::ok ? obs.onset_index : -1;
+    r.onset = obs.onset_index;
+    r.metrics[std::size_t(nhvk::metric_count) * a.nt + nhvk::member_onset_time] = obs.onset_time;
     return r;
 }
 
@@ -103,7 +103,7 @@ void expect_chunk_equals_alone(const Chunk& c, const std::vector<Alone>& alone, 
     for (long long j = 0; j < c.ld; ++j) {
         if (j >= c.m) { // padding: nothing written
             EXPECT_EQ(c.status[j], 0xEE);
-            for (int q = 0; q < nhvk::metric_count * nt; ++q)
+            for (int q = 0; q < nhvk::metric_rows(nt); ++q)
                 EXPECT_EQ(c.metrics[q * c.ld + j], sentinel);
             continue;
         }
@@ -112,7 +112,7 @@ void expect_chunk_equals_alone(const Chunk& c, const std::vector<Alone>& alone, 
         EXPECT_EQ(c.failed[j], std::uint8_t(r.outcome.failed)) << "member " << j;
         EXPECT_EQ(c.fail_index[j], r.outcome.time_index) << "member " << j;
         EXPECT_EQ(c.onset[j], r.onset) << "member " << j;
-        for (int q = 0; q < nhvk::metric_count * nt; ++q)
+        for (int q = 0; q < nhvk::metric_rows(nt); ++q)
             ASSERT_EQ(bits(c.metrics[q * c.ld + j]), bits(r.metrics[q])) << "member " << j << " metric slot " << q;
     }
 }
@@ -181,8 +181,7 @@ TEST(EnsembleMember, RollingDiscChunkEqualsMembersAlone) {
     c.args.ctl.rtol = 1e-10;
     c.args.ctl.atol = 1e-12;
     c.args.ctl.dt = 0.0;
-    c.args.divergence_mask = 0b0111u;
-    c.args.angle_mask = 0b1100u;
+    c.args.divergence = nhvk::DivergenceSpec::from_mask(0b0111u, 0b1100u);
     c.args.onset_threshold = 1e-2;
 
     std::vector<Alone> alone(c.m);
@@ -196,11 +195,13 @@ TEST(EnsembleMember, RollingDiscChunkEqualsMembersAlone) {
     }
     EXPECT_GT(crossed, 0); // onset indices are exercised
     // the NaN-marked member: skipped with status non_finite and nothing else written
-    alone[skipped].metrics.assign(std::size_t(nhvk::metric_count) * c.times.size(), sentinel);
+    alone[skipped].metrics.assign(std::size_t(nhvk::metric_rows(int(c.times.size()))), sentinel);
     alone[skipped].outcome.status = Status::non_finite;
     alone[skipped].outcome.failed = nhvk::Dynamics::none;
     alone[skipped].outcome.time_index = -1;
     alone[skipped].onset = -1;
+    alone[skipped].metrics[std::size_t(nhvk::metric_count) * c.times.size() + nhvk::member_onset_time] =
+        std::numeric_limits<double>::quiet_NaN(); // no onset
 
     run_all_orders<RollingDisc>(c, alone);
 }
@@ -288,9 +289,11 @@ TEST(EnsembleMember, PerpendicularVelocitiesChunkWithFailingMember) {
     EXPECT_EQ(alone[bad].outcome.failed, nhvk::Dynamics::vakonomic);
     EXPECT_EQ(alone[bad].outcome.time_index, -1);
     run_all_orders<PerpendicularVelocities>(c, alone);
-    // the failing member's metrics are left unwritten: no NaN ever reaches the statistics
+    // the failing member's per-time metrics are left unwritten (no NaN ever reaches the statistics); its onset time
+    // is NaN, which the reduction reads as "no onset"
     for (int q = 0; q < nhvk::metric_count * c.args.nt; ++q)
         EXPECT_EQ(c.metrics[q * c.ld + bad], sentinel);
+    EXPECT_TRUE(std::isnan(c.metrics[(nhvk::metric_count * c.args.nt + nhvk::member_onset_time) * c.ld + bad]));
 }
 
 // The observer's metrics recomputed from the recorded states: d_q over the mask with angles wrapped, d_v, residuals
@@ -306,8 +309,9 @@ TEST(EnsembleMember, DivergenceObserverMetricsFromRecordedStates) {
     const int nt = int(times.size());
     nhvk::StepControl ctl;
     ctl.dt = 0.0;
-    std::vector<double> metrics(std::size_t(nhvk::metric_count) * nt, sentinel);
-    nhvk::DivergenceObserver<RollingDisc, double> obs{model, 0b1101u, 0b1100u, nt, metrics.data(), 1, 0.1};
+    std::vector<double> metrics(std::size_t(nhvk::metric_rows(nt)), sentinel);
+    nhvk::DivergenceObserver<RollingDisc, double> obs{model, nhvk::DivergenceSpec::from_mask(0b1101u, 0b1100u), nt,
+                                                      metrics.data(), 1, 0.1};
     ASSERT_EQ(nhvk::integrate_member<Dopri5>(model, q0, v0, mu0, 0.0, times.data(), nt, ctl, obs).status, Status::ok);
     std::vector<double> rows((nt + 1) * 18);
     nhvk::StateRecorder<RollingDisc, double> rec{rows.data()};
@@ -356,6 +360,35 @@ TEST(EnsembleMember, DivergenceObserverMetricsFromRecordedStates) {
     }
     EXPECT_TRUE(wrapped_somewhere) << "choose a state whose angle difference leaves (−π, π]";
     EXPECT_EQ(obs.onset_index, onset);
+    // the interpolated onset lies in the bracketing interval of output times
+    ASSERT_GE(onset, 0);
+    EXPECT_GT(obs.onset_time, onset > 0 ? times[onset - 1] : 0.0);
+    EXPECT_LE(obs.onset_time, times[onset]);
+    // relative drifts: divided by s = max(|E0|, T0), T0 the kinetic energy at t0 (by hand)
+    const double T0 = 0.5 * m * (v0[0] * v0[0] + v0[1] * v0[1]) + 0.5 * I * v0[2] * v0[2] + 0.5 * Jm * v0[3] * v0[3];
+    const double s = std::max(std::fabs(E0nh), T0);
+    for (int i = 0; i < nt; ++i) {
+        const double* r = rows.data() + (i + 1) * 18;
+        EXPECT_NEAR(metrics[nhvk::metric_energy_rel_nh * nt + i], std::fabs(E(r, r + 4) - E0nh) / s, 1e-12);
+        EXPECT_NEAR(metrics[nhvk::metric_energy_rel_vk * nt + i], std::fabs(Evk(r + 8, r + 12, r + 16) - E0vk) / s,
+                    1e-12);
+        // linear homogeneous constraints (J·v = φ = 0) on an incline (a potential, L autonomous): the reactions do
+        // no work and E is conserved, so both the reaction work and the balance residual stay at tolerance
+        EXPECT_LT(std::fabs(metrics[nhvk::metric_work_nh * nt + i]), 1e-9) << "t = " << times[i];
+        EXPECT_LT(metrics[nhvk::metric_balance_nh * nt + i], 1e-9) << "t = " << times[i];
+    }
+}
+
+// The onset time interpolated between output times is exact for a divergence growing like a power of t − t0 (linear
+// in log d against log(t − t0)), and linear where the earlier value is 0.
+TEST(EnsembleMember, OnsetInterpolationExactForPowerLaws) {
+    const double t0 = 0.5, c = 3.0, p = 2.5, thr = 1e-3;
+    auto d = [&](double t) { return c * std::pow(t - t0, p); };
+    const double exact = t0 + std::pow(thr / c, 1.0 / p);
+    const double ta = t0 + 0.5 * (exact - t0), tb = t0 + 3.0 * (exact - t0);
+    EXPECT_NEAR(nhvk::interpolate_onset(t0, ta, d(ta), tb, d(tb), thr), exact, 1e-14 * exact);
+    // from t0 (d = 0): linear
+    EXPECT_DOUBLE_EQ(nhvk::interpolate_onset(t0, t0, 0.0, 1.5, 4e-3, thr), t0 + 0.25);
 }
 
 // On the CPU integrate_member steps the two fixed-step (RK4) integrations in lockstep; that is a schedule, not a

@@ -202,8 +202,9 @@ TEST(Config, ResolvedJsonHasTheTomlLayout) {
     EXPECT_EQ(j["run"]["seed"], 12345678901ULL);
     EXPECT_EQ(j["run"]["backend"], "cuda");
     // Every section, every key.
-    const std::vector<std::pair<std::string, std::size_t>> sizes = {{"model", 2},  {"initial", 5}, {"integrator", 9},
-                                                                     {"times", 4}, {"divergence", 3}, {"run", 9}};
+    const std::vector<std::pair<std::string, std::size_t>> sizes = {
+        {"model", 2},      {"initial", 5},    {"integrator", 9}, {"times", 4}, {"divergence", 5}, {"statistics", 1},
+        {"diagnostics", 1}, {"run", 9}};
     EXPECT_EQ(j.size(), sizes.size());
     for (const auto& [section, n] : sizes) EXPECT_EQ(j[section].size(), n) << section;
 
@@ -224,6 +225,9 @@ TEST(Config, ResolvedJsonLoadsBackToTheSameConfig) {
         parse("[model]\nname = \"fake_top\"\n[model.params]\nI = { dist = \"uniform\", low = 1, high = 2 }\n"
               "[initial]\nmu = [0.5, { dist = \"uniform\", low = -1, high = 1 }]\n"
               "[times]\nt_end = 2.0\nspacing = \"list\"\nlist = [0.5, 1, 2]\n"),
+        parse(std::string(minimal) + "[divergence]\ncoordinates = [\"y\", \"z\"]\nweights = { z = 2.5 }\n"
+                                     "metric = \"kinetic\"\n[statistics]\npopulation = \"survivors\"\n"
+                                     "[diagnostics]\nbalance_tolerance = 1e-4\n"),
     };
     for (const RunConfig& a : configs) {
         const std::string text = json_to_toml(a.resolved_json());
@@ -236,6 +240,10 @@ TEST(Config, ResolvedJsonLoadsBackToTheSameConfig) {
         EXPECT_EQ(a.v0, b.v0);
         EXPECT_EQ(a.mu0, b.mu0);
         EXPECT_EQ(a.divergence_coords, b.divergence_coords);
+        EXPECT_EQ(a.divergence_weights, b.divergence_weights);
+        EXPECT_EQ(a.divergence_kinetic, b.divergence_kinetic);
+        EXPECT_EQ(a.alive_population, b.alive_population);
+        EXPECT_EQ(a.balance_tolerance, b.balance_tolerance);
         EXPECT_EQ(a.energy, b.energy);
     }
 }
@@ -265,7 +273,13 @@ TEST(Config, DefaultsFilledWhenAbsent) {
     EXPECT_EQ(c.time_grid.count, 50);
     EXPECT_EQ(c.times.size(), 50u);
 
-    EXPECT_EQ(c.divergence_coords, (std::vector<int>{0, 1}));
+    // fake_top has an angle (theta) and a length (phi): metres and radians are not mixed unless asked, so the default
+    // leaves the angle out
+    EXPECT_EQ(c.divergence_coords, (std::vector<int>{1}));
+    EXPECT_EQ(c.divergence_weights, (std::vector<double>{1.0, 1.0}));
+    EXPECT_FALSE(c.divergence_kinetic);
+    EXPECT_TRUE(c.alive_population);
+    EXPECT_EQ(c.balance_tolerance, 1e-6);
     EXPECT_EQ(c.onset_threshold, 1e-3);
     // the later of t0 + 5 % of the span (0.25) and the 4th output time (0.4)
     EXPECT_EQ(c.growth_t_max, 0.4);
@@ -490,7 +504,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "unknown key (did you mean \"rtol\"?); allowed keys: method, rtol, atol, dt, min_step, max_steps, "
                 "project, precision"},
         BadCase{"bad_unknown_section.toml", 5, 0, "integrater",
-                "allowed sections: model, initial, integrator, times, divergence, run"},
+                "allowed sections: model, initial, integrator, times, divergence, statistics, diagnostics, run"},
         BadCase{"bad_unknown_model.toml", 3, 8, "model.name",
                 "unknown model \"fake_partcle\" (did you mean \"fake_particle\"?); known models: fake_particle, "
                 "fake_top"},
@@ -642,6 +656,22 @@ INSTANTIATE_TEST_SUITE_P(
                    "divergence.coordinates[1]", "listed twice"},
         InlineCase{"divergence_empty", head + "[divergence]\ncoordinates = []\n", 6, "divergence.coordinates",
                    "expected a non-empty array"},
+        InlineCase{"weights_unknown_coord", head + "[divergence]\nweights = { w = 2.0 }\n", 6, "divergence.weights.w",
+                   "unknown coordinate \"w\"; coordinates of model \"fake_particle\": x, y, z"},
+        InlineCase{"weights_unlisted_coord", head + "[divergence]\ncoordinates = [\"x\"]\nweights = { y = 2.0 }\n", 7,
+                   "divergence.weights.y", "coordinate \"y\" is not in divergence.coordinates"},
+        InlineCase{"weights_zero", head + "[divergence]\nweights = { x = 0 }\n", 6, "divergence.weights.x",
+                   "expected a number > 0, got 0"},
+        InlineCase{"weights_not_table", head + "[divergence]\nweights = [1, 2]\n", 6, "divergence.weights",
+                   "expected a table"},
+        InlineCase{"metric", head + "[divergence]\nmetric = \"riemann\"\n", 6, "divergence.metric",
+                   "expected \"euclidean\" or \"kinetic\", got \"riemann\""},
+        InlineCase{"population", head + "[statistics]\npopulation = \"all\"\n", 6, "statistics.population",
+                   "expected \"alive\" or \"survivors\", got \"all\""},
+        InlineCase{"balance_tolerance", head + "[diagnostics]\nbalance_tolerance = 0\n", 6,
+                   "diagnostics.balance_tolerance", "expected a number > 0, got 0"},
+        InlineCase{"diagnostics_unknown_key", head + "[diagnostics]\nbalance = true\n", 6, "diagnostics.balance",
+                   "allowed keys"},
         InlineCase{"onset", head + "[divergence]\nonset_threshold = 0\n", 6, "divergence.onset_threshold",
                    "expected a number > 0, got 0"},
         InlineCase{"growth", head + "[divergence]\ngrowth_t_max = -1\n", 6, "divergence.growth_t_max",

@@ -219,7 +219,7 @@ TEST_P(EnsembleDeterminism, SameSeedGivesBitIdenticalStatisticsForAnyThreadsAndC
     // The test must be able to fail: the statistics are non-trivial and the requested mode is the one in force.
     ASSERT_GT(ref.valid, 0u);
     EXPECT_EQ(ref.exact_quantiles, !histogram);
-    ASSERT_EQ(ref.series.size(), static_cast<std::size_t>(nhvk::metric_count) * ref.times.size());
+    ASSERT_EQ(ref.series.size(), static_cast<std::size_t>(nhvk::metric_rows(int(ref.times.size()))));
     if (std::string(dc.name) == "rolling_disc_sweep")
         EXPECT_GT(ref.failed(), 0u) << "the step limit should bite";
 
@@ -962,14 +962,25 @@ save_samples = true
     EXPECT_EQ(j["trajectories"]["failed"]["total"].get<std::uint64_t>(), r.failed());
 
     // Every statistic at every time is a finite number (count > 0 there: all valid members reach every time), and
-    // every count is exactly the number of valid members.
+    // every count is exactly the number of members alive there (statistics.population = "alive", the default): the
+    // valid ones and those that failed after reaching that output time (samples.csv's fail_time_index); a failed
+    // member never counts at or after the time it could not reach.
     const std::size_t nt = r.times.size();
-    for (const char* group : {"divergence", "constraint_residual", "energy_drift"})
+    const Csv alive_csv = read_csv(fs::path(cfg.run.out) / "samples.csv");
+    std::vector<std::uint64_t> alive(nt, 0);
+    for (std::size_t k = 0; k < alive_csv.rows.size(); ++k)
+        for (std::size_t i = 0; i < nt; ++i)
+            alive[i] += alive_csv.at(k, "sample_status") == "ok" &&
+                        (alive_csv.at(k, "status") == "ok" || std::stol(alive_csv.at(k, "fail_time_index")) > long(i));
+    EXPECT_GT(alive[0], r.valid) << "members that fail after the first output time";
+    EXPECT_EQ(alive[nt - 1], r.valid);
+    EXPECT_EQ(j["statistics"]["population"], "alive");
+    for (const char* group : {"divergence", "constraint_residual", "energy_drift", "diagnostics"})
         for (const auto& [sub, series] : j[group].items()) {
             if (!series.is_object() || !series.contains("count"))
                 continue;
             for (std::size_t i = 0; i < nt; ++i) {
-                ASSERT_EQ(series["count"][i].get<std::uint64_t>(), r.valid) << group << "." << sub << " at " << i;
+                ASSERT_EQ(series["count"][i].get<std::uint64_t>(), alive[i]) << group << "." << sub << " at " << i;
                 for (const char* f : {"mean", "std", "min", "max", "p01", "p05", "p25", "p50", "p75", "p95", "p99"})
                     EXPECT_TRUE(series[f][i].is_number()) << group << "." << sub << "." << f << "[" << i << "]";
             }

@@ -48,8 +48,8 @@ struct ChunkCommon {
     int nt = 0;
     double t0 = 0.0;
     StepControl ctl;
-    unsigned divergence_mask = ~0u;
-    unsigned angle_mask = 0u;
+    DivergenceSpec divergence;
+    bool alive_population = true;
     double onset_threshold = 1e-3;
     const double* shared_params = nullptr; ///< used when the layout has no per-member parameters
     SamplingPlan sampling;
@@ -85,7 +85,7 @@ struct ChunkBlock {
         fail_index = take(sizeof(std::int32_t) * c);
         onset = take(sizeof(std::int32_t) * c);
         status_bytes = off - sample_status;
-        metrics = take(sizeof(double) * metric_count * L.nt * c);
+        metrics = take(sizeof(double) * static_cast<std::size_t>(metric_rows(L.nt)) * c);
         metric_bytes = off - metrics;
         total = off;
     }
@@ -116,8 +116,8 @@ inline ChunkArgs common_args(const ChunkLayout& L, const ChunkCommon& c) {
     a.t0 = c.t0;
     a.times = c.times;
     a.ctl = c.ctl;
-    a.divergence_mask = c.divergence_mask;
-    a.angle_mask = c.angle_mask;
+    a.divergence = c.divergence;
+    a.alive_population = c.alive_population;
     a.onset_threshold = c.onset_threshold;
     a.n_params = L.n_params;
     a.params = L.per_member_params ? nullptr : c.shared_params;

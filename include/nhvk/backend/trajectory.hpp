@@ -23,7 +23,7 @@ struct TrajectoryRequest {
     Precision precision = Precision::f64;
     EquationsKind equations = EquationsKind::generated;
     StepControl ctl;
-    unsigned divergence_mask = ~0u; ///< coordinates entering the d_q, d_v columns of the CSV (bit j: coordinate j)
+    DivergenceSpec divergence; ///< the metric of the d_q, d_v columns of the CSV (default: every coordinate, weight 1)
 };
 
 /** @brief Rows of `(q_NH, v_NH, q_VK, v_VK, μ)` at t0 and each output time reached. */

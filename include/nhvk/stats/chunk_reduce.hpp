@@ -34,9 +34,20 @@ struct ChunkView {
     std::size_t ld = 0;                  ///< row stride (>= chunk)
     const std::uint8_t *valid = nullptr; ///< valid[j] != 0: include trajectory j; nullptr: all valid
     std::size_t n_series = 0;
-    const std::uint8_t *status = nullptr; ///< status[j] != 0 (a failed member): exclude trajectory j; nullptr: none
-    NHVK_HD bool included(std::size_t j) const {
-        return (valid == nullptr || valid[j] != 0u) && (status == nullptr || status[j] == 0u);
+    const std::uint8_t *status = nullptr; ///< status[j] != 0 (a failed member): see fail_index; nullptr: none failed
+    /** Per-time statistics over the members alive at each time: series s of a failed member j counts while its time
+     *  index s mod nt is below fail_index[j] (the output times it reached). nullptr: a failed member counts nowhere
+     *  (the survivors-only view). */
+    const std::int32_t *fail_index = nullptr;
+    std::size_t nt = 1;                          ///< output times (series s is at time index s mod nt)
+    std::size_t timed_series = static_cast<std::size_t>(-1); ///< series >= this are per-member (NaN: no value)
+    /** @brief Does series s of trajectory j, with value x, enter the statistics? */
+    NHVK_HD bool included(std::size_t j, std::size_t s, double x) const {
+        if (valid != nullptr && valid[j] == 0u) return false;
+        const bool ok = status == nullptr || status[j] == 0u;
+        if (s >= timed_series) return x == x && (ok || fail_index != nullptr);
+        if (ok) return true;
+        return fail_index != nullptr && static_cast<long long>(s % nt) < static_cast<long long>(fail_index[j]);
     }
 };
 
@@ -56,10 +67,10 @@ struct AccumulateTile {
         std::uint64_t *hist = counts == nullptr ? nullptr : counts + item * binner.n_bins();
         SeriesPartial p = partials[item];
         for (std::size_t j = t; j < in.chunk; j += n_tiles) {
-            if (!in.included(j)) {
+            const double x = row[j];
+            if (!in.included(j, s, x)) {
                 continue;
             }
-            const double x = row[j];
             p.add(x);
             if (hist != nullptr && is_finite(x)) {
                 ++hist[binner.bin(x)];
@@ -107,8 +118,9 @@ struct CanonicalValue {
 
 struct ValidFinite {
     ChunkView in;
+    std::size_t s;
     const double *row;
-    NHVK_HD bool operator()(std::size_t j) const { return in.included(j) && is_finite(row[j]); }
+    NHVK_HD bool operator()(std::size_t j) const { return in.included(j, s, row[j]) && is_finite(row[j]); }
 };
 
 struct CompactRow {
@@ -121,7 +133,7 @@ struct CompactRow {
         double *dst = out[s];
         std::size_t n = 0;
         for (std::size_t j = 0; j < in.chunk; ++j) {
-            if (in.included(j) && is_finite(row[j])) {
+            if (in.included(j, s, row[j]) && is_finite(row[j])) {
                 dst[n++] = row[j] == 0.0 ? 0.0 : row[j];
             }
         }
@@ -177,7 +189,7 @@ std::size_t compact_series(const Policy &policy, const ChunkView &in, std::size_
     const double *row = in.values + s * in.ld;
     const thrust::counting_iterator<std::size_t> first(0);
     const auto values = thrust::make_transform_iterator(first, detail::CanonicalValue{row});
-    double *end = thrust::copy_if(policy, values, values + in.chunk, first, out, detail::ValidFinite{in, row});
+    double *end = thrust::copy_if(policy, values, values + in.chunk, first, out, detail::ValidFinite{in, s, row});
     return static_cast<std::size_t>(end - out);
 }
 

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The reduction's view of one chunk's metrics (`ChunkArgs`), the same on the host and on the device: which
+ *         series of which member enter the statistics (the per-time population, the per-member onset time).
+ */
+#pragma once
+
+#include "nhvk/ensemble_chunk.hpp"
+#include "nhvk/stats/chunk_reduce.hpp"
+
+namespace nhvk::stats {
+
+/**
+ * @brief The `metric_rows(nt)` series of the first `m` members of chunk `a` (pointers as `a`'s: host or device).
+ *        `valid` (nullptr: all) marks the members the sampler placed; a failed member counts at the output times
+ *        it reached when `a.alive_population`, nowhere otherwise; the onset time counts where it is not NaN.
+ */
+inline ChunkView metrics_view(const ChunkArgs& a, long long m, const std::uint8_t* valid) {
+    ChunkView in;
+    in.values = a.metrics;
+    in.chunk = static_cast<std::size_t>(m);
+    in.ld = static_cast<std::size_t>(a.ld);
+    in.valid = valid;
+    in.status = a.status;
+    in.nt = static_cast<std::size_t>(a.nt);
+    in.n_series = static_cast<std::size_t>(metric_rows(a.nt));
+    in.timed_series = static_cast<std::size_t>(metric_count) * static_cast<std::size_t>(a.nt);
+    in.fail_index = a.alive_population ? a.fail_index : nullptr;
+    return in;
+}
+
+} // namespace nhvk::stats
