@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "inspect.hpp"
 #include "model_ops.hpp"
 
 namespace nhvk {
@@ -83,6 +84,8 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     j["model"]["k"] = cfg.model.k;
     j["model"]["coordinates"] = cfg.model.coords;
     j["model"]["angles"] = cfg.model.angles;
+    // The constraints' classification (nhvk inspect) at the run's parameters; a swept parameter at its centre.
+    j["classification"] = classification_json(cfg.model.name, cfg.params);
     nlohmann::json& tr = j["trajectories"];
     tr["requested"] = r.requested;
     tr["valid"] = r.valid;
