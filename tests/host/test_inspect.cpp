@@ -279,6 +279,26 @@ TEST(Inspect, NonIntegrablePairWithAnIntegrableCombination) {
     EXPECT_TRUE(said) << "no statement names the integrable combination phi0 - phi1";
 }
 
+// φ1 = ẋ, φ2 = ż − y ẋ, φ3 = φ1 + φ2 (rank 2). φ1 is exact; φ2 and φ3 = (1 − y) ẋ + ż are not integrable alone
+// (ω∧dω = ±dx∧dy∧dz); together D = ker J = span{∂y} is 1-dimensional, hence involutive (x and z constant): integrable.
+// Every c ∈ R³ has Σ c_ν dω_ν = 0 on D × D, but c = (1, 1, −1) is the trivial Σ c_ν ω_ν ≡ 0: 3 − 1 = 2 combinations.
+struct RankDeficient : TestModel<3, 3> {
+    template <class S> void constraints(const S* q, const S* v, const S&, S* phi) const {
+        phi[0] = v[0];
+        phi[1] = v[2] - q[1] * v[0];
+        phi[2] = phi[0] + phi[1];
+    }
+};
+
+TEST(Inspect, DependentConstraintsAreNotCountedAsCombinations) {
+    const nhvk::Classification c = nhvk::classify(RankDeficient{});
+    EXPECT_EQ(c.constraints[0].integrability, nhvk::Integrability::exact);
+    EXPECT_EQ(c.constraints[1].integrability, nhvk::Integrability::non_integrable);
+    EXPECT_EQ(c.constraints[2].integrability, nhvk::Integrability::non_integrable);
+    EXPECT_EQ(c.system.integrable.value_or(false), true);
+    EXPECT_EQ(c.system.integrable_combinations.value_or(-1), 2);
+}
+
 TEST(Inspect, TimeDependenceAndForces) {
     const nhvk::Classification r = nhvk::classify(Rheonomic{});
     EXPECT_TRUE(r.constraints[0].time_dependent);
