@@ -84,8 +84,13 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     j["model"]["k"] = cfg.model.k;
     j["model"]["coordinates"] = cfg.model.coords;
     j["model"]["angles"] = cfg.model.angles;
-    // The constraints' classification (nhvk inspect) at the run's parameters; a swept parameter at its centre.
-    j["classification"] = classification_json(cfg.model.name, cfg.params);
+    // The constraints' classification (nhvk inspect) at the run's parameters; a swept parameter at its centre. A
+    // classification that fails (no sample state inside the model's charts) must not cost the run its outputs.
+    try {
+        j["classification"] = classification_json(cfg.model.name, cfg.params);
+    } catch (const std::exception& e) {
+        j["classification"] = {{"error", e.what()}};
+    }
     nlohmann::json& tr = j["trajectories"];
     tr["requested"] = r.requested;
     tr["valid"] = r.valid;
