@@ -45,5 +45,7 @@ void add_trajectory_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
 /** @brief Register `nhvk merge`. */
 void add_merge_command(CLI::App& app, int& exit_code);
+/** @brief Register `nhvk report`. */
+void add_report_command(CLI::App& app, int& exit_code);
 
 } // namespace nhvk
