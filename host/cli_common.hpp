@@ -56,5 +56,7 @@ void add_run_command(CLI::App& app, int& exit_code);
 void add_merge_command(CLI::App& app, int& exit_code);
 /** @brief Register `nhvk inspect`. */
 void add_inspect_command(CLI::App& app, int& exit_code);
+/** @brief Register `nhvk report`. */
+void add_report_command(CLI::App& app, int& exit_code);
 
 } // namespace nhvk
