@@ -12,6 +12,13 @@
 //   D = span{∂φ, ∂θ + R cos φ ∂x + R sin φ ∂y}, (dω1, dω2)(∂φ, X) = R(sin φ, −cos φ): no constant combination
 //   vanishes at every φ, so 0 integrable combinations.
 // - parallel_velocities, φ1 = u_x w_y − u_y w_x (degree 2), φ2 = |u|² w_z − u_z (u·w) (degree 3): nonlinear.
+// - Talamucci Ex. 2 (iv)-(vi), d = p1 − p2, s = ṗ1 + ṗ2, B the midpoint (derivations in the models' headers and
+//   tests): midpoint_parallel imposes (ẑ × d)·s = 0 and (d × (ẑ × d))·s = 0, linear in v with coefficients in q; in
+//   (B, d) the constraint is Ḃ = a d with ḋ free, and the brackets of ∂/∂d_j with d·∂/∂B give every ∂/∂B_j, so the
+//   distribution is bracket-generating: no integrable combination; each equation alone fails ω∧dω = 0.
+//   midpoint_perpendicular, ω = d·(dp1 + dp2) = 2 d·dB: ω∧dω = 4 Σ_{i≠j} d_j dB_j∧dd_i∧dB_i ≠ 0.
+//   both_perpendicular, ω1 = d·dp1, ω2 = d·dp2: each fails ω∧dω = 0, the pair is not involutive, and exactly one
+//   combination is integrable: ω1 − ω2 = d·dd = ½ d|d|².
 // - every built-in model has an autonomous L and no applied force, so the energy is conserved exactly when every
 //   constraint is homogeneous (all but ball_on_turntable, whose constraints are affine with Ω x, Ω y terms).
 #include "inspect.hpp"
@@ -72,6 +79,9 @@ const std::vector<Row> catalogue = {
     {"rigid_pair",               {},            {lin_exact},                                   "true",  1,  true,  true},
     {"parallel_velocities",      {},            {{"nonlinear", 2, "not_applicable"},
                                                  {"nonlinear", 3, "not_applicable"}},          "null",  -1, true,  false},
+    {"midpoint_parallel",        {},            {lin_nonint, lin_nonint},                      "false", 0,  true,  false},
+    {"midpoint_perpendicular",   {},            {lin_nonint},                                  "false", 0,  true,  false},
+    {"both_perpendicular",       {},            {lin_nonint, lin_nonint},                      "false", 1,  true,  false},
 };
 // clang-format on
 
