@@ -37,6 +37,15 @@ double parse_number(const std::string& text, const std::string& what);
  *         silent default. */
 void refuse_empty_values(const CLI::App& cmd);
 
+struct ModelInfo;
+
+/** @brief Resolve `--param name=value` against the registry entry `info`: its defaults with the assignments applied
+ *         (unknown names list the valid ones; values are checked against the parameter's range). */
+std::vector<double> resolve_params(const ModelInfo& info, const std::vector<std::string>& assignments);
+
+/** @brief The registry entry named `name`, or a UsageError naming `what` (the option) and the known models. */
+const ModelInfo& require_model(const std::vector<ModelInfo>& reg, const std::string& name, const std::string& what);
+
 /** @brief Register `nhvk models`. */
 void add_models_command(CLI::App& app, int& exit_code);
 /** @brief Register `nhvk trajectory`. */
@@ -45,5 +54,9 @@ void add_trajectory_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
 /** @brief Register `nhvk merge`. */
 void add_merge_command(CLI::App& app, int& exit_code);
+/** @brief Register `nhvk inspect`. */
+void add_inspect_command(CLI::App& app, int& exit_code);
+/** @brief Register `nhvk report`. */
+void add_report_command(CLI::App& app, int& exit_code);
 
 } // namespace nhvk

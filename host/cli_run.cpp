@@ -116,7 +116,7 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
            << ", " << r.histogram_hi << "): quantiles among them are clamped to min/max, not within the stated "
            << "resolution (stats.csv outside_range; raise run.exact_memory_mb for exact quantiles)\n";
     os << "  quantiles: " << (r.exact_quantiles ? "exact" : "log histogram") << "; outputs in " << cfg.run.out
-       << "/ (summary.json, summary.md, stats.csv" << (cfg.run.save_samples ? ", samples.csv" : "")
+       << "/ (summary.json, summary.md, stats.csv, report.html" << (cfg.run.save_samples ? ", samples.csv" : "")
        << (cfg.run.save_trajectories > 0 ? ", trajectories/" : "") << ")\n";
 }
 

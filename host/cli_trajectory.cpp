@@ -83,30 +83,6 @@ void add_models_command(CLI::App& app, int& exit_code) {
     });
 }
 
-namespace {
-
-struct TrajectoryOptions {
-    std::string model;
-    std::vector<std::string> params;
-    std::string q0, v0, mu0;
-    double t0 = 0.0;
-    double t_end = 0.0;
-    std::string method = "dopri5";
-    double dt = 0.0;
-    bool dt_given = false;
-    bool max_steps_given = false;
-    double rtol = 1e-10, atol = 1e-12;
-    bool rtol_given = false;
-    std::string times = "100";
-    bool project = false;
-    double constraint_tol = 1e-10;
-    std::string backend = "cpu";
-    std::string precision = "double";
-    std::string equations = "generated";
-    long long max_steps = 0; ///< 0: default_max_steps(output times)
-};
-
-/** @brief Resolve `--param name=value` against the registry (unknown names list the valid ones). */
 std::vector<double> resolve_params(const ModelInfo& info, const std::vector<std::string>& assignments) {
     std::vector<double> p;
     for (const ParamInfo& pi : info.params) p.push_back(pi.default_value);
@@ -134,6 +110,36 @@ std::vector<double> resolve_params(const ModelInfo& info, const std::vector<std:
     return p;
 }
 
+const ModelInfo& require_model(const std::vector<ModelInfo>& reg, const std::string& name, const std::string& what) {
+    if (const ModelInfo* info = find_model(reg, name)) return *info;
+    std::string names;
+    for (const ModelInfo& m : reg) names += (names.empty() ? "" : ", ") + m.name;
+    throw UsageError(what + ": unknown model '" + name + "' (known: " + names + ")");
+}
+
+namespace {
+
+struct TrajectoryOptions {
+    std::string model;
+    std::vector<std::string> params;
+    std::string q0, v0, mu0;
+    double t0 = 0.0;
+    double t_end = 0.0;
+    std::string method = "dopri5";
+    double dt = 0.0;
+    bool dt_given = false;
+    bool max_steps_given = false;
+    double rtol = 1e-10, atol = 1e-12;
+    bool rtol_given = false;
+    std::string times = "100";
+    bool project = false;
+    double constraint_tol = 1e-10;
+    std::string backend = "cpu";
+    std::string precision = "double";
+    std::string equations = "generated";
+    long long max_steps = 0; ///< 0: default_max_steps(output times)
+};
+
 std::vector<double> resolve_times(const std::string& spec, double t0, double t_end) {
     const bool is_count = spec.find_first_of(".,eE") == std::string::npos;
     std::vector<double> times;
@@ -160,12 +166,7 @@ std::vector<double> resolve_times(const std::string& spec, double t0, double t_e
 
 int run_trajectory_command(const TrajectoryOptions& o) {
     const std::vector<ModelInfo> reg = model_registry();
-    const ModelInfo* info = find_model(reg, o.model);
-    if (!info) {
-        std::string names;
-        for (const ModelInfo& m : reg) names += (names.empty() ? "" : ", ") + m.name;
-        throw UsageError("--model: unknown model '" + o.model + "' (known: " + names + ")");
-    }
+    const ModelInfo* info = &require_model(reg, o.model, "--model");
     TrajectoryRequest req;
     req.model = o.model;
     req.params = resolve_params(*info, o.params);

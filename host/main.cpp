@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /** @file
- *  @brief The `nhvk` command line: `models`, `trajectory`, `run`, `merge`.
+ *  @brief The `nhvk` command line: `models`, `trajectory`, `run`, `merge`, `inspect`, `report`.
  */
 #include <cerrno>
 #include <cstdio>
@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
     nhvk::add_trajectory_command(app, exit_code);
     nhvk::add_run_command(app, exit_code);
     nhvk::add_merge_command(app, exit_code);
+    nhvk::add_inspect_command(app, exit_code);
+    nhvk::add_report_command(app, exit_code);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

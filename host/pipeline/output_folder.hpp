@@ -43,7 +43,8 @@ std::string temp_name(const std::string& path);
 inline constexpr const char* lock_file_name = ".nhvk.lock";
 
 /** @brief True for a name (relative to the folder, `/`-separated) that `nhvk run` writes: `summary.json`,
- *         `stats.csv`, `samples.csv`, `trajectories/trajectory_<digits>.csv`. */
+ *         `stats.csv`, `summary.md`, `report.html`, `samples.csv`, `partial.nhvk`,
+ *         `trajectories/trajectory_<digits>.csv`. */
 bool is_output_name(const std::string& rel);
 
 /** @brief One output under its temporary name. Writes are buffered; the first failed write is kept and reported. */

@@ -2,6 +2,7 @@
 #include "pipeline/write_stage.hpp"
 
 #include "pipeline/partial_state.hpp"
+#include "report/report.hpp"
 #include "stats/byte_io.hpp"
 
 #include <cerrno>
@@ -14,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "inspect.hpp"
 #include "model_ops.hpp"
 
 namespace nhvk {
@@ -83,6 +85,13 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     j["model"]["k"] = cfg.model.k;
     j["model"]["coordinates"] = cfg.model.coords;
     j["model"]["angles"] = cfg.model.angles;
+    // The constraints' classification (nhvk inspect) at the run's parameters; a swept parameter at its centre. A
+    // classification that fails (no sample state inside the model's charts) must not cost the run its outputs.
+    try {
+        j["classification"] = classification_json(cfg.model.name, cfg.params);
+    } catch (const std::exception& e) {
+        j["classification"] = {{"error", e.what()}};
+    }
     nlohmann::json& tr = j["trajectories"];
     tr["requested"] = r.requested;
     tr["valid"] = r.valid;
@@ -292,7 +301,7 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
 }
 
 std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg, bool partial_state) {
-    std::vector<std::string> writes = {"stats.csv", "summary.json", "summary.md"};
+    std::vector<std::string> writes = {"stats.csv", "summary.json", "summary.md", "report.html"};
     if (partial_state) writes.push_back("partial.nhvk");
     if (cfg.run.save_samples) writes.push_back("samples.csv");
     if (cfg.run.save_trajectories > 0) writes.push_back("trajectories/");
@@ -453,14 +462,19 @@ void write_partial_state(const std::string& bytes, OutputFolder& out) {
 }
 
 void write_statistics(const RunConfig& cfg, const EnsembleResult& r, OutputFolder& out) {
+    const std::string csv = stats_csv(r), summary_text = summary_json(cfg, r).dump(2) + "\n";
     OutputFile& stats = out.create("stats.csv");
-    stats.stream() << stats_csv(r);
+    stats.stream() << csv;
     stats.close();
     OutputFile& md = out.create("summary.md");
     md.stream() << summary_markdown(cfg, r);
     md.close();
+    // NOTE: rendered from the very texts of summary.json and stats.csv, as `nhvk report DIR` does from the files.
+    OutputFile& report = out.create("report.html");
+    report.stream() << render_report(summary_text, csv);
+    report.close();
     OutputFile& summary = out.create("summary.json");
-    summary.stream() << summary_json(cfg, r).dump(2) << "\n";
+    summary.stream() << summary_text;
     summary.close();
 }
 

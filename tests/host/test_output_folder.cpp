@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cli_common.hpp"
+#include "report/report.hpp"
 
 #ifndef NHVK_BINARY
 #error "tests/CMakeLists.txt defines NHVK_BINARY (the path of the built nhvk)"
@@ -246,7 +247,8 @@ TEST(OutputFolder, StaleLockAndTemporariesOfADeadRunAreTakenOver) {
     std::ofstream(out / "notes.txt") << "mine\n";
     const Child c = run(run_args(out.string(), 4), tmp);
     ASSERT_EQ(c.code(), nhvk::exit_ok) << c.err();
-    EXPECT_EQ(names(snapshot(out)), (std::vector<std::string>{"notes.txt", "run.log", "stats.csv", "summary.json", "summary.md"}))
+    EXPECT_EQ(names(snapshot(out)), (std::vector<std::string>{"notes.txt", "report.html", "run.log", "stats.csv", "summary.json",
+                                                             "summary.md"}))
         << "lock and stale temporaries removed, the user's file kept";
     EXPECT_EQ(text_of(out / "notes.txt"), "mine\n");
     EXPECT_FALSE(fs::exists(out / "trajectories")) << "the dead run's emptied trajectories/ goes too";
@@ -259,7 +261,7 @@ TEST(OutputFolder, OutputsOfAnEarlierRunThatThisRunDoesNotWriteAreRemoved) {
     complete_run(out, 4, tmp, {"--save-samples", "--save-trajectories", "3"});
     const auto after = complete_run(out, 5, tmp, {"--save-trajectories", "1"});
     EXPECT_EQ(names(after),
-              (std::vector<std::string>{"run.log", "stats.csv", "summary.json", "summary.md",
+              (std::vector<std::string>{"report.html", "run.log", "stats.csv", "summary.json", "summary.md",
                                         "trajectories/trajectory_000000.csv"}));
     const nlohmann::json j = nlohmann::json::parse(after.at("summary.json"));
     EXPECT_EQ(j["config"]["run"]["seed"], 5);
@@ -389,7 +391,8 @@ TEST(OutputFolder, KillNineMidRunLeavesTheEarlierRun) {
 }
 
 /** The outputs among `files` (no temporary, no lock), with what differs between two runs of one ensemble into two
- *  folders (summary.json's timing and config.run.out) taken out. */
+ *  folders (summary.json's timing and config.run.out) taken out; report.html (which shows them) stands as whether it
+ *  is the page of the summary.json and stats.csv beside it. */
 std::map<std::string, std::string> outputs_of(const std::map<std::string, std::string>& files) {
     std::map<std::string, std::string> out;
     for (const auto& [rel, content] : files) {
@@ -402,6 +405,13 @@ std::map<std::string, std::string> outputs_of(const std::map<std::string, std::s
             j["config"]["run"].erase("out");
             out[rel] = j.dump();
         }
+    }
+    if (out.count("report.html")) {
+        const auto s = files.find("summary.json"), c = files.find("stats.csv");
+        out["report.html"] = s == files.end() || c == files.end() ? "beside no summary.json and stats.csv"
+                             : files.at("report.html") == nhvk::render_report(s->second, c->second)
+                                 ? "the page of the summary.json and stats.csv beside it"
+                                 : "the page of another run";
     }
     return out;
 }
@@ -443,8 +453,9 @@ TEST(OutputFolder, KillNineAtEveryStepOfTheFinalMovesLeavesNoMixedRun) {
         EXPECT_TRUE(step == 0 || completed) << "the earlier summary.json must go first";
     }
     EXPECT_TRUE(completed) << "the commit has more steps than tried";
-    // remove summary.json, samples.csv, trajectory 1; move trajectory 0, stats.csv, summary.md, summary.json
-    EXPECT_EQ(steps, 7);
+    // remove summary.json, samples.csv, trajectory 1; move trajectory 0, stats.csv, summary.md, report.html,
+    // summary.json
+    EXPECT_EQ(steps, 8);
 }
 
 // SIGINT (Ctrl-C) mid-run: the run stops at a chunk boundary (exit 128 + 2), no temporary and no lock remain, the

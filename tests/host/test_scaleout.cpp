@@ -266,7 +266,8 @@ TEST(ScaleOutResume, RunKilledWithSigkillResumesToTheSameOutputs) {
     EXPECT_EQ(read_json(d / "summary.json")["job"]["resumed_at"], 200);
     // the record and the resumable temporary are gone after the commit
     EXPECT_EQ(names(d),
-              (std::vector<std::string>{"run.log", "samples.csv", "stats.csv", "summary.json", "summary.md"}));
+              (std::vector<std::string>{"report.html", "run.log", "samples.csv", "stats.csv", "summary.json",
+                                        "summary.md"}));
 }
 
 TEST(ScaleOutResume, CtrlCStopsCleanlyAndResumes) {

@@ -263,4 +263,38 @@ void check_coincide(const M& model, Sampler sample, std::uint64_t seed, const st
     measured("max_dq_control", worst);
 }
 
+/**
+ * @brief Two formulations A, B of one system give the same motions: from `samples` random states, A started with
+ *        multipliers ν uniform in [−0.5, 0.5]^k and B with `map_mu(q0, v0, ν)` (its equivalent multipliers), both
+ *        dynamics over t ∈ (0, 0.5]; the largest difference of the coordinates and velocities must stay below 1e-9.
+ */
+template <class A, class B, class Sampler, class MapMu>
+void check_same_motions(Sampler sample, std::uint64_t seed, MapMu map_mu, int samples = 3) {
+    static_assert(A::n == B::n && A::k == B::k, "one system");
+    Draw d(seed);
+    double worst_nh = 0.0, worst_vk = 0.0;
+    for (int s = 0; s < samples; ++s) {
+        std::array<double, A::n> q0, v0;
+        sample(d, q0, v0);
+        std::array<double, A::k> nu;
+        for (double& x : nu)
+            x = d(-0.5, 0.5);
+        const std::array<double, B::k> mu = map_mu(q0.data(), v0.data(), nu.data());
+        const std::vector<double> times = linear_times(0.5, 10);
+        const Recorded<A> a = run_member(A{}, q0, v0, nu, times);
+        const Recorded<B> b = run_member(B{}, q0, v0, mu, times);
+        ASSERT_EQ(a.outcome.status, Status::ok) << status_name(a.outcome.status);
+        ASSERT_EQ(b.outcome.status, Status::ok) << status_name(b.outcome.status);
+        for (int i = 0; i < a.rows(); ++i)
+            for (int j = 0; j < 2 * A::n; ++j) {
+                worst_nh = std::max(worst_nh, std::fabs(a.q_nh(i)[j] - b.q_nh(i)[j]));
+                worst_vk = std::max(worst_vk, std::fabs(a.q_vk(i)[j] - b.q_vk(i)[j]));
+            }
+    }
+    EXPECT_LT(worst_nh, 1e-9);
+    EXPECT_LT(worst_vk, 1e-9);
+    measured("max_diff_nh_between_formulations", worst_nh);
+    measured("max_diff_vk_between_formulations", worst_vk);
+}
+
 } // namespace nhvk::testing

@@ -122,28 +122,8 @@ TEST(ParallelVelocities, FormulationDoesNotChangeTheMotions) {
     // related by an invertible v-dependent matrix. Nonholonomic: same reaction space, same motion. Vakonomic: the
     // term ν1 ẑ·c − ν2 e1·c equals μx c_x + μy c_y for all c ⊥ u iff μx x̂ + μy ŷ = ν1 ẑ − ν2 e1 (mod u), i.e.
     // μx = ν2 u_y − ν1 u_x/u_z, μy = −ν2 u_x − ν1 u_y/u_z: the (x, y) system started there follows the same curve.
-    Draw d(1202);
-    double worst_nh = 0.0, worst_vk = 0.0;
-    for (int s = 0; s < 3; ++s) {
-        std::array<double, 6> q0, v0;
-        random_state(d, q0, v0);
-        const std::array<double, 2> nu = {d(-0.5, 0.5), d(-0.5, 0.5)};
-        const std::array<double, 2> mu_xy = xy_multipliers(v0.data(), nu.data());
-        const std::vector<double> times = linear_times(0.5, 10);
-        const Recorded<M> a = run_member(M{}, q0, v0, nu, times);
-        const Recorded<ParallelXY> b = run_member(ParallelXY{}, q0, v0, mu_xy, times);
-        ASSERT_EQ(a.outcome.status, Status::ok);
-        ASSERT_EQ(b.outcome.status, Status::ok);
-        for (int i = 0; i < a.rows(); ++i)
-            for (int j = 0; j < 12; ++j) {
-                worst_nh = std::max(worst_nh, std::fabs(a.q_nh(i)[j] - b.q_nh(i)[j]));
-                worst_vk = std::max(worst_vk, std::fabs(a.q_vk(i)[j] - b.q_vk(i)[j]));
-            }
-    }
-    EXPECT_LT(worst_nh, 1e-9);
-    EXPECT_LT(worst_vk, 1e-9);
-    measured("max_diff_nh_model_vs_xy", worst_nh);
-    measured("max_diff_vk_model_vs_xy", worst_vk);
+    check_same_motions<M, ParallelXY>(
+        random_state, 1202, [](const double*, const double* v, const double* nu) { return xy_multipliers(v, nu); });
 }
 
 TEST(ParallelVelocities, VerticalVelocityLeavesTheChart) {

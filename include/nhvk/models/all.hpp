@@ -11,10 +11,13 @@
 #include "nhvk/model_list.hpp"
 #include "nhvk/models/appell_hamel.hpp"
 #include "nhvk/models/ball_on_turntable.hpp"
+#include "nhvk/models/both_perpendicular.hpp"
 #include "nhvk/models/chaplygin_sleigh.hpp"
 #include "nhvk/models/equal_speeds.hpp"
 #include "nhvk/models/heisenberg.hpp"
 #include "nhvk/models/knife_edge.hpp"
+#include "nhvk/models/midpoint_parallel.hpp"
+#include "nhvk/models/midpoint_perpendicular.hpp"
 #include "nhvk/models/nh_particle.hpp"
 #include "nhvk/models/parallel_velocities.hpp"
 #include "nhvk/models/perpendicular_velocities.hpp"
@@ -40,7 +43,10 @@ using BuiltinModels = ModelList<models::NhParticle,
                                 models::SphereHolonomic,
                                 models::PfaffianParticle,
                                 models::RigidPair,
-                                models::ParallelVelocities>;
+                                models::ParallelVelocities,
+                                models::MidpointParallel,
+                                models::MidpointPerpendicular,
+                                models::BothPerpendicular>;
 // clang-format on
 
 } // namespace nhvk

@@ -1,0 +1,724 @@
+// SPDX-License-Identifier: MIT
+#include "report/report.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "pipeline/partial_state.hpp"
+#include "report/svg_plot.hpp"
+
+namespace nhvk {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using report::fmt;
+using report::xml_escape;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------------
+// stats.csv
+
+/** The quantile columns, in the order of a Box's q[]. */
+const char* const box_columns[9] = {"min", "p01", "p05", "p25", "p50", "p75", "p95", "p99", "max"};
+
+/** One metric of stats.csv: every numeric column by name, one value per output time (NaN: empty field). */
+struct Metric {
+    std::string name;
+    std::map<std::string, std::vector<double>> col;
+    std::vector<bool> seen;
+    const std::vector<double>& operator[](const std::string& c) const { return col.at(c); }
+};
+
+struct Stats {
+    std::vector<Metric> metrics; ///< in the order of their first row
+    const Metric* find(const std::string& name) const {
+        for (const Metric& m : metrics)
+            if (m.name == name)
+                return &m;
+        return nullptr;
+    }
+};
+
+bool parse_double(const std::string& s, double& v) {
+    if (s.empty()) {
+        v = NAN;
+        return true;
+    }
+    char* end = nullptr;
+    errno = 0;
+    v = std::strtod(s.c_str(), &end);
+    return end == s.c_str() + s.size() && std::isfinite(v);
+}
+
+std::vector<std::string> split(const std::string& line) {
+    std::vector<std::string> f;
+    std::size_t at = 0;
+    while (true) {
+        const std::size_t c = line.find(',', at);
+        f.push_back(line.substr(at, c == std::string::npos ? std::string::npos : c - at));
+        if (c == std::string::npos)
+            break;
+        at = c + 1;
+    }
+    return f;
+}
+
+Stats parse_stats(const std::string& text, const std::string& name, const std::vector<double>& times) {
+    auto bad = [&](std::size_t line, const std::string& what) {
+        throw ReportInputError(name + (line ? ":" + std::to_string(line) : std::string()) + ": " + what);
+    };
+    std::istringstream in(text);
+    std::string line;
+    if (!std::getline(in, line))
+        bad(0, "empty: expected the stats.csv of an nhvk run (a header line, then rows)");
+    if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+    const std::vector<std::string> header = split(line);
+    std::map<std::string, std::size_t> col;
+    for (std::size_t i = 0; i < header.size(); ++i)
+        col[header[i]] = i;
+    for (const char* c :
+         {"time_index", "t", "metric", "count", "min", "p01", "p05", "p25", "p50", "p75", "p95", "p99", "max"})
+        if (!col.count(c))
+            bad(1, std::string("header: expected a column '") + c +
+                       "' (time_index,t,metric,count,…,p50,…: the stats.csv of an nhvk run), got '" + line + "'");
+    const std::size_t nt = times.size();
+    Stats s;
+    std::size_t ln = 1, rows = 0;
+    while (std::getline(in, line)) {
+        ++ln;
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+        if (line.empty())
+            continue;
+        const std::vector<std::string> f = split(line);
+        if (f.size() != header.size())
+            bad(ln, "expected " + std::to_string(header.size()) + " fields as in the header, got " +
+                        std::to_string(f.size()));
+        const std::string& ti = f[col["time_index"]];
+        if (ti.empty() || ti.size() > 9 || ti.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoul(ti) >= nt)
+            bad(ln, "time_index: expected a whole number below " + std::to_string(nt) +
+                        " (the number of output times in summary.json), got '" + ti + "'");
+        const std::size_t i = std::stoul(ti);
+        double t = NAN;
+        if (!parse_double(f[col["t"]], t) || !(std::fabs(t - times[i]) <= 1e-12 * std::max(1.0, std::fabs(t))))
+            bad(ln, "t: expected " + fmt(times[i], 17) + " (summary.json times[" + ti + "]), got '" + f[col["t"]] +
+                        "': the two files are not of the same run");
+        const std::string& mname = f[col["metric"]];
+        if (mname.empty() ||
+            mname.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+                std::string::npos)
+            bad(ln, "metric: expected a metric name (letters, digits, _), got '" + mname + "'");
+        Metric* m = nullptr;
+        for (Metric& x : s.metrics)
+            if (x.name == mname)
+                m = &x;
+        if (!m) {
+            s.metrics.push_back(Metric{mname, {}, std::vector<bool>(nt, false)});
+            m = &s.metrics.back();
+            for (std::size_t c = 0; c < header.size(); ++c)
+                if (header[c] != "time_index" && header[c] != "t" && header[c] != "metric")
+                    m->col[header[c]].assign(nt, NAN);
+        }
+        if (m->seen[i])
+            bad(ln, "a second row for time_index " + ti + " and metric " + mname + ": expected one");
+        m->seen[i] = true;
+        for (std::size_t c = 0; c < header.size(); ++c) {
+            if (header[c] == "time_index" || header[c] == "t" || header[c] == "metric")
+                continue;
+            double v = NAN;
+            if (!parse_double(f[c], v))
+                bad(ln, header[c] + ": expected a number or an empty field, got '" + f[c] + "'");
+            m->col[header[c]][i] = v;
+        }
+        ++rows;
+    }
+    if (rows == 0)
+        bad(0, "no rows: expected one row per output time and metric");
+    for (const Metric& m : s.metrics)
+        for (std::size_t i = 0; i < nt; ++i)
+            if (!m.seen[i])
+                bad(0, "metric " + m.name + " has no row for time_index " + std::to_string(i) +
+                           ": expected one row per output time and metric");
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// summary.json
+
+/** The value at a dotted path, or nullptr. */
+const json* find(const json& j, const std::string& dotted) {
+    const json* cur = &j;
+    std::size_t at = 0;
+    while (at <= dotted.size()) {
+        const std::size_t dot = dotted.find('.', at);
+        const std::string key = dotted.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
+        if (!cur->is_object())
+            return nullptr;
+        const auto it = cur->find(key);
+        if (it == cur->end())
+            return nullptr;
+        cur = &*it;
+        if (dot == std::string::npos)
+            break;
+        at = dot + 1;
+    }
+    return cur;
+}
+
+double number(const json& j, const std::string& path) {
+    const json* v = find(j, path);
+    return v && v->is_number() ? v->get<double>() : NAN;
+}
+
+/** A JSON value for people (escaped for HTML): numbers with 6 digits, strings as they are, null as "–". */
+std::string show(const json* v) {
+    if (!v || v->is_null())
+        return "\u2013";
+    if (v->is_string())
+        return xml_escape(v->get<std::string>());
+    if (v->is_boolean())
+        return v->get<bool>() ? "true" : "false";
+    if (v->is_number_integer() || v->is_number_unsigned())
+        return v->dump();
+    if (v->is_number())
+        return fmt(v->get<double>(), 6);
+    if (v->is_array()) {
+        std::string s;
+        for (const json& e : *v)
+            s += (s.empty() ? "" : ", ") + show(&e);
+        return "[" + s + "]";
+    }
+    return xml_escape(v->dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+std::string show(const json& j, const std::string& path) {
+    return show(find(j, path));
+}
+
+json parse_summary(const std::string& text, const std::string& name, std::vector<double>& times) {
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::exception& e) {
+        throw ReportInputError(name + ": not valid JSON (" + e.what() + "): expected the summary.json of an nhvk run");
+    }
+    auto need = [&](const std::string& path, bool ok, const std::string& what) {
+        if (!ok)
+            throw ReportInputError(name + ": field '" + path + "': expected " + what);
+    };
+    const json* schema = find(j, "schema");
+    need("schema", schema && schema->is_string() && schema->get<std::string>().rfind("nhvk.summary/", 0) == 0,
+         "\"nhvk.summary/…\" (the summary.json of an nhvk run)");
+    const json* name_ = find(j, "model.name");
+    need("model.name", name_ && name_->is_string(), "a string");
+    const json* t = find(j, "times");
+    need("times", t && t->is_array() && !t->empty(), "a non-empty array of output times");
+    for (const json& x : *t) {
+        need("times", x.is_number() && std::isfinite(x.get<double>()), "finite numbers");
+        times.push_back(x.get<double>());
+    }
+    for (const char* p : {"trajectories.requested", "trajectories.valid"}) {
+        const json* v = find(j, p);
+        need(p, v && v->is_number_integer(), "a whole number");
+    }
+    return j;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// what the metrics mean
+
+struct MetricInfo {
+    std::string label; ///< legend and heading
+    std::string axis;  ///< y-axis title with units
+    std::string group; ///< metrics of one group share a plot
+};
+
+MetricInfo metric_info(const std::string& m) {
+    static const std::map<std::string, MetricInfo> known = {
+        {"d_q", {"d_q = |q_NH \u2212 q_VK|", "d_q (model coordinate units, mixed over the coordinates)", "d_q"}},
+        {"d_v", {"d_v = |v_NH \u2212 v_VK|", "d_v (coordinate units per time unit, mixed)", "d_v"}},
+        {"res_nh",
+         {"res_nh: nonholonomic max_\u03bd |\u03c6_\u03bd|", "constraint residual (constraint units)", "res"}},
+        {"res_vk", {"res_vk: vakonomic max_\u03bd |\u03c6_\u03bd|", "constraint residual (constraint units)", "res"}},
+        {"energy_nh", {"energy_nh: |E(t) \u2212 E(t0)|", "energy (model energy units)", "energy"}},
+        {"energy_vk",
+         {"energy_vk: |\u1ebc(t) \u2212 \u1ebc(t0)|, \u1ebc = E \u2212 \u03bc\u00b7(J\u00b7v)",
+          "energy (model energy units)", "energy"}},
+        {"balance_nh", {"balance_nh: energy balance residual", "energy (model energy units)", "energy"}},
+        {"reaction_work_nh",
+         {"reaction_work_nh: \u222b \u03bb\u00b7(J\u00b7v) dt", "energy (model energy units)", "energy"}},
+        {"energy_rel_nh",
+         {"energy_rel_nh: nonholonomic drift / energy scale", "relative energy drift (dimensionless)", "energy_rel"}},
+        {"energy_rel_vk",
+         {"energy_rel_vk: vakonomic drift / energy scale", "relative energy drift (dimensionless)", "energy_rel"}},
+    };
+    const auto it = known.find(m);
+    if (it != known.end())
+        return it->second;
+    return {m, m, m};
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the page
+
+struct Page {
+    Page(const json& summary, const Stats& stats) : s(summary), st(stats) {}
+    const json& s;
+    const Stats& st;
+    std::vector<double> times, tau; ///< output times, and t − t0 (the x of every log-time plot)
+    double t0 = 0;
+    std::ostringstream h;
+    int plot_no = 0;
+
+    std::string time_title() const {
+        return t0 == 0 ? std::string("t (model time units)")
+                       : "t \u2212 t0 (model time units; t0 = " + fmt(t0, 6) + ")";
+    }
+
+    void section_plot(const std::string& heading, report::Plot p, const std::string& empty_reason,
+                      const std::vector<std::string>& extra = {}) {
+        std::vector<std::string> notes;
+        if (p.id.empty())
+            p.id = "plot-" + std::to_string(++plot_no);
+        h << "<h3>" << xml_escape(heading) << "</h3>\n";
+        const std::string svg = report::render_svg(p, notes);
+        if (svg.empty())
+            h << "<p class=\"nodata\">No data to plot: " << xml_escape(empty_reason) << "</p>\n";
+        else
+            h << "<figure>\n" << svg << "</figure>\n";
+        for (const std::string& e : extra)
+            h << "<p class=\"note\">" << e << "</p>\n";
+        for (const std::string& n : notes)
+            h << "<p class=\"note\">" << xml_escape(n) << "</p>\n";
+    }
+
+    void row(const std::string& k, const std::string& v) {
+        h << "<tr><th>" << xml_escape(k) << "</th><td>" << v << "</td></tr>\n";
+    }
+
+    void header();
+    void counts();
+    void classification();
+    void divergence(const std::string& metric, const std::string& key);
+    void distribution();
+    void onset();
+    void metric_groups();
+};
+
+void Page::header() {
+    const std::string model = s["model"]["name"].get<std::string>();
+    h << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>nhvk report: "
+      << xml_escape(model) << "</title>\n<style>\n"
+      << "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;max-width:62em;margin:1em auto;padding:0 1em;"
+         "color:#111;line-height:1.35}\n"
+      << "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #999;padding:2px 8px;text-align:left;"
+         "vertical-align:top}th{background:#eeeeee;font-weight:normal}\n"
+      << "svg.plot{width:100%;height:auto;max-width:820px;display:block}figure{margin:.5em 0}\n"
+      << ".warn{border:3px solid #000;background:#ffe0b2;padding:.5em;font-weight:bold}\n"
+      << ".note{font-size:90%;color:#333;margin:.2em 0}.nodata{border:2px dashed #666;padding:1em}\n"
+      << ".cfg{columns:2;font-size:85%;background:#f4f4f4;padding:.5em;overflow-wrap:anywhere}\n"
+      << "</style>\n</head>\n<body>\n";
+    h << "<h1>nhvk report: " << xml_escape(model) << "</h1>\n";
+    h << "<p>Rendered from <code>summary.json</code> and <code>stats.csv</code> of the output folder"
+      << " (<code>nhvk report DIR</code> renders it again).</p>\n";
+
+    const json* flagged = find(s, "diagnostics.balance_flagged");
+    if (flagged && flagged->is_boolean() && flagged->get<bool>())
+        h << "<p class=\"warn\">Warning: the energy balance residual is far above the integration tolerance "
+             "(summary.json diagnostics.balance_flagged): a numerical problem, the results are not trustworthy.</p>\n";
+    const json* rounding = find(s, "growth_exponent.at_rounding_level");
+    if (rounding && rounding->is_boolean() && rounding->get<bool>())
+        h << "<p class=\"warn\">Note: the divergence is at rounding level: exponent meaningless.</p>\n";
+    if (s["trajectories"]["valid"].get<long long>() == 0)
+        h << "<p class=\"warn\">Warning: not one trajectory was valid: the statistics are empty.</p>\n";
+
+    h << "<h2>Run</h2>\n<table>\n";
+    row("model", xml_escape(model) + " (n = " + show(s, "model.n") + " coordinates, k = " + show(s, "model.k") +
+                     " constraints)");
+    std::string params;
+    if (const json* p = find(s, "model.params"); p && p->is_object())
+        for (auto it = p->begin(); it != p->end(); ++it)
+            params += (params.empty() ? "" : "; ") + xml_escape(it.key()) + " = " + show(&it.value());
+    row("parameters", params.empty() ? "none" : params);
+    row("coordinates", show(s, "model.coordinates") + "; angles " + show(s, "model.angles"));
+    row("nhvk version", show(s, "nhvk_version") + " (schema " + show(s, "schema") + ")");
+    row("backend", show(s, "backend") + ", " + show(s, "threads") + " threads, precision " + show(s, "precision") +
+                       ", equations " + show(s, "equations"));
+    row("integrator", show(s, "config.integrator.method") + ", rtol " + show(s, "config.integrator.rtol") + ", atol " +
+                          show(s, "config.integrator.atol") + ", max_steps " + show(s, "config.integrator.max_steps"));
+    row("trajectories", show(s, "trajectories.requested") + " requested, seed " + show(s, "config.run.seed"));
+    row("output times", std::to_string(times.size()) + " from " + fmt(times.front(), 6) + " to " +
+                            fmt(times.back(), 6) + " (" + show(s, "config.times.spacing") +
+                            " spacing, t0 = " + fmt(t0, 6) + ")");
+    row("divergence over", show(s, "divergence.coordinates"));
+    row("time", fmt(number(s, "timing.seconds"), 4) + " s wall (sampling " +
+                    fmt(number(s, "timing.sampling_seconds"), 3) + " s, integration " +
+                    fmt(number(s, "timing.integration_seconds"), 3) + " s, reduction " +
+                    fmt(number(s, "timing.reduction_seconds"), 3) + " s, transfers " +
+                    fmt(number(s, "timing.transfer_seconds"), 3) + " s), " +
+                    fmt(number(s, "timing.trajectories_per_second"), 4) + " trajectories/s");
+    row("job", "config hash " + show(s, "job.config_hash") + ", ranks " + show(s, "job.ranks") + ", trajectory range " +
+                   show(s, "job.trajectory_range") + ", shard " + show(s, "job.shard") + ", resumed at " +
+                   show(s, "job.resumed_at") + ", merged from " + show(s, "job.merged_from"));
+    row("quantiles", show(s, "statistics.quantiles") + " (" + show(s, "statistics.quantile_definition") +
+                         "); values outside the histogram range: " + show(s, "statistics.values_outside_range"));
+    if (const json* pop = find(s, "statistics.population"))
+        row("statistics population", "the per-time statistics cover: " + show(pop));
+    else
+        row("statistics population", "not stated (this summary predates statistics.population: the per-time "
+                                     "statistics are over the valid trajectories)");
+    h << "</table>\n";
+}
+
+void Page::counts() {
+    h << "<h2>Trajectories</h2>\n<table>\n";
+    row("valid", show(s, "trajectories.valid") + " of " + show(s, "trajectories.requested"));
+    row("failed", show(s, "trajectories.failed.total") + " (nonholonomic " +
+                      show(s, "trajectories.failed.by_dynamics.nonholonomic") + ", vakonomic " +
+                      show(s, "trajectories.failed.by_dynamics.vakonomic") + ")");
+    h << "</table>\n";
+    const json* bs = find(s, "trajectories.failed.by_status");
+    if (bs && bs->is_object()) {
+        h << "<table>\n<tr><th>failure status</th><th>total</th><th>nonholonomic</th><th>vakonomic</th></tr>\n";
+        for (auto it = bs->begin(); it != bs->end(); ++it)
+            h << "<tr><td>" << xml_escape(it.key()) << "</td><td>" << show(&it.value()) << "</td><td>"
+              << show(s, "trajectories.failed.by_dynamics_status.nonholonomic." + it.key()) << "</td><td>"
+              << show(s, "trajectories.failed.by_dynamics_status.vakonomic." + it.key()) << "</td></tr>\n";
+        h << "</table>\n";
+    }
+    const json* sm = find(s, "trajectories.failed.sampling");
+    if (sm && sm->is_object()) {
+        h << "<table>\n<tr><th>sampling failure</th><th>count</th></tr>\n";
+        for (auto it = sm->begin(); it != sm->end(); ++it)
+            h << "<tr><td>" << xml_escape(it.key()) << "</td><td>" << show(&it.value()) << "</td></tr>\n";
+        h << "</table>\n";
+    }
+    h << "<p class=\"note\">Limits that end a trajectory: max_steps " << show(s, "trajectories.limits.max_steps")
+      << ", min_step " << show(s, "trajectories.limits.min_step") << ".</p>\n";
+}
+
+void Page::classification() {
+    h << "<h2>Classification of the constraints</h2>\n";
+    const json* c = find(s, "classification");
+    if (!c || !c->is_object()) {
+        h << "<p>This summary.json predates the classification (no <code>classification</code> field).</p>\n";
+        return;
+    }
+    const json* cons = find(*c, "constraints");
+    if (cons && cons->is_array() && !cons->empty()) {
+        std::vector<std::string> keys = {"index",  "velocity_dependence", "homogeneous",
+                                         "degree", "time_dependent",      "integrability"};
+        for (const json& e : *cons)
+            if (e.is_object())
+                for (auto it = e.begin(); it != e.end(); ++it)
+                    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
+                        keys.push_back(it.key());
+        h << "<table>\n<tr>";
+        for (const std::string& k : keys)
+            h << "<th>" << xml_escape(k) << "</th>";
+        h << "</tr>\n";
+        for (const json& e : *cons) {
+            h << "<tr>";
+            for (const std::string& k : keys)
+                h << "<td>" << show(e.is_object() ? find(e, k) : nullptr) << "</td>";
+            h << "</tr>\n";
+        }
+        h << "</table>\n";
+    }
+    const json* sys = find(*c, "system");
+    if (sys && sys->is_object() && !sys->empty()) {
+        h << "<table>\n<tr><th>system</th><th></th></tr>\n";
+        for (auto it = sys->begin(); it != sys->end(); ++it)
+            row(it.key(), show(&it.value()));
+        h << "</table>\n";
+    }
+    const json* st_ = find(*c, "statements");
+    if (st_ && st_->is_array() && !st_->empty()) {
+        h << "<ul>\n";
+        for (const json& e : *st_)
+            h << "<li>" << show(&e) << "</li>\n";
+        h << "</ul>\n";
+    }
+}
+
+void Page::divergence(const std::string& metric, const std::string& key) {
+    const MetricInfo info = metric_info(metric);
+    const Metric* m = st.find(metric);
+    report::Plot p;
+    p.id = "plot-" + metric;
+    p.title = info.label + " against time, quantile bands";
+    p.x_title = time_title();
+    p.y_title = info.axis;
+    std::vector<std::string> extra;
+    if (m) {
+        p.bands.push_back({"5 % to 95 %", "band-p05-p95", tau, (*m)["p05"], (*m)["p95"], "#c6dbef", 1.0});
+        p.bands.push_back({"25 % to 75 %", "band-p25-p75", tau, (*m)["p25"], (*m)["p75"], "#6baed6", 1.0});
+        p.lines.push_back({"median", "median", tau, (*m)["p50"], {"#08306b", "", 2.4}});
+        const double expo = number(s, "growth_exponent." + key), t_max = number(s, "growth_exponent.t_max");
+        const json* rounding = find(s, "growth_exponent.at_rounding_level");
+        const bool at_rounding = rounding && rounding->is_boolean() && rounding->get<bool>();
+        std::string text = "Growth exponent of the median " + metric + ": <strong>p = " + fmt(expo, 4) + "</strong>";
+        const std::string fit = "growth_exponent.fit." + key;
+        if (const json* ci = find(s, fit + ".ci95"); ci && ci->is_array() && ci->size() == 2)
+            text += " (95 % CI " + show(&(*ci)[0]) + " to " + show(&(*ci)[1]) + ", R\u00b2 " +
+                    fmt(number(s, fit + ".r_squared"), 6) + ", " + show(s, fit + ".points") + " points";
+        else
+            text += " (R\u00b2 " + fmt(number(s, fit + ".r_squared"), 6) + ", " + show(s, fit + ".points") + " points";
+        text += ", least squares over " + xml_escape(p.x_title.substr(0, p.x_title.find(' '))) + " in (t0, " +
+                fmt(t_max, 4) + "])";
+        if (at_rounding && metric == "d_q")
+            text += ": <strong>at rounding level: exponent meaningless</strong>";
+        extra.push_back(text + ".");
+        // NOTE: the least-squares line passes through the mean of (log τ, log median) over the fit's points, so
+        // its intercept follows from the exponent and the medians in the window (summary.json holds no intercept).
+        double sx = 0, sy = 0;
+        int n = 0;
+        double lo = INFINITY, hi = -INFINITY;
+        for (std::size_t i = 0; i < times.size(); ++i) {
+            const double med = (*m)["p50"][i];
+            if (tau[i] > 0 && times[i] <= t_max && std::isfinite(med) && med > 0) {
+                sx += std::log(tau[i]);
+                sy += std::log(med);
+                lo = std::min(lo, tau[i]);
+                hi = std::max(hi, tau[i]);
+                ++n;
+            }
+        }
+        if (n >= 2 && std::isfinite(expo)) {
+            const double b = sy / n - expo * sx / n;
+            report::Line f{"fit \u221d t^p, p = " + fmt(expo, 4),
+                           "fit",
+                           {lo, hi},
+                           {std::exp(b + expo * std::log(lo)), std::exp(b + expo * std::log(hi))},
+                           {"#d94801", "8 4", 2.4}};
+            if (at_rounding && metric == "d_q")
+                f.label = "fit (rounding level!)";
+            p.lines.push_back(f);
+        }
+    }
+    section_plot("Divergence " + info.label, p,
+                 m ? "no positive " + metric + " quantile at any output time (no valid trajectory, or " + metric +
+                         " = 0 throughout: the two dynamics coincide)"
+                   : "stats.csv has no metric " + metric,
+                 extra);
+}
+
+void Page::distribution() {
+    const Metric* m = st.find("d_q");
+    report::Plot p;
+    p.id = "plot-d_q-distribution";
+    p.title = "distribution of log10 d_q at chosen output times";
+    p.x_title = "output time (n: valid values there)";
+    p.y_title = "d_q (log scale: decades of log10 d_q)";
+    if (m) {
+        std::vector<std::size_t> alive;
+        for (std::size_t i = 0; i < times.size(); ++i)
+            if ((*m)["count"][i] > 0)
+                alive.push_back(i);
+        std::vector<std::size_t> pick;
+        for (int k = 0; k <= 4 && !alive.empty(); ++k) {
+            const std::size_t i = alive[(alive.size() - 1) * k / 4];
+            if (pick.empty() || pick.back() != i)
+                pick.push_back(i);
+        }
+        for (std::size_t i : pick) {
+            report::Box b;
+            b.label = "t = " + fmt(times[i], 3);
+            b.sublabel = "n = " + fmt((*m)["count"][i], 10);
+            for (int k = 0; k < 9; ++k)
+                b.q[k] = (*m)[box_columns[k]][i];
+            p.boxes.push_back(b);
+        }
+    }
+    section_plot("Distribution of log10 d_q at chosen times", p,
+                 m ? "no valid d_q value at any output time" : "stats.csv has no metric d_q",
+                 {"Box plots from the quantiles of stats.csv at the first and last output time and three between "
+                  "them (by index)."});
+}
+
+void Page::onset() {
+    const json* counts = find(s, "onset.counts");
+    report::Plot p;
+    p.id = "plot-onset";
+    p.title = "onset time distribution";
+    p.x_title = time_title();
+    p.y_title = "trajectories (first d_q > threshold)";
+    const json* spacing = find(s, "config.times.spacing");
+    p.log_x = spacing && spacing->is_string() ? spacing->get<std::string>() == "log"
+                                              : tau.front() > 0 && tau.back() / tau.front() > 100;
+    p.log_y = false;
+    std::vector<std::string> extra;
+    std::string reason = "no trajectory's d_q exceeded the threshold at an output time";
+    if (counts && counts->is_array() && counts->size() == times.size()) {
+        report::Bars b;
+        b.label = "onsets per output time";
+        for (std::size_t i = 0; i < times.size(); ++i) {
+            const double right = tau[i];
+            double left = i > 0 ? tau[i - 1] : 0.0;
+            if (i == 0 && p.log_x)
+                left = times.size() > 1 && tau[1] > 0 ? tau[0] * tau[0] / tau[1] : tau[0] / 2;
+            b.x0.push_back(left);
+            b.x1.push_back(right);
+            b.y.push_back((*counts)[i].is_number() ? (*counts)[i].get<double>() : NAN);
+        }
+        p.bars.push_back(b);
+    } else {
+        reason = "summary.json onset.counts is missing or does not hold one count per output time";
+    }
+    std::string q;
+    for (const char* k : {"p05", "p25", "p50", "p75", "p95"})
+        q += std::string(q.empty() ? "" : ", ") + k + " " + show(s, std::string("onset.quantiles.") + k);
+    extra.push_back("Onset: the first output time at which d_q exceeds the threshold " + show(s, "onset.threshold") +
+                    "; never exceeded: <strong>" + show(s, "onset.never") + "</strong> of " +
+                    show(s, "trajectories.valid") +
+                    " valid trajectories. A bar at output time t counts the "
+                    "trajectories first above it there (after the previous output time). Onset time quantiles: " +
+                    q + ".");
+    section_plot("Onset time", p, reason, extra);
+}
+
+/** Every metric of stats.csv beside d_q and d_v, by group: residuals, energy, relative energy, the rest. */
+void Page::metric_groups() {
+    std::vector<std::string> groups;
+    for (const Metric& m : st.metrics) {
+        const std::string g = metric_info(m.name).group;
+        if (m.name != "d_q" && m.name != "d_v" && std::find(groups.begin(), groups.end(), g) == groups.end())
+            groups.push_back(g);
+    }
+    static const std::map<std::string, std::string> headings = {
+        {"res", "Constraint residuals"}, {"energy", "Energy diagnostics"}, {"energy_rel", "Relative energy drift"}};
+    for (const std::string& g : groups) {
+        // NOTE: metrics with negative values (a signed work) cannot share a log axis: each gets a linear plot.
+        std::vector<const Metric*> positive, signed_;
+        for (const Metric& m : st.metrics)
+            if (metric_info(m.name).group == g && m.name != "d_q" && m.name != "d_v") {
+                bool neg = false;
+                for (const char* c : box_columns)
+                    for (double v : m[c])
+                        neg = neg || v < 0;
+                (neg ? signed_ : positive).push_back(&m);
+            }
+        auto plot = [&](const std::vector<const Metric*>& ms, bool log_y, const std::string& suffix) {
+            report::Plot p;
+            p.id = "plot-" + g + suffix;
+            const auto hd = headings.find(g);
+            const std::string heading = hd != headings.end() ? hd->second : metric_info(g).label;
+            p.title = heading + " against time";
+            p.x_title = time_title();
+            p.y_title = metric_info(ms.front()->name).axis;
+            p.log_x = true;
+            p.log_y = log_y;
+            std::string names;
+            std::vector<std::string> meaning;
+            for (std::size_t k = 0; k < ms.size(); ++k) {
+                const Metric& m = *ms[k];
+                const std::string label = metric_info(m.name).label;
+                p.bands.push_back({m.name + " 5 % to 95 %", "band-" + m.name, tau, m["p05"], m["p95"],
+                                   report::series_fill(static_cast<int>(k)), 0.55});
+                p.lines.push_back({m.name + " median", "median metric-" + m.name, tau, m["p50"],
+                                   report::series_style(static_cast<int>(k))});
+                names += (names.empty() ? "" : ", ") + m.name;
+                meaning.push_back(label == m.name ? "<code>" + xml_escape(m.name) +
+                                                        "</code>: a metric this nhvk "
+                                                        "has no description for"
+                                                  : xml_escape(label));
+            }
+            section_plot(heading + (suffix.empty() ? "" : " (" + names + ", linear axis: it takes negative values)"), p,
+                         "no finite " + names + " value at any output time" +
+                             (log_y ? " that a log axis can show (all are 0 or missing)" : ""),
+                         meaning);
+        };
+        if (!positive.empty())
+            plot(positive, true, "");
+        for (const Metric* m : signed_)
+            plot({m}, false, "-" + m->name);
+    }
+}
+
+/** `dotted.key = value` lines (escaped) of a config object; distribution tables and arrays stay on one line. */
+void flatten(const json& j, const std::string& prefix, std::vector<std::string>& out) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+        const json& v = it.value();
+        if (v.is_object() && !v.contains("dist") && !v.empty())
+            flatten(v, key, out);
+        else
+            out.push_back(xml_escape(key) + " = " + xml_escape(v.dump(-1, ' ', false, json::error_handler_t::replace)));
+    }
+}
+
+std::string read_file(const fs::path& p, const std::string& what) {
+    std::error_code ec;
+    if (fs::exists(p, ec) && !fs::is_regular_file(p, ec))
+        throw ReportInputError(p.string() + ": not a regular file: expected the " + what + " of a completed nhvk run");
+    std::ifstream in(p, std::ios::binary);
+    if (!in)
+        throw ReportInputError(p.string() + ": cannot read (" + std::strerror(errno) + "): expected the " + what +
+                               " of a completed nhvk run");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad())
+        throw ReportInputError(p.string() + ": cannot read (" + std::strerror(errno) + ")");
+    return ss.str();
+}
+
+} // namespace
+
+std::string render_report(const std::string& summary_text, const std::string& stats_text,
+                          const std::string& summary_name, const std::string& stats_name) {
+    std::vector<double> times;
+    const json s = parse_summary(summary_text, summary_name, times);
+    const Stats st = parse_stats(stats_text, stats_name, times);
+    Page pg(s, st);
+    pg.times = times;
+    pg.t0 = number(s, "config.initial.t0");
+    if (!std::isfinite(pg.t0))
+        pg.t0 = 0;
+    for (double t : times)
+        pg.tau.push_back(t - pg.t0);
+
+    pg.header();
+    pg.counts();
+    pg.classification();
+    pg.h << "<h2>Divergence of the nonholonomic and vakonomic motions</h2>\n"
+         << "<p class=\"note\">Same initial state for both dynamics; the bands are quantiles over the trajectories "
+            "at each output time, on log-log axes.</p>\n";
+    pg.divergence("d_q", "q");
+    pg.divergence("d_v", "v");
+    pg.distribution();
+    pg.onset();
+    pg.h << "<h2>Diagnostics</h2>\n";
+    pg.metric_groups();
+    pg.h << "<h2>Resolved config</h2>\n";
+    if (const json* cfg = find(s, "config"); cfg && cfg->is_object()) {
+        std::vector<std::string> lines;
+        flatten(*cfg, "", lines);
+        pg.h << "<div class=\"cfg\">\n";
+        for (const std::string& l : lines)
+            pg.h << "<code>" << l << "</code><br/>\n";
+        pg.h << "</div>\n";
+    } else {
+        pg.h << "<p>(not in summary.json)</p>\n";
+    }
+    pg.h << "<p class=\"note\">Rendered by nhvk " << nhvk_version << ".</p>\n</body>\n</html>\n";
+    return pg.h.str();
+}
+
+std::string render_report(const fs::path& dir) {
+    const fs::path sp = dir / "summary.json", cp = dir / "stats.csv";
+    const std::string summary = read_file(sp, "summary.json"), stats = read_file(cp, "stats.csv");
+    return render_report(summary, stats, sp.string(), cp.string());
+}
+
+} // namespace nhvk

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: MIT
+#include "report/svg_plot.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace nhvk::report {
+
+namespace {
+
+// Layout of every plot (SVG user units; the element scales to the page width).
+constexpr double width = 820, height = 400;
+constexpr double left = 78, right = 580, top = 22, bottom = 330;
+constexpr double legend_x = 596;
+
+/** A coordinate for SVG: two decimals. */
+std::string px(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f", v);
+    return b;
+}
+
+struct Axis {
+    bool log = false;
+    double lo = 0, hi = 1; ///< in axis units (log10 of the value on a log axis)
+    double p0 = 0, p1 = 1; ///< pixels of lo and hi
+    bool ok(double v) const { return std::isfinite(v) && (!log || v > 0); }
+    double unit(double v) const { return log ? std::log10(v) : v; }
+    double map(double v) const { return p0 + (unit(v) - lo) / (hi - lo) * (p1 - p0); }
+};
+
+/** A "nice" step (1, 2 or 5 × 10^k) giving about `n` intervals over `span`. */
+double nice_step(double span, int n) {
+    const double raw = span / n;
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    const double f = raw / mag;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+}
+
+/** The axis range over the drawable values in `vals` (false when there is none). */
+bool fit_axis(Axis& a, const std::vector<double>& vals, bool log, bool from_zero = false) {
+    a.log = log;
+    double lo = INFINITY, hi = -INFINITY;
+    for (double v : vals)
+        if (a.ok(v)) {
+            lo = std::min(lo, a.unit(v));
+            hi = std::max(hi, a.unit(v));
+        }
+    if (!(lo <= hi))
+        return false;
+    if (from_zero && !log)
+        lo = std::min(lo, 0.0);
+    if (log) {
+        lo = std::floor(lo);
+        hi = std::ceil(hi);
+        if (hi - lo < 1)
+            hi = lo + 1;
+    } else {
+        if (hi - lo <= 0) {
+            const double d = lo == 0 ? 1 : std::fabs(lo) * 0.1;
+            lo -= d;
+            hi += d;
+        }
+        const double s = nice_step(hi - lo, 6);
+        lo = std::floor(lo / s) * s;
+        hi = std::ceil(hi / s) * s;
+    }
+    a.lo = lo;
+    a.hi = hi;
+    return true;
+}
+
+/** Tick positions (axis units) and their labels as SVG text content. */
+std::vector<std::pair<double, std::string>> ticks(const Axis& a) {
+    std::vector<std::pair<double, std::string>> t;
+    if (a.log) {
+        const int k0 = static_cast<int>(a.lo), k1 = static_cast<int>(a.hi);
+        const int step = std::max(1, (k1 - k0 + 7) / 8);
+        for (int k = k0; k <= k1; k += step) {
+            // NOTE: 10^k with k raised (a tspan), a real minus sign.
+            const std::string e = k < 0 ? "\u2212" + std::to_string(-k) : std::to_string(k);
+            t.emplace_back(k, "10<tspan dy=\"-6\" font-size=\"9\">" + e + "</tspan>");
+        }
+    } else {
+        const double s = nice_step(a.hi - a.lo, 6);
+        const int decimals = std::max(0, static_cast<int>(-std::floor(std::log10(s))));
+        for (double v = a.lo; v <= a.hi + s * 1e-9; v += s) {
+            const double r = std::fabs(v) < s * 1e-9 ? 0.0 : v;
+            char b[48];
+            if (std::fabs(s) >= 1e-4 && std::fabs(a.hi) < 1e6 && std::fabs(a.lo) < 1e6)
+                std::snprintf(b, sizeof b, "%.*f", decimals, r);
+            else
+                std::snprintf(b, sizeof b, "%.3g", r);
+            std::string txt = b;
+            if (!txt.empty() && txt[0] == '-')
+                txt = "\u2212" + txt.substr(1);
+            t.emplace_back(r, txt);
+        }
+    }
+    return t;
+}
+
+std::string dash_attr(const std::string& dash) {
+    return dash.empty() ? std::string() : " stroke-dasharray=\"" + dash + "\"";
+}
+
+struct Skipped {
+    long nonpositive = 0, nonfinite = 0;
+    void count(const Axis& a, double v) {
+        if (!std::isfinite(v))
+            ++nonfinite;
+        else if (a.log && v <= 0)
+            ++nonpositive;
+    }
+};
+
+void frame(std::ostringstream& os, const Plot& p, const Axis& x, const Axis& y, bool x_ticks) {
+    os << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << right - left << "\" height=\"" << bottom - top
+       << "\" fill=\"#ffffff\" stroke=\"#444444\"/>\n";
+    for (const auto& [v, label] : ticks(y)) {
+        const double py = y.p0 + (v - y.lo) / (y.hi - y.lo) * (y.p1 - y.p0);
+        os << "<line x1=\"" << left << "\" x2=\"" << right << "\" y1=\"" << px(py) << "\" y2=\"" << px(py)
+           << "\" stroke=\"#dddddd\"/>\n<text x=\"" << left - 6 << "\" y=\"" << px(py + 4) << "\" text-anchor=\"end\">"
+           << label << "</text>\n";
+    }
+    if (x_ticks)
+        for (const auto& [v, label] : ticks(x)) {
+            const double pxv = x.p0 + (v - x.lo) / (x.hi - x.lo) * (x.p1 - x.p0);
+            os << "<line x1=\"" << px(pxv) << "\" x2=\"" << px(pxv) << "\" y1=\"" << top << "\" y2=\"" << bottom
+               << "\" stroke=\"#dddddd\"/>\n<text x=\"" << px(pxv) << "\" y=\"" << bottom + 18
+               << "\" text-anchor=\"middle\">" << label << "</text>\n";
+        }
+    os << "<text x=\"" << (left + right) / 2 << "\" y=\"" << bottom + 44 << "\" text-anchor=\"middle\">"
+       << xml_escape(p.x_title) << "</text>\n";
+    os << "<text transform=\"translate(16," << (top + bottom) / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
+       << xml_escape(p.y_title) << "</text>\n";
+}
+
+/** Legend entries: a swatch (line with its dash, or a filled box) and the label. */
+struct Legend {
+    std::ostringstream os;
+    double y = top + 8;
+    void line(const std::string& label, const LineStyle& s) {
+        os << "<line x1=\"" << legend_x << "\" x2=\"" << legend_x + 30 << "\" y1=\"" << y << "\" y2=\"" << y
+           << "\" stroke=\"" << s.color << "\" stroke-width=\"" << s.width << "\"" << dash_attr(s.dash) << "/>\n";
+        text(label);
+    }
+    void box(const std::string& label, const std::string& fill, double opacity) {
+        os << "<rect x=\"" << legend_x << "\" y=\"" << y - 6 << "\" width=\"30\" height=\"12\" fill=\"" << fill
+           << "\" fill-opacity=\"" << opacity << "\" stroke=\"#777777\" stroke-width=\"0.5\"/>\n";
+        text(label);
+    }
+    void text(const std::string& label) {
+        os << "<text x=\"" << legend_x + 36 << "\" y=\"" << y + 4 << "\">" << xml_escape(label) << "</text>\n";
+        y += 20;
+    }
+};
+
+std::string open_svg(const Plot& p) {
+    std::ostringstream os;
+    os << "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" << xml_escape(p.id) << "\" class=\"plot\" viewBox=\"0 0 "
+       << width << " " << height << "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" "
+       << "role=\"img\">\n<title>" << xml_escape(p.title) << "</title>\n";
+    return os.str();
+}
+
+void skipped_notes(const Skipped& s, const std::string& what, std::vector<std::string>& notes) {
+    if (s.nonpositive)
+        notes.push_back(what + ": " + std::to_string(s.nonpositive) +
+                        " value(s) equal to 0 or negative, not drawn on the log axis.");
+    if (s.nonfinite)
+        notes.push_back(what + ": " + std::to_string(s.nonfinite) +
+                        " value(s) missing (no valid trajectory) or not finite, not drawn.");
+}
+
+std::string render_boxes(const Plot& p, std::vector<std::string>& notes) {
+    Axis y;
+    y.p0 = bottom;
+    y.p1 = top;
+    std::vector<double> all;
+    for (const Box& b : p.boxes)
+        all.insert(all.end(), b.q, b.q + 9);
+    if (!fit_axis(y, all, p.log_y))
+        return {};
+    Axis x; // unused for ticks
+    std::ostringstream os;
+    os << open_svg(p);
+    frame(os, p, x, y, false);
+    Skipped sk;
+    const double slot = (right - left) / static_cast<double>(p.boxes.size());
+    const LineStyle dark = series_style(0);
+    for (std::size_t i = 0; i < p.boxes.size(); ++i) {
+        const Box& b = p.boxes[i];
+        const double cx = left + slot * (i + 0.5), hw = std::min(28.0, slot * 0.3);
+        for (double v : b.q)
+            sk.count(y, v);
+        auto Y = [&](int k) { return px(y.map(b.q[k])); };
+        auto seg = [&](int k0, int k1, double w, const std::string& dash) {
+            if (y.ok(b.q[k0]) && y.ok(b.q[k1]))
+                os << "<line x1=\"" << px(cx) << "\" x2=\"" << px(cx) << "\" y1=\"" << Y(k0) << "\" y2=\"" << Y(k1)
+                   << "\" stroke=\"" << dark.color << "\" stroke-width=\"" << w << "\"" << dash_attr(dash) << "/>\n";
+        };
+        seg(1, 2, 1, "3 2"); // p01–p05
+        seg(6, 7, 1, "3 2"); // p95–p99
+        seg(2, 3, 2.5, "");  // p05–p25
+        seg(5, 6, 2.5, "");  // p75–p95
+        if (y.ok(b.q[3]) && y.ok(b.q[5]))
+            os << "<rect class=\"box\" x=\"" << px(cx - hw) << "\" y=\"" << Y(5) << "\" width=\"" << px(2 * hw)
+               << "\" height=\"" << px(y.map(b.q[3]) - y.map(b.q[5])) << "\" fill=\"" << series_fill(0)
+               << "\" stroke=\"" << dark.color << "\"/>\n";
+        if (y.ok(b.q[4]))
+            os << "<line class=\"box-median\" x1=\"" << px(cx - hw) << "\" x2=\"" << px(cx + hw) << "\" y1=\"" << Y(4)
+               << "\" y2=\"" << Y(4) << "\" stroke=\"#000000\" stroke-width=\"3\"/>\n";
+        for (int k : {0, 8})
+            if (y.ok(b.q[k]))
+                os << "<circle cx=\"" << px(cx) << "\" cy=\"" << Y(k)
+                   << "\" r=\"3\" fill=\"none\" stroke=\"#000000\"/>\n";
+        os << "<text x=\"" << px(cx) << "\" y=\"" << bottom + 16 << "\" text-anchor=\"middle\">" << xml_escape(b.label)
+           << "</text>\n<text x=\"" << px(cx) << "\" y=\"" << bottom + 30
+           << "\" text-anchor=\"middle\" font-size=\"10\">" << xml_escape(b.sublabel) << "</text>\n";
+    }
+    Legend lg;
+    lg.box("25 % to 75 %", series_fill(0), 1);
+    lg.line("median", {"#000000", "", 3});
+    lg.line("5 % to 95 % (thick)", {dark.color, "", 2.5});
+    lg.line("1 % to 99 % (dashed)", {dark.color, "3 2", 1});
+    lg.os << "<circle cx=\"" << legend_x + 15 << "\" cy=\"" << lg.y
+          << "\" r=\"3\" fill=\"none\" stroke=\"#000000\"/>\n";
+    lg.text("min and max");
+    os << lg.os.str() << "</svg>\n";
+    skipped_notes(sk, "quantiles of the boxes", notes);
+    return os.str();
+}
+
+} // namespace
+
+LineStyle series_style(int i) {
+    static const LineStyle styles[] = {{"#08306b", "", 2.2},
+                                       {"#d94801", "8 4", 2.2},
+                                       {"#41ab5d", "2 3", 2.4},
+                                       {"#6a51a3", "10 3 2 3", 2.0},
+                                       {"#737373", "4 2", 1.6}};
+    return styles[i % 5];
+}
+
+std::string series_fill(int i) {
+    static const char* fills[] = {"#9ecae1", "#fdae6b", "#c7e9c0", "#dadaeb", "#d9d9d9"};
+    return fills[i % 5];
+}
+
+std::string xml_escape(const std::string& s) {
+    std::string o;
+    o.reserve(s.size());
+    for (char c : s)
+        switch (c) {
+        case '&':
+            o += "&amp;";
+            break;
+        case '<':
+            o += "&lt;";
+            break;
+        case '>':
+            o += "&gt;";
+            break;
+        case '"':
+            o += "&quot;";
+            break;
+        case '\'':
+            o += "&#39;";
+            break;
+        default:
+            o += c;
+        }
+    return o;
+}
+
+std::string fmt(double x, int digits) {
+    if (!std::isfinite(x))
+        return "\u2013";
+    char b[48];
+    std::snprintf(b, sizeof b, "%.*g", digits, x);
+    return b;
+}
+
+std::string render_svg(const Plot& p, std::vector<std::string>& notes) {
+    if (!p.boxes.empty())
+        return render_boxes(p, notes);
+    Axis x, y;
+    x.p0 = left;
+    x.p1 = right;
+    y.p0 = bottom;
+    y.p1 = top;
+    std::vector<double> xs, ys;
+    for (const Band& b : p.bands) {
+        xs.insert(xs.end(), b.x.begin(), b.x.end());
+        ys.insert(ys.end(), b.lo.begin(), b.lo.end());
+        ys.insert(ys.end(), b.hi.begin(), b.hi.end());
+    }
+    for (const Line& l : p.lines) {
+        xs.insert(xs.end(), l.x.begin(), l.x.end());
+        ys.insert(ys.end(), l.y.begin(), l.y.end());
+    }
+    bool any_bar = false;
+    for (const Bars& b : p.bars) {
+        xs.insert(xs.end(), b.x0.begin(), b.x0.end());
+        xs.insert(xs.end(), b.x1.begin(), b.x1.end());
+        ys.insert(ys.end(), b.y.begin(), b.y.end());
+        for (double v : b.y)
+            any_bar = any_bar || (std::isfinite(v) && v != 0);
+    }
+    if (!p.bars.empty() && !any_bar && p.lines.empty())
+        return {};
+    if (!fit_axis(x, xs, p.log_x) || !fit_axis(y, ys, p.log_y, !p.bars.empty()))
+        return {};
+
+    std::ostringstream os;
+    os << open_svg(p);
+    frame(os, p, x, y, true);
+    Legend lg;
+    // NOTE: the plot area clips what reaches outside it (a fit line's ends).
+    os << "<clipPath id=\"" << xml_escape(p.id) << "-clip\"><rect x=\"" << left << "\" y=\"" << top << "\" width=\""
+       << right - left << "\" height=\"" << bottom - top << "\"/></clipPath>\n<g clip-path=\"url(#" << xml_escape(p.id)
+       << "-clip)\">\n";
+    for (const Bars& b : p.bars) {
+        for (std::size_t i = 0; i < b.y.size(); ++i) {
+            if (!(std::isfinite(b.y[i]) && b.y[i] > 0) || !x.ok(b.x0[i]) || !x.ok(b.x1[i]))
+                continue;
+            const double x0 = x.map(b.x0[i]), x1 = x.map(b.x1[i]), y1 = y.map(b.y[i]), y0 = y.map(0.0);
+            os << "<rect class=\"bar\" x=\"" << px(x0) << "\" y=\"" << px(y1) << "\" width=\"" << px(x1 - x0)
+               << "\" height=\"" << px(y0 - y1) << "\" fill=\"" << series_fill(0) << "\" stroke=\""
+               << series_style(0).color << "\" stroke-width=\"0.8\"/>\n";
+        }
+    }
+    for (const Band& b : p.bands) {
+        std::vector<std::pair<double, double>> up, down;
+        long gaps = 0;
+        for (std::size_t i = 0; i < b.x.size(); ++i) {
+            if (!x.ok(b.x[i]) || !y.ok(b.lo[i]) || !y.ok(b.hi[i])) {
+                ++gaps;
+                continue;
+            }
+            up.emplace_back(x.map(b.x[i]), y.map(b.hi[i]));
+            down.emplace_back(x.map(b.x[i]), y.map(b.lo[i]));
+        }
+        if (gaps)
+            notes.push_back(b.label + " band: not drawn at " + std::to_string(gaps) + " of " +
+                            std::to_string(b.x.size()) + " output times, where a bound is " +
+                            (y.log ? "0 (which a log axis cannot show) or " : "") + "missing.");
+        if (up.empty())
+            continue;
+        os << "<polygon class=\"" << xml_escape(b.cls) << "\" fill=\"" << b.fill << "\" fill-opacity=\"" << b.opacity
+           << "\" stroke=\"none\" points=\"";
+        for (const auto& [a, c] : up)
+            os << px(a) << "," << px(c) << " ";
+        for (auto it = down.rbegin(); it != down.rend(); ++it)
+            os << px(it->first) << "," << px(it->second) << " ";
+        os << "\"/>\n";
+    }
+    for (const Line& l : p.lines) {
+        std::ostringstream pts;
+        int n = 0;
+        Skipped sk;
+        for (std::size_t i = 0; i < l.x.size() && i < l.y.size(); ++i) {
+            sk.count(y, l.y[i]);
+            if (!x.ok(l.x[i]) || !y.ok(l.y[i]))
+                continue;
+            pts << (n++ ? " " : "") << px(x.map(l.x[i])) << "," << px(y.map(l.y[i]));
+        }
+        skipped_notes(sk, l.label, notes);
+        if (n == 0)
+            continue;
+        os << "<polyline class=\"" << xml_escape(l.cls) << "\" fill=\"none\" stroke=\"" << l.style.color
+           << "\" stroke-width=\"" << l.style.width << "\"" << dash_attr(l.style.dash)
+           << " stroke-linejoin=\"round\" points=\"" << pts.str() << "\"/>\n";
+        if (n == 1)
+            os << "<circle cx=\"" << pts.str().substr(0, pts.str().find(',')) << "\" cy=\""
+               << pts.str().substr(pts.str().find(',') + 1) << "\" r=\"2.5\" fill=\"" << l.style.color << "\"/>\n";
+    }
+    os << "</g>\n";
+    for (const Bars& b : p.bars)
+        if (!b.label.empty())
+            lg.box(b.label, series_fill(0), 1);
+    for (const Band& b : p.bands)
+        if (!b.label.empty())
+            lg.box(b.label, b.fill, b.opacity);
+    for (const Line& l : p.lines)
+        if (!l.label.empty())
+            lg.line(l.label, l.style);
+    os << lg.os.str() << "</svg>\n";
+    return os.str();
+}
+
+} // namespace nhvk::report

@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief Classification of a model's constraints φ_ν(q, v, t) = 0 from the model's own `constraints` function
+ *         (`nhvk inspect`, and `classification` in every run's summary.json). Host only.
+ *
+ *  Checked at `samples` random states (seeded, deterministic) drawn in a box (|q_i|, |v_i| ≤ box, angles in [−π, π],
+ *  t in [0, box]), rejecting states outside the model's charts (`in_chart`, `in_velocity_chart`, also at the scaled
+ *  velocities s·v the homogeneity test uses). Every derivative is exact (nested duals, nhvk/dual.hpp); a property
+ *  holds when it holds at every sample to the relative tolerance `tol`:
+ *  - velocity dependence: ∂²φ/∂v² ≡ 0 → affine, and then φ(q, 0, t) = φ − J·v ≡ 0 → linear; else nonlinear;
+ *  - positive homogeneity φ(q, s v, t) = s^σ φ(q, v, t) for s > 0 (Talamucci (45)–(46)), σ from Euler's relation
+ *    J·v = σ φ, then checked at s = 0.5, 2, 3.5;
+ *  - time dependence: ∂φ/∂t ≢ 0;
+ *  - for a linear constraint ω = a(q)·dq with M_AB = ∂_A a_B − ∂_B a_A: exact when M ≡ 0 (Cronström–Raita (29)),
+ *    integrable after an integrating factor when a_A M_BC + a_B M_CA + a_C M_AB ≡ 0 (their (33), i.e. ω ∧ dω = 0),
+ *    else non-integrable;
+ *  - the system (all constraints linear or affine): D = ker J is involutive iff every dω_ν vanishes on D × D
+ *    (Frobenius); the constant combinations c with Σ c_ν dω_ν|D×D ≡ 0, beyond those with Σ c_ν a_ν ≡ 0, count the
+ *    integrable combinations (Talamucci Ex. 2 (vi): two non-integrable constraints whose difference is exact).
+ *  Consequences: the Četaev reactions R = Σ λ_ν ∂φ_ν/∂v do no work when every φ_ν is positively homogeneous
+ *  (R·v = Σ λ_ν σ_ν φ_ν = 0 on the constraints, Talamucci (41)); the nonholonomic energy E = v·L_v − L is conserved
+ *  when, in addition, ∂L/∂t ≡ 0 and the applied force (if the model declares one) does no work, F·v ≡ 0 (checked
+ *  at the same states); both dynamics must coincide when the system is integrable (holonomic).
+ */
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nhvk/dual.hpp"
+#include "nhvk/dynamics.hpp"
+
+namespace nhvk {
+
+enum class VelocityDependence { linear, affine, nonlinear };
+enum class Integrability { exact, integrating_factor, non_integrable, not_applicable };
+
+inline const char* to_string(VelocityDependence d) {
+    return d == VelocityDependence::linear ? "linear" : d == VelocityDependence::affine ? "affine" : "nonlinear";
+}
+inline const char* to_string(Integrability i) {
+    switch (i) {
+    case Integrability::exact:
+        return "exact";
+    case Integrability::integrating_factor:
+        return "integrating_factor";
+    case Integrability::non_integrable:
+        return "non_integrable";
+    default:
+        return "not_applicable";
+    }
+}
+
+/** @brief Where and how strictly the classification is checked. */
+struct ClassifyOptions {
+    int samples = 256;      ///< accepted random states
+    std::uint64_t seed = 1; ///< of the state generator (the same classification every time)
+    double box = 2.0;       ///< |q_i|, |v_i| ≤ box (angles in [−π, π]), t in [0, box]
+    double tol = 1e-8;      ///< relative tolerance of every identity
+};
+
+/** @brief The class of one constraint φ_ν. */
+struct ConstraintClass {
+    int index = 0;
+    VelocityDependence velocity = VelocityDependence::nonlinear;
+    bool homogeneous = false;
+    std::optional<double> degree; ///< σ when homogeneous
+    bool time_dependent = false;
+    Integrability integrability = Integrability::not_applicable;
+};
+
+/** @brief The class of the whole set of constraints and its consequences. */
+struct SystemClass {
+    std::optional<bool> integrable;                ///< null: not decided (nonlinear constraints, or affine ones
+                                                   ///<   whose linear part is involutive)
+    std::optional<int> integrable_combinations;    ///< all constraints linear only
+    std::vector<std::vector<double>> combinations; ///< a basis of those combinations (largest |c_ν| = 1)
+    bool lagrangian_time_dependent = false;
+    bool has_force = false;
+    bool force_does_no_work = true; ///< F·v ≡ 0 at the samples (true without a force)
+    bool energy_conserved = false;
+    bool reactions_do_no_work = false;
+    bool dynamics_must_coincide = false;
+};
+
+struct Classification {
+    std::string model;
+    int samples = 0;
+    ClassifyOptions options;
+    std::vector<ConstraintClass> constraints;
+    SystemClass system;
+    std::vector<std::string> statements; ///< the consequences in words, one sentence each
+};
+
+namespace detail {
+
+/** @brief Gram–Schmidt: appends to the orthonormal `basis` the part of `x` orthogonal to it when that part is longer
+ *         than `rel` · |x|; true when it did. */
+inline bool add_direction(std::vector<std::vector<double>>& basis, std::vector<double> x, double rel) {
+    double n0 = 0.0;
+    for (double e : x)
+        n0 += e * e;
+    n0 = std::sqrt(n0);
+    if (!(n0 > 0.0))
+        return false;
+    for (int pass = 0; pass < 2; ++pass) // NOTE: twice, for orthogonality to rounding
+        for (const auto& b : basis) {
+            double d = 0.0;
+            for (std::size_t i = 0; i < x.size(); ++i)
+                d += b[i] * x[i];
+            for (std::size_t i = 0; i < x.size(); ++i)
+                x[i] -= d * b[i];
+        }
+    double n1 = 0.0;
+    for (double e : x)
+        n1 += e * e;
+    n1 = std::sqrt(n1);
+    if (!(n1 > rel * n0))
+        return false;
+    for (double& e : x)
+        e /= n1;
+    basis.push_back(std::move(x));
+    return true;
+}
+
+/** @brief An orthonormal basis of the orthogonal complement of the span of `basis` in R^dim. */
+inline std::vector<std::vector<double>> complement(std::vector<std::vector<double>> basis, int dim, double rel) {
+    const std::size_t first = basis.size();
+    for (int i = 0; i < dim; ++i) {
+        std::vector<double> e(dim, 0.0);
+        e[i] = 1.0;
+        add_direction(basis, e, rel);
+    }
+    return {basis.begin() + static_cast<std::ptrdiff_t>(first), basis.end()};
+}
+
+/** @brief Exact derivatives of φ at one state. */
+template <int n, int k> struct ConstraintDerivs {
+    double phi[k];
+    double J[k][n];       ///< ∂φ/∂v
+    double Hv[k][n][n];   ///< ∂²φ/∂v_a∂v_i
+    double dJdq[k][n][n]; ///< [ν][j][i] = ∂J_i/∂q_j
+    double phi_t[k];      ///< ∂φ/∂t
+};
+
+/** @brief One nested dual pass: inner tangents seed v; outer tangents seed v (0..n−1), q (n..2n−1) and t (2n). */
+template <class M>
+ConstraintDerivs<M::n, M::k> constraint_derivs(const M& model, const double* q, const double* v, double t) {
+    constexpr int n = M::n, k = M::k;
+    using S1 = Dual<double, n>;
+    using S2 = Dual<S1, 2 * n + 1>;
+    S2 qq[n], vv[n];
+    for (int j = 0; j < n; ++j) {
+        qq[j] = S2(S1(q[j]));
+        qq[j].d[n + j] = S1(1.0);
+        vv[j] = S2(S1(v[j]));
+        vv[j].val.d[j] = 1.0;
+        vv[j].d[j] = S1(1.0);
+    }
+    S2 tt = S2(S1(t));
+    tt.d[2 * n] = S1(1.0);
+    S2 ph[k];
+    model.constraints(qq, vv, tt, ph);
+    ConstraintDerivs<n, k> out;
+    for (int a = 0; a < k; ++a) {
+        out.phi[a] = ph[a].val.val;
+        out.phi_t[a] = ph[a].d[2 * n].val;
+        for (int i = 0; i < n; ++i) {
+            out.J[a][i] = ph[a].val.d[i];
+            for (int j = 0; j < n; ++j) {
+                out.Hv[a][j][i] = ph[a].d[j].d[i];
+                out.dJdq[a][j][i] = ph[a].d[n + j].d[i];
+            }
+        }
+    }
+    return out;
+}
+
+/** @brief ∂L/∂t and L at one state. */
+template <class M>
+void lagrangian_time_derivative(const M& model, const double* q, const double* v, double t, double& L, double& Lt) {
+    constexpr int n = M::n;
+    using S = Dual<double, 1>;
+    S qq[n], vv[n];
+    for (int j = 0; j < n; ++j) {
+        qq[j] = S(q[j]);
+        vv[j] = S(v[j]);
+    }
+    S tt = S(t);
+    tt.d[0] = 1.0;
+    const S l = model.lagrangian(qq, vv, tt);
+    L = l.val;
+    Lt = l.d[0];
+}
+
+inline std::string format_coefficient(double c) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", c);
+    return buf;
+}
+
+} // namespace detail
+
+/** @brief Classifies the constraints of `model` (see the file comment). Throws std::runtime_error when no state in
+ *         the box lies inside the model's charts. */
+template <class M> Classification classify(const M& model, const ClassifyOptions& opt = {}) {
+    constexpr int n = M::n, k = M::k;
+    const double tol = opt.tol;
+    const double scales[3] = {0.5, 2.0, 3.5};
+    Classification out;
+    out.model = M::name;
+    out.options = opt;
+
+    // ---- the states ----
+    struct State {
+        double q[n], v[n], t;
+    };
+    std::vector<State> states;
+    std::mt19937_64 rng(opt.seed);
+    std::uniform_real_distribution<double> box(-opt.box, opt.box), angle(-M_PI, M_PI), time(0.0, opt.box);
+    const long max_tries = 100L * opt.samples;
+    for (long tries = 0; static_cast<int>(states.size()) < opt.samples && tries < max_tries; ++tries) {
+        State s;
+        for (int j = 0; j < n; ++j) {
+            s.q[j] = M::angles[j] ? angle(rng) : box(rng);
+            s.v[j] = box(rng);
+        }
+        s.t = time(rng);
+        bool ok = model.in_chart(s.q) && model.in_velocity_chart(s.q, s.v);
+        for (double sc : scales) {
+            double sv[n];
+            for (int j = 0; j < n; ++j)
+                sv[j] = sc * s.v[j];
+            ok = ok && model.in_velocity_chart(s.q, sv);
+        }
+        if (ok)
+            states.push_back(s);
+    }
+    if (states.empty())
+        throw std::runtime_error(std::string("classification of '") + M::name +
+                                 "': no random state lies inside the model's charts");
+    out.samples = static_cast<int>(states.size());
+
+    // ---- per-state derivatives ----
+    std::vector<detail::ConstraintDerivs<n, k>> der;
+    der.reserve(states.size());
+    for (const State& s : states)
+        der.push_back(detail::constraint_derivs(model, s.q, s.v, s.t));
+
+    // |φ| + Σ_i |J_i v_i|: the size of the terms of φ at a state (what each identity is measured against)
+    auto size_of = [&](std::size_t m, int a) {
+        double x = std::fabs(der[m].phi[a]);
+        for (int i = 0; i < n; ++i)
+            x += std::fabs(der[m].J[a][i] * states[m].v[i]);
+        return x;
+    };
+
+    for (int a = 0; a < k; ++a) {
+        ConstraintClass c;
+        c.index = a;
+        bool affine = true, linear = true;
+        for (std::size_t m = 0; m < states.size(); ++m) {
+            const auto& d = der[m];
+            const double size = size_of(m, a);
+            double v2 = 0.0, hmax = 0.0, Jv = 0.0;
+            for (int i = 0; i < n; ++i) {
+                v2 += states[m].v[i] * states[m].v[i];
+                Jv += d.J[a][i] * states[m].v[i];
+                for (int j = 0; j < n; ++j)
+                    hmax = std::max(hmax, std::fabs(d.Hv[a][i][j]));
+            }
+            if (!(hmax * v2 <= tol * size))
+                affine = false;
+            if (!(std::fabs(d.phi[a] - Jv) <= tol * size))
+                linear = false;
+            if (!(std::fabs(d.phi_t[a]) <= tol * std::max(size, 1.0)))
+                c.time_dependent = true;
+        }
+        c.velocity = !affine  ? VelocityDependence::nonlinear
+                     : linear ? VelocityDependence::linear
+                              : VelocityDependence::affine;
+
+        // homogeneity: σ from Euler's relation J·v = σ φ where φ is not small, then φ(q, s v) = s^σ φ(q, v)
+        std::vector<double> sigma;
+        for (std::size_t m = 0; m < states.size(); ++m) {
+            double Jv = 0.0;
+            for (int i = 0; i < n; ++i)
+                Jv += der[m].J[a][i] * states[m].v[i];
+            if (std::fabs(der[m].phi[a]) > 1e-3 * size_of(m, a))
+                sigma.push_back(Jv / der[m].phi[a]);
+        }
+        if (!sigma.empty()) {
+            std::nth_element(sigma.begin(), sigma.begin() + sigma.size() / 2, sigma.end());
+            double s0 = sigma[sigma.size() / 2];
+            if (std::fabs(s0 - std::round(s0)) <= 1e-6)
+                s0 = std::round(s0);
+            bool hom = true;
+            for (std::size_t m = 0; m < states.size() && hom; ++m)
+                for (double sc : scales) {
+                    double sv[n], ph[k];
+                    for (int j = 0; j < n; ++j)
+                        sv[j] = sc * states[m].v[j];
+                    model.constraints(states[m].q, sv, states[m].t, ph);
+                    const double want = std::pow(sc, s0) * der[m].phi[a];
+                    if (!(std::fabs(ph[a] - want) <= tol * std::pow(sc, s0) * size_of(m, a)))
+                        hom = false;
+                }
+            c.homogeneous = hom;
+            if (hom)
+                c.degree = s0;
+        }
+
+        // integrability of a linear constraint: Cronström–Raita (29) and (33)
+        if (c.velocity == VelocityDependence::linear) {
+            bool exact = true, factor = true;
+            for (std::size_t m = 0; m < states.size(); ++m) {
+                const auto& d = der[m];
+                double M_[n][n], amax = 0.0, dmax = 0.0;
+                for (int i = 0; i < n; ++i)
+                    amax = std::max(amax, std::fabs(d.J[a][i]));
+                for (int i = 0; i < n; ++i)
+                    for (int j = 0; j < n; ++j) {
+                        M_[i][j] = d.dJdq[a][i][j] - d.dJdq[a][j][i]; // ∂_i a_j − ∂_j a_i
+                        dmax = std::max(dmax, std::fabs(d.dJdq[a][i][j]));
+                    }
+                for (int i = 0; i < n; ++i)
+                    for (int j = 0; j < n; ++j) {
+                        if (!(std::fabs(M_[i][j]) <= tol * dmax))
+                            exact = false;
+                        for (int l = 0; l < n; ++l) {
+                            const double C = d.J[a][i] * M_[j][l] + d.J[a][j] * M_[l][i] + d.J[a][l] * M_[i][j];
+                            if (!(std::fabs(C) <= tol * amax * dmax))
+                                factor = false;
+                        }
+                    }
+            }
+            c.integrability = exact    ? Integrability::exact
+                              : factor ? Integrability::integrating_factor
+                                       : Integrability::non_integrable;
+        }
+        out.constraints.push_back(c);
+    }
+
+    // ---- the system: involutivity of D = ker J and the integrable combinations ----
+    SystemClass& sys = out.system;
+    const bool all_linear = std::all_of(out.constraints.begin(), out.constraints.end(), [](const ConstraintClass& c) {
+        return c.velocity == VelocityDependence::linear;
+    });
+    const bool no_nonlinear =
+        std::none_of(out.constraints.begin(), out.constraints.end(),
+                     [](const ConstraintClass& c) { return c.velocity == VelocityDependence::nonlinear; });
+    if (no_nonlinear) {
+        const double rel = 1e-6; // a direction counts when it keeps more than this part of its length
+        std::vector<std::vector<double>> curvature_span, form_span;
+        for (std::size_t m = 0; m < states.size(); ++m) {
+            const auto& d = der[m];
+            std::vector<std::vector<double>> rows;
+            double dmax = 0.0;
+            for (int a = 0; a < k; ++a) {
+                std::vector<double> r(d.J[a], d.J[a] + n);
+                double nr = 0.0;
+                for (double e : r)
+                    nr += e * e;
+                if (nr > 0.0)
+                    for (double& e : r)
+                        e /= std::sqrt(nr);
+                detail::add_direction(rows, r, rel);
+                for (int i = 0; i < n; ++i)
+                    for (int j = 0; j < n; ++j)
+                        dmax = std::max(dmax, std::fabs(d.dJdq[a][i][j]));
+            }
+            const std::vector<std::vector<double>> D = detail::complement(rows, n, rel);
+            for (std::size_t p = 0; p < D.size(); ++p)
+                for (std::size_t r = p + 1; r < D.size(); ++r) {
+                    std::vector<double> row(k, 0.0);
+                    double rmax = 0.0;
+                    for (int a = 0; a < k; ++a) {
+                        for (int i = 0; i < n; ++i)
+                            for (int j = 0; j < n; ++j)
+                                row[a] += D[p][i] * (d.dJdq[a][i][j] - d.dJdq[a][j][i]) * D[r][j];
+                        rmax = std::max(rmax, std::fabs(row[a]));
+                    }
+                    if (rmax > tol * dmax)
+                        detail::add_direction(curvature_span, row, rel);
+                }
+            for (int i = 0; i < n; ++i) {
+                std::vector<double> col(k);
+                for (int a = 0; a < k; ++a)
+                    col[a] = d.J[a][i];
+                detail::add_direction(form_span, col, rel);
+            }
+        }
+        const bool involutive = curvature_span.empty();
+        if (!involutive)
+            sys.integrable = false;
+        else if (all_linear)
+            sys.integrable = true;
+        if (all_linear) {
+            // S = {c : Σ c_ν dω_ν|D×D ≡ 0} = complement of curvature_span; T = {c : Σ c_ν a_ν ≡ 0} ⊂ S
+            const std::vector<std::vector<double>> S = detail::complement(curvature_span, k, rel);
+            std::vector<std::vector<double>> basis = detail::complement(form_span, k, rel); // T
+            const std::size_t trivial = basis.size();
+            for (const auto& c : S)
+                detail::add_direction(basis, c, rel);
+            sys.integrable_combinations = static_cast<int>(basis.size() - trivial);
+            for (std::size_t b = trivial; b < basis.size(); ++b) {
+                std::vector<double> c = basis[b];
+                double cmax = 0.0, sign = 1.0;
+                for (double e : c)
+                    if (std::fabs(e) > cmax)
+                        cmax = std::fabs(e);
+                for (double e : c)
+                    if (std::fabs(e) > 1e-12 * cmax) {
+                        sign = e > 0 ? 1.0 : -1.0;
+                        break;
+                    }
+                for (double& e : c) {
+                    e = sign * e / cmax;
+                    if (std::fabs(e - std::round(e)) < 1e-9)
+                        e = std::round(e);
+                    if (e == 0.0)
+                        e = 0.0; // no −0
+                }
+                sys.combinations.push_back(c);
+            }
+        }
+    }
+
+    // ---- consequences ----
+    for (const State& s : states) {
+        double L = 0.0, Lt = 0.0;
+        detail::lagrangian_time_derivative(model, s.q, s.v, s.t, L, Lt);
+        if (!(std::fabs(Lt) <= tol * std::max(1.0, std::fabs(L))))
+            sys.lagrangian_time_dependent = true;
+    }
+    sys.has_force = M::has_force;
+    if constexpr (M::has_force)
+        for (const State& s : states) {
+            double F[n] = {}, Fv = 0.0, Fmax = 0.0, vmax = 0.0;
+            model.force(s.q, s.v, s.t, F);
+            for (int j = 0; j < n; ++j) {
+                Fv += F[j] * s.v[j];
+                Fmax = std::max(Fmax, std::fabs(F[j]));
+                vmax = std::max(vmax, std::fabs(s.v[j]));
+            }
+            if (!(std::fabs(Fv) <= tol * n * Fmax * vmax))
+                sys.force_does_no_work = false;
+        }
+    const bool all_homogeneous = std::all_of(out.constraints.begin(), out.constraints.end(),
+                                             [](const ConstraintClass& c) { return c.homogeneous; });
+    sys.reactions_do_no_work = all_homogeneous;
+    sys.energy_conserved = all_homogeneous && !sys.lagrangian_time_dependent && sys.force_does_no_work;
+    sys.dynamics_must_coincide = sys.integrable.value_or(false);
+
+    // ---- the statements ----
+    auto phi_name = [](int a) { return "phi" + std::to_string(a); };
+    std::vector<std::string>& st = out.statements;
+    for (const ConstraintClass& c : out.constraints) {
+        std::string s = phi_name(c.index) + " is " + to_string(c.velocity) + " in the velocities";
+        if (c.homogeneous)
+            s += ", positively homogeneous of degree " + detail::format_coefficient(*c.degree);
+        else
+            s += ", not homogeneous";
+        s += c.time_dependent ? ", and depends on time explicitly (rheonomic)" : ", and does not depend on time";
+        switch (c.integrability) {
+        case Integrability::exact:
+            s += "; as a 1-form it is exact (dω = 0, Cronström–Raita (29)): a holonomic constraint";
+            break;
+        case Integrability::integrating_factor:
+            s += "; as a 1-form it is integrable after an integrating factor (ω ∧ dω = 0, Cronström–Raita (33))";
+            break;
+        case Integrability::non_integrable:
+            s +=
+                "; as a 1-form it is not integrable, not even after an integrating factor (Cronström–Raita (33) fails)";
+            break;
+        default:
+            break;
+        }
+        st.push_back(s + ".");
+    }
+    if (sys.integrable.has_value() && *sys.integrable)
+        st.push_back("The constraint distribution is involutive: the system is holonomic, and the nonholonomic and "
+                     "vakonomic motions must coincide.");
+    else if (sys.integrable.has_value())
+        st.push_back(std::string("The constraint distribution ker J is not involutive (Frobenius): the system is truly "
+                                 "nonholonomic") +
+                     (all_linear ? "" : " (its linear part already is not integrable)") +
+                     ", and the nonholonomic and vakonomic motions need not coincide.");
+    else
+        st.push_back(no_nonlinear ? "The linear part of the affine constraints is involutive; whether the affine "
+                                    "constraints come from holonomic ones is not decided here."
+                                  : "Integrability is not decided for constraints nonlinear in the velocities; the "
+                                    "two dynamics need not coincide.");
+    if (sys.integrable_combinations.has_value() && *sys.integrable_combinations > 0 && !*sys.integrable) {
+        std::string s = std::to_string(*sys.integrable_combinations) +
+                        " independent combination(s) of the constraints with constant coefficients are integrable "
+                        "(Σ c_ν dω_ν vanishes on the constraint distribution), although the set is not:";
+        for (const auto& c : sys.combinations) {
+            std::string comb;
+            for (int a = 0; a < k; ++a)
+                if (c[a] != 0.0)
+                    comb += (comb.empty() ? (c[a] < 0 ? "-" : "") : (c[a] < 0 ? " - " : " + ")) +
+                            (std::fabs(c[a]) == 1.0 ? "" : detail::format_coefficient(std::fabs(c[a])) + " ") +
+                            phi_name(a);
+            s += " " + comb + ";";
+        }
+        s.back() = '.';
+        st.push_back(s);
+    }
+    if (all_homogeneous)
+        st.push_back("Every constraint is positively homogeneous in the velocities (Talamucci (45)-(46)): the Četaev "
+                     "reactions do no work on the constrained motions (R·v = Σ λ_ν σ_ν φ_ν = 0).");
+    else
+        st.push_back("Not every constraint is homogeneous in the velocities: the Četaev reactions do work "
+                     "(R·v = Σ λ_ν (J_ν·v) ≠ 0 in general).");
+    std::string e = sys.energy_conserved ? "The nonholonomic energy E = v·L_v − L is conserved (Talamucci (41)-(44))"
+                                         : "The nonholonomic energy E = v·L_v − L is not conserved in general";
+    std::vector<std::string> why;
+    if (!all_homogeneous)
+        why.push_back("a constraint is not homogeneous");
+    if (sys.lagrangian_time_dependent)
+        why.push_back("L depends on time");
+    if (!sys.force_does_no_work)
+        why.push_back("the applied force does work");
+    if (!why.empty()) {
+        e += ": ";
+        for (std::size_t i = 0; i < why.size(); ++i)
+            e += (i ? ", " : "") + why[i];
+    } else {
+        e += ": L does not depend on time and ";
+        e += sys.has_force ? "the applied force does no work (F·v = 0 at every sample)"
+                           : "the model declares no applied force besides the potential in L (assumed complete)";
+    }
+    st.push_back(e + ".");
+    return out;
+}
+
+} // namespace nhvk

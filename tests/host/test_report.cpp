@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+// report.html: every run writes it, `nhvk report DIR` renders the same bytes again, the page is well-formed and
+// holds the run's numbers and one SVG per plot; bad folders exit 2 naming the file; fields that other parts of nhvk
+// add to summary.json/stats.csv (classification, balance flag, population, new metrics) are shown.
+#include "csv_table.hpp"
+#include "nhvk_cli.hpp"
+#include "temp_dir.hpp"
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "report/report.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nhvk_test::read_text;
+
+/** The first problem with `s` as XML (tags nested and closed, attributes quoted, `&`/`<` only as markup or
+ *  entities), after an optional `<!DOCTYPE html>`; empty when well-formed. Enough for the pages nhvk writes. */
+std::string xml_problem(const std::string& s) {
+    std::vector<std::string> open;
+    std::size_t i = 0;
+    const std::string doctype = "<!DOCTYPE html>";
+    if (s.compare(0, doctype.size(), doctype) == 0)
+        i = doctype.size();
+    auto name_char = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == ':' || c == '_';
+    };
+    auto at = [&](std::size_t p) { return " at byte " + std::to_string(p); };
+    bool root_seen = false;
+    while (i < s.size()) {
+        const char c = s[i];
+        if (c == '<') {
+            if (s.compare(i, 4, "<!--") == 0) {
+                const std::size_t e = s.find("-->", i);
+                if (e == std::string::npos)
+                    return "unclosed comment" + at(i);
+                i = e + 3;
+                continue;
+            }
+            const bool closing = i + 1 < s.size() && s[i + 1] == '/';
+            std::size_t j = i + (closing ? 2 : 1), k = j;
+            while (k < s.size() && name_char(s[k]))
+                ++k;
+            const std::string name = s.substr(j, k - j);
+            if (name.empty())
+                return "a '<' that starts no tag" + at(i);
+            if (closing) {
+                if (k >= s.size() || s[k] != '>')
+                    return "malformed end tag </" + name + at(i);
+                if (open.empty() || open.back() != name)
+                    return "</" + name + "> does not close <" + (open.empty() ? "nothing" : open.back()) + ">" + at(i);
+                open.pop_back();
+                i = k + 1;
+                continue;
+            }
+            if (open.empty() && root_seen)
+                return "a second root element <" + name + ">" + at(i);
+            root_seen = true;
+            while (true) {
+                while (k < s.size() && std::isspace(static_cast<unsigned char>(s[k])))
+                    ++k;
+                if (k >= s.size())
+                    return "unterminated tag <" + name + at(i);
+                if (s.compare(k, 2, "/>") == 0) {
+                    i = k + 2;
+                    break;
+                }
+                if (s[k] == '>') {
+                    open.push_back(name);
+                    i = k + 1;
+                    break;
+                }
+                std::size_t a = k;
+                while (k < s.size() && name_char(s[k]))
+                    ++k;
+                if (k == a || k + 1 >= s.size() || s[k] != '=' || s[k + 1] != '"')
+                    return "attribute without =\"value\" in <" + name + at(a);
+                const std::size_t e = s.find('"', k + 2);
+                if (e == std::string::npos)
+                    return "unterminated attribute value" + at(k);
+                const std::string v = s.substr(k + 2, e - k - 2);
+                if (v.find('<') != std::string::npos)
+                    return "'<' in an attribute value" + at(k);
+                k = e + 1;
+            }
+        } else if (c == '&') {
+            const std::size_t e = s.find(';', i);
+            const std::string ent = e == std::string::npos ? "" : s.substr(i + 1, e - i - 1);
+            const bool ok = ent == "amp" || ent == "lt" || ent == "gt" || ent == "quot" || ent == "#39";
+            if (!ok)
+                return "an '&' that is no known entity" + at(i);
+            i = e + 1;
+        } else {
+            if (open.empty() && !std::isspace(static_cast<unsigned char>(c)))
+                return "text outside the root" + at(i);
+            ++i;
+        }
+    }
+    if (!open.empty())
+        return "<" + open.back() + "> never closed";
+    return root_seen ? "" : "no element";
+}
+
+/** The `<svg …>…</svg>` element with id `id` in `page` (empty when absent). */
+std::string svg_with_id(const std::string& page, const std::string& id) {
+    const std::size_t a = page.find("id=\"" + id + "\"");
+    if (a == std::string::npos)
+        return "";
+    const std::size_t start = page.rfind("<svg", a), end = page.find("</svg>", a);
+    return start == std::string::npos || end == std::string::npos ? "" : page.substr(start, end + 6 - start);
+}
+
+/** The number of x,y pairs in the `points` of the first polyline of class `cls` in `svg` (-1: none). */
+int polyline_points(const std::string& svg, const std::string& cls) {
+    const std::size_t a = svg.find("<polyline class=\"" + cls + "\"");
+    if (a == std::string::npos)
+        return -1;
+    const std::size_t p = svg.find("points=\"", a) + 8, e = svg.find('"', p);
+    int n = 0;
+    for (std::size_t i = p; i < e; ++i)
+        n += svg[i] == ',';
+    return n;
+}
+
+std::string g4(double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4g", x);
+    return b;
+}
+
+/** One small real run shared by the tests of this file (about a second). */
+class Report : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        tmp_ = new nhvk_test::TempDir("nhvk_report_");
+        out_ = tmp_->path() / "run";
+        const nhvk_test::CliRun r = nhvk_test::run_captured(
+            "", NHVK_BINARY,
+            {"run", std::string(NHVK_SOURCE_DIR) + "/configs/nh_particle.toml", "--out", out_.string(),
+             "--trajectories", "64", "--set", "times.count=12", "--threads", "1"},
+            tmp_->path() / "io");
+        rc_ = r.rc;
+        err_ = r.err;
+    }
+    static void TearDownTestSuite() { delete tmp_; }
+    static nhvk_test::TempDir* tmp_;
+    static fs::path out_;
+    static int rc_;
+    static std::string err_;
+
+    /** A copy of the run's folder whose summary.json and stats.csv `edit` may change. */
+    fs::path copy(const std::string& name) const {
+        const fs::path d = tmp_->path() / name;
+        fs::remove_all(d);
+        fs::create_directories(d);
+        for (const char* f : {"summary.json", "stats.csv"})
+            fs::copy_file(out_ / f, d / f);
+        return d;
+    }
+};
+nhvk_test::TempDir* Report::tmp_ = nullptr;
+fs::path Report::out_;
+int Report::rc_ = -1;
+std::string Report::err_;
+
+TEST_F(Report, RunWritesAWellFormedPageWithEveryPlotAndTheRunsNumbers) {
+    ASSERT_EQ(rc_, 0) << err_;
+    EXPECT_NE(err_.find("report.html"), std::string::npos) << "the closing summary lists report.html:\n" << err_;
+    ASSERT_TRUE(fs::is_regular_file(out_ / "report.html"));
+    const std::string page = read_text(out_ / "report.html");
+    EXPECT_EQ(xml_problem(page), "");
+    EXPECT_EQ(page.find("<script"), std::string::npos) << "no scripts";
+    std::string no_ns = page; // the SVG namespace is a name, not a link
+    for (std::size_t p; (p = no_ns.find("xmlns=\"http://www.w3.org/2000/svg\"")) != std::string::npos;)
+        no_ns.erase(p, 34);
+    for (const char* link : {"http:", "https:", "src=", "href=", "@import"})
+        EXPECT_EQ(no_ns.find(link), std::string::npos) << "nothing fetched from elsewhere: " << link;
+    const nlohmann::json s = nhvk_test::read_json(out_ / "summary.json");
+    const std::size_t nt = s["times"].size();
+    ASSERT_EQ(nt, 12u);
+    // Each plot is an SVG with data; the median line of d_q and d_v has one point per output time.
+    for (const char* id : {"plot-d_q", "plot-d_v", "plot-d_q-distribution", "plot-onset", "plot-res", "plot-energy"})
+        EXPECT_FALSE(svg_with_id(page, id).empty()) << id;
+    EXPECT_EQ(polyline_points(svg_with_id(page, "plot-d_q"), "median"), static_cast<int>(nt));
+    EXPECT_EQ(polyline_points(svg_with_id(page, "plot-d_v"), "median"), static_cast<int>(nt));
+    EXPECT_EQ(polyline_points(svg_with_id(page, "plot-d_q"), "fit"), 2) << "the fitted t^p line";
+    // Five boxes (first, last, three between) and one bar per output time with onsets.
+    const std::string boxes = svg_with_id(page, "plot-d_q-distribution");
+    int n_boxes = 0, n_bars = 0, onset_times = 0;
+    for (std::size_t p = boxes.find("class=\"box\""); p != std::string::npos; p = boxes.find("class=\"box\"", p + 1))
+        ++n_boxes;
+    EXPECT_EQ(n_boxes, 5);
+    const std::string onset = svg_with_id(page, "plot-onset");
+    for (std::size_t p = onset.find("class=\"bar\""); p != std::string::npos; p = onset.find("class=\"bar\"", p + 1))
+        ++n_bars;
+    for (const auto& c : s["onset"]["counts"])
+        onset_times += c.get<int>() > 0;
+    EXPECT_GT(onset_times, 0);
+    EXPECT_EQ(n_bars, onset_times);
+    // The run's numbers in the text.
+    const std::string valid = std::to_string(s["trajectories"]["valid"].get<int>()),
+                      requested = std::to_string(s["trajectories"]["requested"].get<int>());
+    EXPECT_NE(page.find("<td>" + valid + " of " + requested + "</td>"), std::string::npos);
+    EXPECT_NE(page.find("p = " + g4(s["growth_exponent"]["q"].get<double>()) + "</strong>"), std::string::npos);
+    EXPECT_NE(page.find("p = " + g4(s["growth_exponent"]["v"].get<double>()) + "</strong>"), std::string::npos);
+    EXPECT_NE(page.find(std::to_string(s["growth_exponent"]["fit"]["q"]["points"].get<int>()) + " points"),
+              std::string::npos);
+    EXPECT_NE(page.find("never exceeded: <strong>" + std::to_string(s["onset"]["never"].get<int>())),
+              std::string::npos);
+    EXPECT_NE(page.find("nh_particle"), std::string::npos);
+    EXPECT_NE(page.find("config hash " + s["job"]["config_hash"].get<std::string>()), std::string::npos);
+    EXPECT_NE(page.find("run.trajectories = 64"), std::string::npos) << "the resolved config";
+    EXPECT_NE(page.find("predates the classification"), std::string::npos);
+    EXPECT_EQ(page.find("class=\"warn\""), std::string::npos) << "nothing to warn about in this run";
+}
+
+TEST_F(Report, ReportCommandRendersTheSameBytes) {
+    ASSERT_EQ(rc_, 0) << err_;
+    const std::string written = read_text(out_ / "report.html");
+    const fs::path other = tmp_->path() / "again.html";
+    const nhvk_test::CliRun r = nhvk_test::run_captured(
+        "", NHVK_BINARY, {"report", out_.string(), "--out", other.string()}, tmp_->path() / "io2");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(read_text(other), written);
+    // Without --out: into the folder, the same bytes again.
+    fs::remove(out_ / "report.html");
+    const nhvk_test::CliRun r2 =
+        nhvk_test::run_captured("", NHVK_BINARY, {"report", out_.string()}, tmp_->path() / "io3");
+    ASSERT_EQ(r2.rc, 0) << r2.err;
+    EXPECT_EQ(read_text(out_ / "report.html"), written);
+}
+
+TEST_F(Report, BadFolderExitsTwoNamingTheFile) {
+    ASSERT_EQ(rc_, 0) << err_;
+    auto report = [&](const fs::path& dir) {
+        return nhvk_test::run_captured("", NHVK_BINARY, {"report", dir.string()}, tmp_->path() / "io_bad");
+    };
+    const fs::path empty = tmp_->path() / "empty";
+    fs::create_directories(empty);
+    nhvk_test::CliRun r = report(empty);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("summary.json: cannot read"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(empty / "report.html"));
+
+    fs::path d = copy("no_stats");
+    fs::remove(d / "stats.csv");
+    r = report(d);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("stats.csv: cannot read"), std::string::npos) << r.err;
+
+    d = copy("bad_json");
+    std::ofstream(d / "summary.json") << "{\"schema\": ";
+    r = report(d);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("summary.json: not valid JSON"), std::string::npos) << r.err;
+
+    d = copy("no_times");
+    nlohmann::json s = nhvk_test::read_json(d / "summary.json");
+    s.erase("times");
+    std::ofstream(d / "summary.json") << s.dump();
+    r = report(d);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("summary.json: field 'times': expected a non-empty array"), std::string::npos) << r.err;
+
+    d = copy("bad_csv");
+    std::string csv = read_text(d / "stats.csv");
+    const std::size_t line3 = csv.find('\n', csv.find('\n') + 1) + 1; // the second data row, line 3
+    csv.replace(csv.find(',', csv.find(",d_v,", line3) + 5), 1, ",x");
+    std::ofstream(d / "stats.csv") << csv;
+    r = report(d);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("stats.csv:3: "), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(d / "report.html"));
+}
+
+TEST_F(Report, ShowsFieldsAndMetricsAddedLater) {
+    ASSERT_EQ(rc_, 0) << err_;
+    nlohmann::json s = nhvk_test::read_json(out_ / "summary.json");
+    s["classification"] = {{"constraints",
+                            {{{"index", 0},
+                              {"velocity_dependence", "linear"},
+                              {"homogeneous", true},
+                              {"degree", 1},
+                              {"time_dependent", false},
+                              {"integrability", "nonholonomic"}}}},
+                           {"system", {{"energy_conserved", true}}},
+                           {"statements", {"The nonholonomic energy is conserved."}}};
+    s["diagnostics"]["balance_flagged"] = true;
+    s["statistics"]["population"] = "alive";
+    s["growth_exponent"]["at_rounding_level"] = true;
+    std::string csv = read_text(out_ / "stats.csv");
+    const std::size_t nt = s["times"].size();
+    // New metrics: a positive one (balance_nh), a signed one (reaction_work_nh), one nhvk does not know.
+    for (std::size_t i = 0; i < nt; ++i) {
+        char t[32];
+        std::snprintf(t, sizeof t, "%.17g", s["times"][i].get<double>());
+        csv += std::to_string(i) + "," + t +
+               ",balance_nh,64,0,1e-12,0,1e-13,1e-11,1e-13,1e-13,5e-13,1e-12,2e-12,5e-12,1e-11,0\n";
+        csv += std::to_string(i) + "," + t + ",reaction_work_nh,64,0,0,1,-2,2,-2,-1.5,-0.5,0,0.5,1.5,2,0\n";
+        csv += std::to_string(i) + "," + t + ",foo_metric,64,0,1,0,1,1,1,1,1,1,1,1,1,0\n";
+    }
+    const std::string page = nhvk::render_report(s.dump(2), csv);
+    EXPECT_EQ(xml_problem(page), "");
+    EXPECT_NE(page.find("<td>nonholonomic</td>"), std::string::npos);
+    EXPECT_NE(page.find("<li>The nonholonomic energy is conserved.</li>"), std::string::npos);
+    EXPECT_EQ(page.find("predates the classification"), std::string::npos);
+    EXPECT_NE(page.find("class=\"warn\">Warning: the energy balance residual"), std::string::npos);
+    EXPECT_NE(page.find("at rounding level: exponent meaningless"), std::string::npos);
+    EXPECT_NE(page.find("the per-time statistics cover: alive"), std::string::npos);
+    const std::string energy = svg_with_id(page, "plot-energy");
+    EXPECT_EQ(polyline_points(energy, "median metric-balance_nh"), static_cast<int>(nt)) << "grouped with energy";
+    EXPECT_EQ(polyline_points(energy, "median metric-reaction_work_nh"), -1) << "signed: not on the log axis";
+    const std::string work = svg_with_id(page, "plot-energy-reaction_work_nh");
+    // On its linear axis the median 0 is drawn at every output time.
+    EXPECT_EQ(polyline_points(work, "median metric-reaction_work_nh"), static_cast<int>(nt));
+    EXPECT_EQ(polyline_points(svg_with_id(page, "plot-foo_metric"), "median metric-foo_metric"), static_cast<int>(nt));
+
+    // A run whose d_q is 0 throughout (the two dynamics coincide): the plot says so instead of an empty frame.
+    for (const char* c : {"min", "p01", "p05", "p25", "p50", "p75", "p95", "p99", "max"})
+        s["divergence"]["q"][c] = std::vector<double>(nt, 0.0);
+    nhvk_test::Csv table = nhvk_test::parse_csv(read_text(out_ / "stats.csv"));
+    std::string zero =
+        "time_index,t,metric,count,nonfinite,mean,std,min,max,p01,p05,p25,p50,p75,p95,p99,outside_range\n";
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+        std::vector<std::string> row = table.rows[r];
+        if (table.at(r, "metric") == "d_q")
+            for (std::size_t c = 5; c < 16; ++c)
+                row[c] = "0";
+        for (std::size_t c = 0; c < row.size(); ++c)
+            zero += (c ? "," : "") + row[c];
+        zero += "\n";
+    }
+    const std::string flat = nhvk::render_report(s.dump(), zero);
+    EXPECT_EQ(xml_problem(flat), "");
+    EXPECT_TRUE(svg_with_id(flat, "plot-d_q").empty());
+    EXPECT_NE(flat.find("No data to plot: no positive d_q quantile"), std::string::npos);
+}
+
+TEST(ReportXmlCheck, FindsTheProblemsItLooksFor) {
+    EXPECT_EQ(xml_problem("<!DOCTYPE html>\n<a x=\"1\"><b/>t &amp; u</a>\n"), "");
+    EXPECT_NE(xml_problem("<a><b></a></b>"), "");
+    EXPECT_NE(xml_problem("<a>x & y</a>"), "");
+    EXPECT_NE(xml_problem("<a x=1></a>"), "");
+    EXPECT_NE(xml_problem("<a>"), "");
+    EXPECT_NE(xml_problem("<a>1 < 2</a>"), "");
+}
+
+} // namespace
