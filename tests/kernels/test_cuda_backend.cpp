@@ -69,10 +69,12 @@ bool close(double a, double b) {
     return std::fabs(a - b) <= tolerance * std::max({1.0, std::fabs(a), std::fabs(b)});
 }
 
-/** @brief `close`, or for a residual or energy drift: both at rounding level. */
+/** @brief `close`, or for a residual, an energy drift or the energy balance: both at rounding level. */
 bool close_metric(int metric, double a, double b) {
     const bool rounding_metric = metric == nhvk::metric_res_nh || metric == nhvk::metric_res_vk ||
-                                 metric == nhvk::metric_energy_nh || metric == nhvk::metric_energy_vk;
+                                 metric == nhvk::metric_energy_nh || metric == nhvk::metric_energy_vk ||
+                                 metric == nhvk::metric_energy_rel_nh || metric == nhvk::metric_energy_rel_vk ||
+                                 metric == nhvk::metric_balance_nh;
     if (rounding_metric && std::fabs(a) <= rounding_floor && std::fabs(b) <= rounding_floor) return true;
     return close(a, b);
 }
