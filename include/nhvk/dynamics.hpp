@@ -15,6 +15,7 @@
  *      template <class S> NHVK_HD void constraints(const S* q, const S* v, const S& t, S* phi) const;
  *      // optional: static constexpr bool has_force = true;  template <class S> NHVK_HD void force(q, v, t, S* F)
  * const;
+ *      // optional: static constexpr bool lagrangian_depends_on_t = true;   (L depends on t explicitly)
  *      // optional: static constexpr bool has_chart = true;  template <class T> NHVK_HD bool in_chart(const T* q)
  * const;
  *      // optional: static constexpr bool has_velocity_chart = true;
@@ -46,6 +47,9 @@ namespace nhvk {
 /** @brief Defaults for the optional parts of a model: no non-potential force, no chart restriction. */
 struct ModelBase {
     static constexpr bool has_force = false;
+    /// `L` depends on `t` explicitly: the energy balance then integrates `∂L/∂t` (by AD of `L`); a model that does
+    /// not declare it gets `∂L/∂t = 0` there, so an undeclared dependence shows as a flagged balance residual
+    static constexpr bool lagrangian_depends_on_t = false;
     static constexpr bool has_chart = false;
     static constexpr bool has_velocity_chart = false;
     static constexpr bool has_source_constraints = false;
@@ -444,8 +448,8 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct NonholonomicSys
     NHVK_HD Status project(T t, T* y) const { return detail::project_velocity(eq, y, y + n, t); }
 };
 
-/** @brief The power of the applied terms, `F·v − ∂L/∂t` (`∂L/∂t` by one forward-mode tangent on `t`). */
-template <class M, class T> NHVK_HD NHVK_FORCEINLINE T applied_power(const M& model, const T* q, const T* v, T t) {
+/** @brief `∂L/∂t` by one forward-mode tangent on `t`. */
+template <class M, class T> NHVK_HD T lagrangian_time_derivative(const M& model, const T* q, const T* v, T t) {
     constexpr int n = M::n;
     using S = Dual<T, 1>;
     S qq[n], vv[n];
@@ -456,7 +460,15 @@ template <class M, class T> NHVK_HD NHVK_FORCEINLINE T applied_power(const M& mo
     }
     S tt(t);
     tt.d[0] = T(1);
-    T p = -model.lagrangian(qq, vv, tt).d[0];
+    return model.lagrangian(qq, vv, tt).d[0];
+}
+
+/** @brief The power of the applied terms, `F·v − ∂L/∂t` (`∂L/∂t` by one forward-mode tangent on `t`, only for a
+ *         model that declares `lagrangian_depends_on_t`; 0 for the others without a force, at no cost). */
+template <class M, class T> NHVK_HD NHVK_FORCEINLINE T applied_power(const M& model, const T* q, const T* v, T t) {
+    constexpr int n = M::n;
+    T p = T(0);
+    if constexpr (M::lagrangian_depends_on_t) p = -lagrangian_time_derivative(model, q, v, t);
     if constexpr (M::has_force) {
         T F[n];
         model.force(q, v, t, F);
@@ -466,17 +478,21 @@ template <class M, class T> NHVK_HD NHVK_FORCEINLINE T applied_power(const M& mo
     return p;
 }
 
+
 /**
- * @brief The nonholonomic system with its energy balance: state `y = (q, v, w_λ, w_F)`, the motion of
+ * @brief The nonholonomic system with its energy balance: state `y = (q, v, w_λ[, w_F])`, the motion of
  *        `NonholonomicSystem` and the integrals `w_λ = ∫ λ·(J·v) dt` (the work of the reaction forces) and
  *        `w_F = ∫ (F·v − ∂L/∂t) dt`, integrated by the same steps. Along an exact solution of eq. (19)
  *        `dE/dt = λ·(J·v) + F·v − ∂L/∂t`, so `E(t) − E(t0) − w_λ − w_F` measures the integration error (and what a
  *        projection changed); for constraints homogeneous in `v` (Talamucci eq. (40)) `J·v = σ φ = 0` on the
- *        constraint set and `w_λ` stays 0. The integrals do not enter the adaptive error norm (`err_dim`), so the
+ *        constraint set and `w_λ` stays 0. `w_F` is carried only for a model with a force or a time-dependent `L`
+ *        (`applied`; otherwise it is 0). The integrals do not enter the adaptive error norm (`err_dim`), so the
  *        steps, hence `(q, v)`, are those of `NonholonomicSystem` bit for bit.
  */
 template <class M, class T, class Eq = AdEquations<M, T>> struct BalancedNonholonomicSystem {
-    static constexpr int n = M::n, k = M::k, dim = 2 * M::n + 2, err_dim = 2 * M::n;
+    /// whether `F·v − ∂L/∂t` can be nonzero: only then is `w_F` carried (a component fewer in every stage otherwise)
+    static constexpr bool applied = M::has_force || M::lagrangian_depends_on_t;
+    static constexpr int n = M::n, k = M::k, dim = 2 * M::n + 1 + (applied ? 1 : 0), err_dim = 2 * M::n;
     NonholonomicSystem<M, T, Eq> base;
 
     NHVK_HD BalancedNonholonomicSystem(const M& model = M{}) : base(model) {}
@@ -497,7 +513,7 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct BalancedNonholo
             w += mult[a] * Jv;
         }
         dy[2 * n] = w;
-        dy[2 * n + 1] = applied_power(base.eq.model, q, v, t);
+        if constexpr (applied) dy[2 * n + 1] = applied_power(base.eq.model, q, v, t);
         if (lambda)
             NHVK_UNROLL
         for (int a = 0; a < k; ++a) lambda[a] = mult[a];

@@ -111,7 +111,8 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
         y_nh[j] = y_vk[j] = q0[j];
         y_nh[n + j] = y_vk[n + j] = v0[j];
     }
-    y_nh[2 * n] = y_nh[2 * n + 1] = T(0);
+    NHVK_UNROLL
+    for (int j = 2 * n; j < NH::dim; ++j) y_nh[j] = T(0);
     NHVK_UNROLL
     for (int a = 0; a < k; ++a) y_vk[2 * n + a] = mu0 ? mu0[a] : T(0);
 
@@ -207,13 +208,24 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
     return out;
 }
 
+/** @brief A `DivergenceSpec` cut to a model's `N` coordinates (what one member keeps: `N` weights, not 32). */
+template <int N> struct DivergenceMetric {
+    double weight[N];
+    unsigned angle_mask;
+    bool kinetic;
+    NHVK_HD NHVK_FORCEINLINE DivergenceMetric(const DivergenceSpec& s) : angle_mask(s.angle_mask), kinetic(s.kinetic) {
+        NHVK_UNROLL
+        for (int j = 0; j < N; ++j) weight[j] = s.weight[j];
+    }
+};
+
 /**
- * @brief `d_q` and `d_v` of two states `(q, v)` in the metric `d` (`DivergenceSpec`); `eq` gives `W` for the kinetic
- *        metric.
+ * @brief `d_q` and `d_v` of two states `(q, v)` in the metric `d` (`DivergenceSpec` or `DivergenceMetric`); `eq`
+ *        gives `W` for the kinetic metric.
  */
-template <class Eq, class T>
-NHVK_HD NHVK_FORCEINLINE void divergence_between(const Eq& eq, const DivergenceSpec& d, const T* y_nh, const T* y_vk,
-                                                 T t, double& dq, double& dv) {
+template <class Eq, class T, class Metric>
+NHVK_HD NHVK_FORCEINLINE void divergence_between(const Eq& eq, const Metric& d, const T* y_nh, const T* y_vk, T t,
+                                                 double& dq, double& dv) {
     constexpr int n = Eq::n;
     double eq_[n], ev[n];
     NHVK_UNROLL
@@ -291,7 +303,7 @@ NHVK_HD inline double interpolate_onset(double t0, double ta, double da, double 
  */
 template <class M, class T, class Eq = AdEquations<M, T>> struct DivergenceObserver {
     Eq eq;
-    DivergenceSpec div;
+    DivergenceMetric<M::n> div;
     int nt;
     double* metrics;
     long long stride;
@@ -317,7 +329,9 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct DivergenceObser
         double dq = 0.0, dv = 0.0;
         divergence_between(eq, div, y_nh, y_vk, t, dq, dv);
         const T de_nh = dn.energy - e0_nh, de_vk = dk.vk_energy - e0_vk;
-        const T work = y_nh[2 * n], applied = y_nh[2 * n + 1];
+        const T work = y_nh[2 * n];
+        T applied = T(0);
+        if constexpr (2 * n + 1 < BalancedNonholonomicSystem<M, T, Eq>::dim) applied = y_nh[2 * n + 1];
         metrics[(metric_dq * nt + i) * stride] = dq;
         metrics[(metric_dv * nt + i) * stride] = dv;
         metrics[(metric_res_nh * nt + i) * stride] = double(dn.residual);

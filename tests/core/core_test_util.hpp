@@ -25,6 +25,7 @@ namespace nhvk_test {
 template <bool WithForce> struct ModelA : nhvk::ModelBase {
     static constexpr int n = 2, k = 1;
     static constexpr bool has_force = WithForce;
+    static constexpr bool lagrangian_depends_on_t = true;
     double c = 0.3;
     template <class S> S lagrangian(const S* q, const S* v, const S& t) const {
         using nhvk::cos;
