@@ -105,7 +105,7 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
            << r.onset_times().count << " crossings, never " << r.onset.never;
         if (r.onset.censored > 0) os << ", censored by a failure " << r.onset.censored;
         os << "\n";
-        os << "  energy balance residual (relative): max " << r.balance_max;
+        os << "  energy balance residual (relative): max " << r.max_over_times(metric_balance_nh);
         if (r.balance_flagged)
             os << "; WARNING: above diagnostics.balance_tolerance = " << cfg.balance_tolerance
                << ": a numerical problem (loose tolerance, projection, stiffness)";

@@ -41,6 +41,15 @@ namespace nhvk {
 
 namespace fs = std::filesystem;
 
+double EnsembleResult::max_over_times(int metric) const {
+    double m = NAN;
+    for (std::size_t i = 0; i < times.size(); ++i) {
+        const double x = at(metric, static_cast<int>(i)).max;
+        if (std::isfinite(x)) m = std::isfinite(m) ? std::max(m, x) : x;
+    }
+    return m;
+}
+
 const char* metric_name(int metric) {
     static const char* names[metric_count] = {"d_q",           "d_v",           "res_nh",     "res_vk",
                                               "energy_nh",     "energy_vk",     "energy_rel_nh", "energy_rel_vk",

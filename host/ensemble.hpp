@@ -90,9 +90,11 @@ struct EnsembleResult {
     const stats::SeriesSummary& onset_times() const {
         return series[static_cast<std::size_t>(metric_count) * times.size() + member_onset_time];
     }
+    /** @brief The largest `max` of `metric` over every output time (NaN when no time has a finite one). */
+    double max_over_times(int metric) const;
     bool alive_population = true; ///< per-time statistics over the members alive at each time (else survivors)
-    double balance_max = 0.0;     ///< largest relative energy-balance residual over every output time (NaN: none)
-    bool balance_flagged = false; ///< balance_max above diagnostics.balance_tolerance
+    /// max_over_times(metric_balance_nh) above diagnostics.balance_tolerance
+    bool balance_flagged = false;
     std::uint64_t failed() const { return requested - valid; }
 
     // How it was produced (summary.json "job").

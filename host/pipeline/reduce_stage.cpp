@@ -114,12 +114,8 @@ void ReduceStage::finish() {
     r_.growth_q = r_.growth_fit_q.slope;
     r_.growth_v = r_.growth_fit_v.slope;
     r_.alive_population = cfg_.alive_population;
-    r_.balance_max = NAN;
-    for (int i = 0; i < nt; ++i) {
-        const double x = r_.at(metric_balance_nh, i).max;
-        if (std::isfinite(x)) r_.balance_max = std::isfinite(r_.balance_max) ? std::max(r_.balance_max, x) : x;
-    }
-    r_.balance_flagged = std::isfinite(r_.balance_max) && r_.balance_max > cfg_.balance_tolerance;
+    const double balance = r_.max_over_times(metric_balance_nh);
+    r_.balance_flagged = std::isfinite(balance) && balance > cfg_.balance_tolerance;
     const double eps = cfg_.integrator.precision == Precision::f32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
     // NOTE: rounding can accumulate to about ε per step, and a run takes at most max_steps steps (states of order 1)
     r_.growth_at_rounding_level = r_.growth_fit_q.points > 0 &&
