@@ -32,7 +32,7 @@ struct ModelOps {
      *         model whose `φ` is its source's), with the given parameters (nullptr: defaults). */
     double (*source_violation)(const double* params, const double* q, const double* v, double t);
     /** @brief The sampling stage on the CPU: draw and constrain members [first, first + args.m) into the chunk's
-     *         inputs (PHYSICS §6), OpenMP (`threads` ≤ 0: all cores). */
+     *         inputs (docs/physics.md §6), OpenMP (`threads` ≤ 0: all cores). */
     void (*sample_chunk_cpu)(const ChunkCommon& common, const ChunkArgs& args, std::uint64_t first, int threads);
 };
 

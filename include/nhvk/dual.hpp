@@ -4,7 +4,7 @@
  *         derivatives (`Dual<Dual<double, n>, m>`), host and device.
  *
  *  A model's `L`, `φ` and `F` are written once, generic in the scalar type `S`; the engine evaluates them with
- *  `S = double/float` for values and with nested duals for every first and second derivative PHYSICS.md §1–3 needs.
+ *  `S = double/float` for values and nested duals for each first and second derivative that docs/physics.md §1–3 needs.
  *  No derivative is ever taken by hand or by finite differences.
  */
 #pragma once

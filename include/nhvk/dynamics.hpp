@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /** @file
  *  @brief The nonholonomic (Talamucci eq. (19)) and vakonomic (Kozlov) equations of motion, derived automatically
- *         from a model's `L`, `φ` and `F` by forward-mode AD (PHYSICS.md §1–3), for host and device.
+ *         from a model's `L`, `φ` and `F` by forward-mode AD (docs/physics.md §1–3), for host and device.
  *
  *  A model is a small trivially copyable struct deriving from `ModelBase`:
  *  @code
@@ -290,8 +290,8 @@ enum class ProjectionResult : std::uint8_t { converged, not_converged, singular,
  * @brief Project `v` onto `φ(q, v, t) = 0` in the kinetic metric: Newton steps on
  *        `[W Jᵀ; J 0][Δv; ν] = [−W(v − ṽ); −φ]`, the Gauss–Newton iteration for `min |v − ṽ|_W` on the set, exact in
  *        one step for linear constraints. Without an `anchor` ṽ the first block of the right-hand side is 0 (each
- *        step the least `|Δv|_W`: the integrator's projection, PHYSICS §5); with one, `v` must enter equal to it (the
- *        sampler's projection of a trial velocity, §6). Converged when `max_ν |φ_ν| ≤ tol · max(1, max_j |v_j|)`.
+ *        step the least `|Δv|_W`: the integrator's projection, docs/physics.md §5); with one, `v` must enter equal
+ *        to it (the sampler's projection of a trial velocity, §6). Converged: `max_ν |φ_ν| ≤ tol · max(1, |v|∞)`.
  *        `eq` supplies `constraint_parts` and `kinetic_metric` (AD or generated equations alike). This is the one
  *        assembly of the projection's saddle-point system, for the integrator and the sampler alike.
  */
@@ -444,7 +444,7 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct NonholonomicSys
         if constexpr (Eq::checks_every_rhs) return detail::all_finite<dim>(dy) ? Status::ok : Status::non_finite;
         return Status::ok;
     }
-    /** @brief Project `v` back onto `φ = 0` (PHYSICS §5). */
+    /** @brief Project `v` back onto `φ = 0` (docs/physics.md §5). */
     NHVK_HD Status project(T t, T* y) const { return detail::project_velocity(eq, y, y + n, t); }
 };
 

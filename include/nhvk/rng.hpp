@@ -5,7 +5,7 @@
  *
  *  Nothing here has state. A draw never depends on the order in which trajectories are visited, on how they
  *  are chunked, on the thread or on the backend, so trajectory i of a run with seed s starts from the same
- *  initial condition on the CPU and on the GPU, alone or in an ensemble (PHYSICS.md §6).
+ *  initial condition on the CPU and on the GPU, alone or in an ensemble (docs/physics.md §6).
  *
  *  Bit-for-bit reproducibility across backends:
  *  - `uniform01` is exact integer arithmetic plus one exact scaling: identical bits everywhere.

@@ -2,7 +2,7 @@
 /** @file
  *  @brief The sampling stage, per member: counter-based draws keyed by (seed, trajectory), projection of the trial
  *         velocity onto the constraint set in the kinetic metric, the optional energy shell, and the vakonomic μ0
- *         (PHYSICS.md §6). Host and device run this same code: the CPU backend in an OpenMP loop, the CUDA backend
+ *         (docs/physics.md §6). Host and device run this same code: the CPU backend in an OpenMP loop, the CUDA backend
  *         with one thread per member.
  *
  *  A member's initial state depends only on (seed, global index): never on chunking, threads or backend. The draws

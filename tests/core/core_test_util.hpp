@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Shared helpers of the core tests: small models defined here (with hand-derived derivatives in the tests that use
-// them), the nh_particle closed form of MODELS.md, and a few numeric utilities. Nothing here calls the engine's
+// them), the nh_particle closed form of docs/models.md, and a few numeric utilities. Nothing here calls the engine's
 // derivative code; expected values are computed independently.
 #pragma once
 
@@ -126,7 +126,7 @@ template <class T> struct HarmonicSys {
     nhvk::Status project(T, T*) const { return nhvk::Status::ok; }
 };
 
-/** nh_particle closed form of MODELS.md (nonholonomic): position at time t from (q0, v0) at t = 0, in long double. */
+/** nh_particle closed form (docs/models.md, nonholonomic): position at t from (q0, v0) at t = 0, in long double. */
 inline void nh_particle_exact(const double* q0, const double* v0, double t, double* q) {
     using LD = long double;
     const LD x0 = q0[0], y0 = q0[1], z0 = q0[2], vx = v0[0], vy = v0[1];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The nonholonomic particle against its closed form (MODELS.md), and conservation of the nonholonomic energy for
-// constraints homogeneous in v (PHYSICS §4 item 3) — in double at tight tolerance, and typed over float and double.
+// The nonholonomic particle against its closed form (docs/models.md), and conservation of the nonholonomic energy for
+// constraints homogeneous in v (docs/physics.md §4.3) — in double at tight tolerance, and typed over float and double.
 #include "core_test_util.hpp"
 
 #include <nhvk/member.hpp>
@@ -87,7 +87,7 @@ template <class T> double closed_form_error(std::mt19937_64& rng, int trials) {
     return worst;
 }
 
-// MODELS.md: ÿ = 0, C = ẋ√(1+y²), x = x0 + (C/ẏ0)(asinh y − asinh y0), z = z0 + (C/ẏ0)(√(1+y²) − √(1+y0²)).
+// docs/models.md: ÿ = 0, C = ẋ√(1+y²), x = x0 + (C/ẏ0)(asinh y − asinh y0), z = z0 + (C/ẏ0)(√(1+y²) − √(1+y0²)).
 TEST(ClosedForm, NhParticleDoubleAtTightTolerance) {
     std::mt19937_64 rng(314);
     const double err = closed_form_error<double>(rng, 8);
@@ -109,7 +109,7 @@ TYPED_TEST(ClosedFormTyped, NhParticle) {
 }
 
 // E = ½|v|² (nh_particle, φ of degree 1) and E = ½m1|ṗ1|² + ½m2|ṗ2|² + ½κ(|p1−p2| − ℓ)² (perpendicular_velocities,
-// φ of degree 2) are conserved along the nonholonomic motion (PHYSICS §4 item 3; Talamucci Proposition 1).
+// φ of degree 2) are conserved along the nonholonomic motion (docs/physics.md §4.3; Talamucci Proposition 1).
 TYPED_TEST(ClosedFormTyped, NonholonomicEnergyConservedForHomogeneousConstraints) {
     using T = TypeParam;
     std::vector<double> times;

@@ -152,7 +152,7 @@ TYPED_TEST(LuSolve, DetectsSingularNearlySingularAndNonFinite) {
 }
 
 // Sub-Riemannian Heisenberg (L = ½(ẋ²+ẏ²), φ = ż − ½(x ẏ − y ẋ)): W = diag(1, 1, 0) is singular, the saddle-point
-// matrix [W −Jᵀ; J 0] is regular. Hand solution (PHYSICS §2, §3; MODELS.md):
+// matrix [W −Jᵀ; J 0] is regular. Hand solution (docs/physics.md §2, §3; docs/models.md):
 //   nonholonomic: the z-row gives λ = 0, then a = 0 (γ = 0 since φ_q·v = −½ẏẋ + ½ẋẏ = 0);
 //   vakonomic: L̃ = L − μφ gives b̃ = (−μẏ, μẋ, 0), and the z-row gives μ̇ = 0, so ẍ = μẏ, ÿ = −μẋ,
 //   z̈ = ½(x ÿ − y ẍ).

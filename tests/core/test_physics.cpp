@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// PHYSICS.md §4, items 1–5, checked along integrated motions (integrate_member + Dopri5):
+// docs/physics.md §4, items 1–5, checked along integrated motions (integrate_member + Dopri5):
 //   1. holonomic constraint in velocity form ⇒ nonholonomic and vakonomic motions coincide for every μ0;
 //   2. |q_NH − q_VK| = O(t³) for μ0 = 0 and O(t²) for μ0 ≠ 0;
 //   3. dE/dt = λ·(J·v) + F·v − ∂L/∂t along nonholonomic motion; E conserved for homogeneous constraints;
@@ -278,7 +278,7 @@ TEST(Physics, VakonomicEnergyConservedHomogeneousCatalogueModels) {
         const VkEnergyResult r = vk_energy_run(model, q0, v0, mu0, 5.0, E, Jv);
         std::printf("    nh_particle: max |dE~| = %.3e\n", r.drift);
         EXPECT_LT(r.drift, 1e-9);
-        // MODELS.md: ẋ + μ y and ż − μ are conserved along the vakonomic motion.
+        // docs/models.md: ẋ + μ y and ż − μ are conserved along the vakonomic motion.
         const std::vector<double> times = linear_grid(0.0, 5.0, 20);
         const auto rec = record(model, q0, v0, mu0, times, tight());
         for (std::size_t i = 1; i <= times.size(); ++i) {

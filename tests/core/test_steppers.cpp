@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Orders of accuracy of the steppers (include/nhvk/steppers.hpp) by step halving on problems with a known solution:
-// the harmonic oscillator (a plain ODE system) and the nonholonomic particle (closed form of MODELS.md).
+// the harmonic oscillator (a plain ODE system) and the nonholonomic particle (closed form of docs/models.md).
 #include "core_test_util.hpp"
 
 #include <nhvk/models/nh_particle.hpp>

@@ -444,7 +444,7 @@ TEST(CliTrajectory, UnknownModelExitsTwoListingTheKnownOnes) {
         EXPECT_NE(r.err.find(m.name), std::string::npos) << m.name << " not listed in: " << r.err;
 }
 
-// Issue 2's acceptance: the nonholonomic particle against its closed form (MODELS.md):
+// Issue 2's acceptance: the nonholonomic particle against its closed form (docs/models.md):
 // y = y0 + ẏ0 t, x = x0 + (C/ẏ0)(asinh y − asinh y0), z = z0 + (C/ẏ0)(√(1+y²) − √(1+y0²)), C = ẋ0 √(1+y0²).
 TEST(CliTrajectory, NhParticleMatchesTheClosedForm) {
     TempDir tmp;
@@ -675,9 +675,9 @@ TEST(CliRunOutputs, UnreachableEnergyShellIsCountedAndExitsFour) {
 } // namespace
 
 namespace {
-// The growth exponent's flag (issue 10 item 4): the holonomic sphere's divergence is rounding noise (PHYSICS §4.1:
-// both dynamics coincide), so its exponent is flagged; a nonholonomic particle's t^3 growth is not, and its fit is
-// tight (PHYSICS §4.2: exponent 3 for mu0 = 0).
+// The growth exponent's flag (issue 10 item 4): the holonomic sphere's divergence is rounding noise
+// (docs/physics.md §4.1: both dynamics coincide), so its exponent is flagged; a nonholonomic particle's t^3
+// growth is not, and its fit is tight (docs/physics.md §4.2: exponent 3 for mu0 = 0).
 TEST(CliGrowth, ExponentAtRoundingLevelIsFlagged) {
     TempDir tmp;
     for (const std::string model : {"sphere_holonomic", "nh_particle"}) {

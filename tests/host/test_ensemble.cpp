@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The ensemble pipeline in process (host/ensemble.hpp, host/sampling_impl.hpp): reproducibility of the statistics,
-// sampling on the constraint set and on an energy shell (PHYSICS.md §6), the divergence laws of §4 seen through the
-// ensemble statistics (§7), and the accounting of failed trajectories (§5).
+// sampling on the constraint set and on an energy shell (docs/physics.md §6), the divergence laws of its §4 seen
+// through the ensemble statistics (docs/numerics.md §7), and the accounting of failed trajectories (there, §1, §7.5).
 #include "csv_table.hpp"
 #include "temp_dir.hpp"
 #include <gtest/gtest.h>
@@ -797,7 +797,7 @@ TEST(EnergyShell, UnreachableShellIsCountedNotDropped) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 4. Growth exponent of the median divergence: t³ with μ0 = 0, t² with μ0 ≠ 0 (PHYSICS.md §4.2).
+// 4. Growth exponent of the median divergence: t³ with μ0 = 0, t² with μ0 ≠ 0 (docs/physics.md §4.2).
 
 const char* growth_config = R"(
 [model]
@@ -845,7 +845,7 @@ TEST(EnsembleGrowth, MedianDivergenceGrowsLikeTSquaredWithNormalMu0) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 5. Holonomic control: sphere_holonomic's two dynamics coincide for every μ0 (PHYSICS.md §4.1).
+// 5. Holonomic control: sphere_holonomic's two dynamics coincide for every μ0 (docs/physics.md §4.1).
 
 const char* sphere_config = R"(
 [model]

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The constraint classification (include/nhvk/classify.hpp, `nhvk inspect`, summary.json's `classification`):
-// every catalogue model gets the class MODELS.md and the model headers give it (derived by hand below), hand-made
+// every catalogue model gets the class docs/models.md and the model headers give it (derived by hand below), hand-made
 // models cover the classes the catalogue lacks, and the CLI prints, refuses and records it.
 //
-// Hand derivations for the rows of the table that MODELS.md does not spell out:
+// Hand derivations for the rows of the table that docs/models.md does not spell out:
 // - pfaffian_particle, ω = −q2 dq1 + β q1 dq2 + dq3: dω = (1 + β) dq1∧dq2, ω∧dω = (1 + β) dq1∧dq2∧dq3: not
 //   integrable for β ≠ −1 (default 0.5); at β = −1, ω = d(q3 − q1 q2): exact.
 // - rigid_pair, (p1 − p2)·(ṗ1 − ṗ2) = ½ d/dt |p1 − p2|²: exact, holonomic.

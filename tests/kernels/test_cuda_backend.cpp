@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The CUDA backend against the CPU reference (STYLE.md: "the CPU backend is the reference and a CUDA result must
+// The CUDA backend against the CPU reference (the house rule: "the CPU backend is the reference and a CUDA result must
 // match it"): one chunk through make_cpu_backend and make_cuda_backend with edge cases injected, the sampling stage on both, one trajectory through
 // run_trajectory_cpu and run_trajectory_cuda, and a whole ensemble with backend cpu and cuda.
 //

@@ -134,7 +134,7 @@ Recorded<M, T> run_member(const M& model, const std::array<T, M::n>& q0, const s
 
 using nhvk_test::loglog_slope;
 
-/** @brief The small-time growth exponent of |q_NH − q_VK| (PHYSICS.md §4.2): the slope over t ∈ [1e-3, 3e-2]. */
+/** @brief The small-time growth exponent of |q_NH − q_VK| (docs/physics.md §4.2): the slope over t ∈ [1e-3, 3e-2]. */
 template <class M>
 double divergence_slope(const M& model, const std::array<double, M::n>& q0, const std::array<double, M::n>& v0,
                         const std::array<double, M::k>& mu0, double* dq_at_end = nullptr) {
@@ -152,7 +152,7 @@ double divergence_slope(const M& model, const std::array<double, M::n>& q0, cons
     return loglog_slope(times, d);
 }
 
-/** @brief Degree σ of positive homogeneity of each φ_ν in v at (q, v): φ(q, s v) = s^σ φ(q, v) (PHYSICS §4.6),
+/** @brief Degree σ of positive homogeneity of each φ_ν in v at (q, v): φ(q, s v) = s^σ φ(q, v) (docs/physics.md §4.6),
  *         estimated from s = 2 at an off-manifold point. */
 template <class M> std::array<double, M::k> homogeneity_degree(const M& model, const double* q, const double* v) {
     double p1[M::k], p2[M::k], v2[M::n];
@@ -174,7 +174,7 @@ struct Draw {
 };
 
 /**
- * @brief PHYSICS.md §4.2 on `samples` random states from `sample(draw, q, v)` (which must land on φ = 0): with
+ * @brief docs/physics.md §4.2 on `samples` random states from `sample(draw, q, v)` (which must land on φ = 0): with
  *        μ0 = 0 the slope of log|q_NH − q_VK| against log t over [1e-3, 3e-2] must be 3 ± 0.1, with μ0 ≠ 0
  *        (components uniform in ±[0.2, 1]·mu_scale) 2 ± 0.1. Prints the extreme slopes.
  */
@@ -209,7 +209,7 @@ void check_divergence_laws(const M& model, Sampler sample, std::uint64_t seed, i
 }
 
 /**
- * @brief Conservation laws on `samples` random states over [0, t_end]: the vakonomic E − μ·(J·v) (PHYSICS §4.4,
+ * @brief Conservation laws on `samples` random states over [0, t_end]: the vakonomic E − μ·(J·v) (docs/physics.md §4.4,
  *        every autonomous model) and, when `nh_energy` is set, the nonholonomic E (§4.3, homogeneous constraints,
  *        F = 0); both motions must keep |φ| small. Tolerances are relative to max(1, |E0|).
  */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// appell_hamel (MODELS.md): λ = m g/(1 + a²), fixed horizontal direction, horizontal speed decreasing at
+// appell_hamel (docs/models.md): λ = m g/(1 + a²), fixed horizontal direction, horizontal speed decreasing at
 // a g/(1 + a²); the vakonomic motion coincides for every μ0 (a nonlinear control case); energy; the singular set.
 #include "model_testing.hpp"
 #include "nhvk/models/appell_hamel.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// ball_on_turntable (MODELS.md; Deressa Example 1): the centre runs on a circle at the rate ν = k²Ω/(k² + a²) in
+// ball_on_turntable (docs/models.md; Deressa Example 1): the centre runs on a circle at the rate ν = k²Ω/(k² + a²) in
 // the sense of the table, ω_z is constant, the energy changes (affine constraint) while the vakonomic E − μ·(J·v) is
 // conserved, the divergence laws, and leaving the Euler-angle chart ends a trajectory with Status::chart_singular.
 #include <complex>
@@ -109,7 +109,7 @@ TEST(BallOnTurntable, EnergyChangesAsTheClosedFormSays) {
 }
 
 TEST(BallOnTurntable, VakonomicEnergyConserved) {
-    // PHYSICS §4.4: E − μ·(J·v) is conserved for the autonomous affine system although E itself changes.
+    // docs/physics.md §4.4: E − μ·(J·v) is conserved for the autonomous affine system although E itself changes.
     check_conservation(M{}, sampler(M{}), 504, /*nh_energy=*/false, 3.0, 4, 0.5);
 }
 

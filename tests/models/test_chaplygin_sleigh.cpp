@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// chaplygin_sleigh (MODELS.md): u(t) = U tanh(κt + s0), ω(t) ∝ sech(κt + s0), energy, divergence laws; and one
+// chaplygin_sleigh (docs/models.md): u(t) = U tanh(κt + s0), ω(t) ∝ sech(κt + s0), energy, divergence laws; and one
 // typed test over float and double (energy conservation) with a tolerance per type.
 #include "model_testing.hpp"
 #include "nhvk/models/chaplygin_sleigh.hpp"

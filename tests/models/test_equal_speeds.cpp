@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// equal_speeds (MODELS.md; Talamucci Example 2 (iii)) and perpendicular_velocities (Example 2 (ii)): homogeneity
+// equal_speeds (docs/models.md; Talamucci Example 2 (iii)) and perpendicular_velocities (Example 2 (ii)): homogeneity
 // degrees 1 and 2, conserved nonholonomic energy (Proposition 1), conserved vakonomic energy, divergence laws.
 #include "model_testing.hpp"
 #include "nhvk/models/equal_speeds.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// heisenberg (MODELS.md): Euclidean L — uniform straight nonholonomic motion with λ ≡ 0, equal to the vakonomic
+// heisenberg (docs/models.md): Euclidean L — uniform straight nonholonomic motion with λ ≡ 0, equal to the vakonomic
 // motion with μ0 = 0; sub-Riemannian L — the vakonomic circles ζ(t) = ζ0 + (ζ̇0/(iμ))(1 − e^{−iμt}) with μ constant.
 #include <complex>
 
@@ -63,7 +63,7 @@ TEST(Heisenberg, EuclideanNonholonomicIsUniformStraightWithZeroMultiplier) {
 
 TEST(Heisenberg, EuclideanVakonomicWithZeroMuCoincides) {
     // NOTE: λ ≡ 0 along the straight lines, and μ0 = 0 gives W̃ = W, b̃ = b, μ̇ = λ = 0: the same motion, so the
-    // generic O(t³) law of PHYSICS §4.2 does not apply here (the divergence vanishes identically).
+    // generic O(t³) law of docs/physics.md §4.2 does not apply here (the divergence vanishes identically).
     check_coincide(M{}, random_state, 202, {0.0}, 3.0, 1e-12, 4);
 }
 

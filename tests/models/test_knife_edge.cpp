@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// knife_edge (MODELS.md): Bloch's closed form for the blade released from rest on the incline, φ̇ constant, energy,
-// and the divergence laws.
+// knife_edge (docs/models.md): Bloch's closed form for the blade released from rest on the incline, φ̇ constant,
+// energy, and the divergence laws.
 #include "model_testing.hpp"
 #include "nhvk/models/knife_edge.hpp"
 

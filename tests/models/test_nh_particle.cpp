@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// nh_particle (MODELS.md): the nonholonomic closed form, the vakonomic conserved momenta, energies, and the
-// t³/t² divergence laws of PHYSICS.md §4.2.
+// nh_particle (docs/models.md): the nonholonomic closed form, the vakonomic conserved momenta, energies, and the
+// t³/t² divergence laws of docs/physics.md §4.2.
 #include "model_testing.hpp"
 #include "nhvk/models/nh_particle.hpp"
 

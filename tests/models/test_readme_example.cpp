@@ -2,7 +2,7 @@
 /** @file
  *  @brief The README's "Adding a model" example, extracted verbatim from README.md by CMake, compiled and run:
  *         registration metadata, the closed form of its nonholonomic motion, energy conservation and the O(t³)/O(t²)
- *         divergence laws of PHYSICS.md §4.2.
+ *         divergence laws of docs/physics.md §4.2.
  */
 #include <gtest/gtest.h>
 
@@ -49,7 +49,7 @@ TEST(ReadmeExample, RegistersNameCoordinatesAndParameters) {
     EXPECT_EQ(nhvk::make_model<SwappedParticle>(p).m, 2.5);
 }
 
-// By the x <-> y mirror of the nonholonomic particle (MODELS.md): ẍ = 0, C = ẏ √(1 + x²) is constant,
+// By the x <-> y mirror of the nonholonomic particle (docs/models.md): ẍ = 0, C = ẏ √(1 + x²) is constant,
 // y = y0 + (C/ẋ0)(asinh x − asinh x0), z = z0 + (C/ẋ0)(√(1+x²) − √(1+x0²)), for any mass m.
 TEST(ReadmeExample, NonholonomicMotionMatchesClosedForm) {
     SwappedParticle model;

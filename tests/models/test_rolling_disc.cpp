@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// rolling_disc (MODELS.md): φ̇ constant; on a flat plane θ̇ constant and (x, y) on a circle; the vakonomic motion with
-// μ0 = m·(ẋ0, ẏ0) coincides on a flat plane (sign convention L − μ·φ); energies; divergence laws on the incline.
+// rolling_disc (docs/models.md): φ̇ constant; on a flat plane θ̇ constant and (x, y) on a circle; the vakonomic motion
+// with μ0 = m·(ẋ0, ẏ0) coincides on a flat plane (sign convention L − μ·φ); energies; divergence laws on the incline.
 #include "model_testing.hpp"
 #include "nhvk/models/rolling_disc.hpp"
 
@@ -60,7 +60,7 @@ TEST(RollingDisc, HeadingRateConstantOnIncline) {
 }
 
 TEST(RollingDisc, FlatPlaneVakonomicCoincidesForMuEqualMomentum) {
-    // Sign convention L̃ = L − μ·φ (PHYSICS §3): with μ = m(ẋ, ẏ) = m R θ̇ (cos φ, sin φ), ∂L̃/∂φ = 0 (φ̇ constant),
+    // Convention L̃ = L − μ·φ (docs/physics.md §3): with μ = m(ẋ, ẏ) = m R θ̇ (cos φ, sin φ), ∂L̃/∂φ = 0 (φ̇ const),
     // p_x = m ẋ − μ_x = 0 and p_θ = (I + m R²) θ̇ are conserved: μ0 = +m(ẋ0, ẏ0) reproduces the nonholonomic motion.
     // With −m(ẋ0, ẏ0) p_x = 2 m ẋ would have to stay constant while ẋ turns with φ: the motions separate. So the
     // plus sign is the one that works, as the convention L − μ·φ predicts.

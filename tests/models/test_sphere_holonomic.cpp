@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// sphere_holonomic (MODELS.md, control case): |q| constant, and both dynamics coincide for every μ0.
+// sphere_holonomic (docs/models.md, control case): |q| constant, and both dynamics coincide for every μ0.
 #include "model_testing.hpp"
 #include "nhvk/models/sphere_holonomic.hpp"
 

@@ -29,7 +29,7 @@
 namespace nhvk {
 
 /** @brief Every model the CLI, the configs and the kernels know, in the order `nhvk models` lists them: the
- *         catalogue of MODELS.md first, then further systems from the seed papers. */
+ *         original catalogue first, then further systems from the papers (docs/models.md). */
 // clang-format off
 using BuiltinModels = ModelList<models::NhParticle,
                                 models::Heisenberg,

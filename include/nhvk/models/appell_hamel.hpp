@@ -3,8 +3,8 @@
  *  @brief The Appell–Hamel system: a heavy particle whose vertical velocity is tied to its horizontal speed,
  *         ż = a √(ẋ² + ẏ²) — the classical example of a nonlinear nonholonomic constraint.
  *
- *  Source: Appell (1911), Hamel (1938); Talamucci (seeds/001) §1 and §4 (nonlinear constraints, the Četaev rule);
- *  MODELS.md (`appell_hamel`). Coordinates x, y, z (no angles). L = ½m|v|² − m g z; φ = ż − a √(ẋ² + ẏ²):
+ *  Source: Appell (1911), Hamel (1938); Talamucci 2025 §1 and §4 (nonlinear constraints, the Četaev rule);
+ *  docs/models.md (`appell_hamel`). Coordinates x, y, z (no angles). L = ½m|v|² − m g z; φ = ż − a √(ẋ² + ẏ²):
  *  nonlinear, positively homogeneous of degree 1 (so J·v = φ and the energy is conserved), and singular where
  *  ẋ = ẏ = 0 (the square root is not differentiable there, and the nonholonomic motion reaches it in finite time).
  *  The velocity chart is ẋ² + ẏ² > (`velocity_chart_margin` · max(1, |v|∞))²: outside it the engine ends the

@@ -2,8 +2,8 @@
 /** @file
  *  @brief A ball rolling without slipping on a turntable that rotates with constant angular velocity Ω.
  *
- *  Source: Deressa (seeds/004), Example 1, eqs. (2.12)–(2.21); Lewis & Murray 1995 (the vakonomic comparison);
- *  MODELS.md (`ball_on_turntable`). Coordinates x, y (centre of the ball), ψ, θ, ϕ (angles; spelled psi, theta,
+ *  Source: Deressa, Example 1, eqs. (2.12)–(2.21); Lewis & Murray 1995 (the vakonomic comparison);
+ *  docs/models.md (`ball_on_turntable`). Coordinates x, y (centre of the ball), ψ, θ, ϕ (angles; spelled psi, theta,
  *  phi in configs): the orientation is
  *  Rz(ψ)·Ry(θ)·Rx(ϕ), so the spatial angular velocity is
  *      ω = (ϕ̇ cos ψ cos θ − θ̇ sin ψ,  ϕ̇ sin ψ cos θ + θ̇ cos ψ,  ψ̇ − ϕ̇ sin θ).

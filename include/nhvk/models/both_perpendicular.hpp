@@ -3,7 +3,7 @@
  *  @brief Two particles joined by a spring whose velocities are both perpendicular to the joining line:
  *         (p1 − p2) · ṗ1 = 0 and (p1 − p2) · ṗ2 = 0.
  *
- *  Source: Talamucci 2025 (seeds/001), Example 2 (vi); MODELS.md (more systems from the seeds). Coordinates x1, y1,
+ *  Source: Talamucci 2025, Example 2 (vi); docs/models.md. Coordinates x1, y1,
  *  z1, x2, y2, z2 (no angles). L = ½m1|ṗ1|² + ½m2|ṗ2|² − ½κ(|p1 − p2| − ℓ)² (as `perpendicular_velocities`).
  *  NOTE: the paper prints (q1 − q2) as the first coefficient of both equations of (vi), where the pattern of the
  *  other two coefficients, (q2 − q5) and (q3 − q6), and the words ("the velocities are perpendicular to the joining

@@ -3,7 +3,7 @@
  *  @brief The Chaplygin sleigh: a rigid body on a horizontal plane supported by a blade at (x, y) that forbids
  *         sideways motion of the blade point, with the centre of mass at distance a ahead of the blade.
  *
- *  Source: Chaplygin (1911); Bloch, "Nonholonomic Mechanics and Control", §1.7; MODELS.md (`chaplygin_sleigh`).
+ *  Source: Chaplygin (1911); Bloch, "Nonholonomic Mechanics and Control", §1.7; docs/models.md (`chaplygin_sleigh`).
  *  Coordinates x, y (blade point), θ (angle, heading). Centre of mass at (x + a cos θ, y + a sin θ);
  *  L = ½m|v_cm|² + ½I θ̇² with v_cm = (ẋ − a θ̇ sin θ, ẏ + a θ̇ cos θ); φ = −ẋ sin θ + ẏ cos θ: linear,
  *  homogeneous of degree 1, non-integrable. Energy is conserved.

@@ -2,7 +2,7 @@
 /** @file
  *  @brief Two particles joined by a spring whose speeds must stay equal: |ṗ1| − |ṗ2| = 0.
  *
- *  Source: Talamucci 2025 (seeds/001), Example 2 (iii); MODELS.md (`equal_speeds`). Coordinates x1, y1, z1, x2,
+ *  Source: Talamucci 2025, Example 2 (iii); docs/models.md (`equal_speeds`). Coordinates x1, y1, z1, x2,
  *  y2, z2 (no angles). L = ½m1|ṗ1|² + ½m2|ṗ2|² − ½κ(|p1 − p2| − ℓ)² (as `perpendicular_velocities`).
  *  φ = |ṗ1| − |ṗ2|: nonlinear, positively homogeneous of degree 1, so J·v = φ = 0 on the constraint set and the
  *  nonholonomic energy is conserved (Talamucci §4, Proposition 1). Singular where ṗ1 = 0 or ṗ2 = 0 (a norm is not

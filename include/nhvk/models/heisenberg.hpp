@@ -2,8 +2,8 @@
 /** @file
  *  @brief The Heisenberg system (Brockett's nonholonomic integrator): a particle with ż = ½(x ẏ − y ẋ).
  *
- *  Source: MODELS.md (`heisenberg`); Bloch, "Nonholonomic Mechanics and Control", §1.4 and §7 (the Heisenberg
- *  system as the model of sub-Riemannian geodesics); Kozlov's vakonomic mechanics (PHYSICS.md §3).
+ *  Source: the catalogue (docs/models.md); Bloch, "Nonholonomic Mechanics and Control", §1.4 and §7 (the Heisenberg
+ *  system as the model of sub-Riemannian geodesics); Kozlov's vakonomic mechanics (docs/physics.md §3).
  *  Coordinates x, y, z (no angles). φ = ż − ½(x ẏ − y ẋ): linear, homogeneous of degree 1, non-integrable
  *  (Cronström–Raita M_AB ≠ 0, a·curl a = 1).
  *

@@ -3,7 +3,7 @@
  *  @brief The knife edge (a skate) on a plane inclined by α: the blade's contact point may only move along the
  *         blade, ẋ sin φ − ẏ cos φ = 0.
  *
- *  Source: Bloch, "Nonholonomic Mechanics and Control", §1.6 (the knife edge on an inclined plane); MODELS.md
+ *  Source: Bloch, "Nonholonomic Mechanics and Control", §1.6 (the knife edge on an inclined plane); docs/models.md
  *  (`knife_edge`). Coordinates x, y (contact point; x points down the slope), φ (angle, heading of the blade).
  *  L = ½m(ẋ² + ẏ²) + ½J φ̇² + m g sin α · x; φ = ẋ sin φ − ẏ cos φ: linear, homogeneous of degree 1,
  *  non-integrable. Energy is conserved (homogeneous constraint, F = 0, autonomous).

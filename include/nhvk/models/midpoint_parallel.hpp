@@ -4,7 +4,7 @@
  *         (B = ½(p1 + p2)), written as two independent equations: the components of ṗ1 + ṗ2 along a frame
  *         orthogonal to d = p1 − p2 built from the vertical.
  *
- *  Source: Talamucci 2025 (seeds/001), Example 2 (iv); MODELS.md (more systems from the seeds).
+ *  Source: Talamucci 2025, Example 2 (iv); docs/models.md.
  *  Coordinates x1, y1, z1, x2, y2, z2 (no angles). L = ½m1|ṗ1|² + ½m2|ṗ2|² − ½κ(|p1 − p2| − ℓ)² (as
  *  `perpendicular_velocities`).
  *

@@ -3,7 +3,7 @@
  *  @brief Two particles joined by a spring whose midpoint moves perpendicular to the joining line:
  *         Ḃ · (p1 − p2) = 0, B = ½(p1 + p2).
  *
- *  Source: Talamucci 2025 (seeds/001), Example 2 (v); MODELS.md (more systems from the seeds). Coordinates x1, y1,
+ *  Source: Talamucci 2025, Example 2 (v); docs/models.md. Coordinates x1, y1,
  *  z1, x2, y2, z2 (no angles). L = ½m1|ṗ1|² + ½m2|ṗ2|² − ½κ(|p1 − p2| − ℓ)² (as `perpendicular_velocities`).
  *  With d = p1 − p2: φ = d · (ṗ1 + ṗ2) (= 2 Ḃ · d). Class: linear, homogeneous of degree 1, so the nonholonomic
  *  energy is conserved (Talamucci §4, Proposition 1); non-integrable: ω = d · d(p1 + p2) = 2 d · dB has

@@ -3,8 +3,8 @@
  *  @brief The nonholonomic particle: a free unit-mass particle with the non-integrable constraint ż = y ẋ.
  *
  *  Source: Bloch, "Nonholonomic Mechanics and Control", §1.4 (the nonholonomic particle); used as the running example
- *  of Cronström & Raita (seeds/002) and Talamucci (seeds/001). Coordinates x, y, z (no angles).
- *  Closed form (nonholonomic): ÿ = 0, C = ẋ √(1 + y²) constant (MODELS.md).
+ *  of Cronström & Raita 2009 and Talamucci 2025. Coordinates x, y, z (no angles).
+ *  Closed form (nonholonomic): ÿ = 0, C = ẋ √(1 + y²) constant (docs/models.md).
  */
 #pragma once
 

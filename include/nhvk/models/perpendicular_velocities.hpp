@@ -2,7 +2,7 @@
 /** @file
  *  @brief Two particles joined by a spring whose velocities must stay perpendicular: ṗ1 · ṗ2 = 0.
  *
- *  Source: Talamucci 2025 (seeds/001), Example 2 (ii); MODELS.md. Coordinates x1, y1, z1, x2, y2, z2 (no angles).
+ *  Source: Talamucci 2025, Example 2 (ii); docs/models.md. Coordinates x1, y1, z1, x2, y2, z2 (no angles).
  *  L = ½m1|ṗ1|² + ½m2|ṗ2|² − ½κ(|p1 − p2| − ℓ)². Nonlinear, homogeneous of degree 2 in the velocities, so the
  *  nonholonomic energy is conserved (Talamucci §4, Proposition 1). The spring is singular where p1 = p2.
  */

@@ -4,12 +4,12 @@
  *         with (a, b, c) = (−q2, β q1, 1): a one-parameter family that is non-integrable for β ≠ −1 and
  *         integrable (holonomic in disguise) at β = −1.
  *
- *  Source: Deressa (seeds/004), §4, Example 2, eqs. (4.9)–(4.16): "a particle is moving in the space, subject to
+ *  Source: Deressa, §4, Example 2, eqs. (4.9)–(4.16): "a particle is moving in the space, subject to
  *  the constraint a q̇1 + b q̇2 + c q̇3 = 0" with a, b, c C¹ functions of (q1, q2, q3) admitting no integrating factor.
  *  NOTE: the paper keeps a, b, c generic and writes no Lagrangian; the concrete choices here are ours:
  *  L = ½m|q̇|² (a free particle) and (a, b, c) = (−q2, β q1, 1). Deressa's integrability expression (4.16),
  *  a(∂c/∂q2 − ∂b/∂q3) + b(∂a/∂q3 − ∂c/∂q1) + c(∂b/∂q1 − ∂a/∂q2) = 1 + β, vanishes only at β = −1, where
- *  φ = d(q3 − q1 q2)/dt and both dynamics coincide (Cronström–Raita eqs. (29), (33); PHYSICS.md §4.7).
+ *  φ = d(q3 − q1 q2)/dt and both dynamics coincide (Cronström–Raita eqs. (29), (33); docs/physics.md §4.7).
  *  β = 0 is the nonholonomic particle (`nh_particle`); β = 1 the contact form of the Heisenberg group. The default
  *  β = 0.5 is a generic non-integrable member.
  *  Coordinates q1, q2, q3 (no angles). φ = −q2 q̇1 + β q1 q̇2 + q̇3: linear, homogeneous of degree 1, so the energy is

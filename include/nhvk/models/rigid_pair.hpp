@@ -4,9 +4,9 @@
  *         velocity form (p1 − p2)·(ṗ1 − ṗ2) = 0. Integrable, so the nonholonomic and vakonomic motions coincide
  *         for every μ0.
  *
- *  Source: Talamucci 2025 (seeds/001), §4, Example 1 (two points P1, P2 at a constant distance ℓ, the geometric
+ *  Source: Talamucci 2025, §4, Example 1 (two points P1, P2 at a constant distance ℓ, the geometric
  *  constraint converted by derivation into a constraint homogeneous of degree 1 in the velocities).
- *  NOTE: the printed derivative, Σ (q_i − q_{i+3})²(q̇_i − q̇_{i+3}) (the arXiv draft, seeds/000, prints it with
+ *  NOTE: the printed derivative, Σ (q_i − q_{i+3})²(q̇_i − q̇_{i+3}) (the arXiv draft of the paper prints it with
  *  "+" in place of the product), is a typo: d/dt ½|p1 − p2|² = (p1 − p2)·(ṗ1 − ṗ2), which is what is used here.
  *  Coordinates x1, y1, z1, x2, y2, z2 (no angles). L = ½m1|ṗ1|² + ½m2|ṗ2|² − g (m1 z1 + m2 z2) (a dumbbell in
  *  uniform gravity: the centre of mass falls freely, the relative vector turns uniformly at fixed length).

@@ -3,7 +3,7 @@
  *  @brief The vertical rolling disc (a coin rolling without slipping) on a plane inclined by α.
  *
  *  Source: Bloch, "Nonholonomic Mechanics and Control", §1.4 (vertical rolling disc); Lemos 2022 on the vakonomic
- *  motions that coincide with it; MODELS.md. Coordinates x, y (contact point), θ (angle, rolling), φ (angle,
+ *  motions that coincide with it; docs/models.md. Coordinates x, y (contact point), θ (angle, rolling), φ (angle,
  *  heading). L = ½m(ẋ²+ẏ²) + ½I θ̇² + ½J φ̇² + m g sin α · x with I = mR²/2, J = mR²/4;
  *  φ = (ẋ − R θ̇ cos φ, ẏ − R θ̇ sin φ). Linear, degree 1, non-integrable.
  */

@@ -3,7 +3,7 @@
  *  @brief Control case: a heavy particle on a sphere, the holonomic constraint |q| = const written in velocity form
  *         q · v = 0. Integrable, so the nonholonomic and vakonomic motions coincide for every μ0.
  *
- *  Source: Cronström & Raita (seeds/002) §2; Deressa (seeds/004) §3; MODELS.md. Coordinates x, y, z (no angles).
+ *  Source: Cronström & Raita 2009 §2; Deressa §3; docs/models.md. Coordinates x, y, z (no angles).
  *  L = ½|v|² − g z, φ = x ẋ + y ẏ + z ż. Linear, degree 1, integrable (M_AB = 0).
  */
 #pragma once

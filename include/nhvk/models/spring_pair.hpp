@@ -3,7 +3,7 @@
  *  @brief The mechanical part shared by Talamucci's Example 2 systems: two particles p1, p2 joined by a spring,
  *         L = ½m1|ṗ1|² + ½m2|ṗ2|² − ½κ(|p1 − p2| − ℓ)². A model derives from it and adds its constraints.
  *
- *  Source: Talamucci 2025 (seeds/001), Example 2; MODELS.md. Coordinates x1, y1, z1, x2, y2, z2 (no angles);
+ *  Source: Talamucci 2025, Example 2; docs/models.md. Coordinates x1, y1, z1, x2, y2, z2 (no angles);
  *  parameters m1, m2, kappa, ell (defaults 1). The spring is singular where p1 = p2.
  */
 #pragma once
