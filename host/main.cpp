@@ -7,8 +7,10 @@
 #include <cstring>
 #include <iostream>
 #include <new>
+#include <string>
 
 #include "cli_common.hpp"
+#include "nhvk_version.hpp"
 #include "pipeline/output_folder.hpp"
 
 namespace {
@@ -33,7 +35,7 @@ bool flush_stdout() {
 int main(int argc, char** argv) {
     CLI::App app{"nhvk: ensembles of nonholonomic vs vakonomic motions of constrained mechanical systems"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "nhvk 0.1.0");
+    app.set_version_flag("--version", std::string("nhvk ") + nhvk::nhvk_version);
     int exit_code = nhvk::exit_ok;
     nhvk::add_models_command(app, exit_code);
     nhvk::add_trajectory_command(app, exit_code);

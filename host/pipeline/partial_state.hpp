@@ -19,12 +19,10 @@
 
 #include "config.hpp"
 #include "ensemble.hpp"
+#include "nhvk_version.hpp" // nhvk_version, generated from CMakeLists.txt's project() version
 #include "stats/byte_io.hpp"
 
 namespace nhvk {
-
-/** @brief The version written into outputs and state files. */
-inline constexpr const char* nhvk_version = "0.1.0";
 
 /** @brief Where a run's configuration came from, kept in its state so that `nhvk merge` reads the same
  *         configuration back (the file's text, `--set` overrides and options, in their order). */
