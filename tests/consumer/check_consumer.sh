@@ -4,13 +4,14 @@
 # into an empty prefix, then configure, build and run tests/consumer/ against it with find_package(nhvk) and
 # CMAKE_PREFIX_PATH only. Fails when the install lacks a header or an include path nhvk::core needs, when the consumer
 # found nhvk anywhere but that prefix or compiled anything from the source tree, or when its physics check fails.
-# Usage: check_consumer.sh SOURCE_DIR BUILD_DIR WORK_DIR CXX_COMPILER [COMPILER_LAUNCHER]
+# Usage: check_consumer.sh SOURCE_DIR BUILD_DIR WORK_DIR VERSION CXX_COMPILER [COMPILER_LAUNCHER]
 set -euo pipefail
 src="$1"
 build="$2"
 work="$3"
-cxx="$4"
-launcher="${5:-}"
+version="$4"
+cxx="$5"
+launcher="${6:-}"
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -20,7 +21,7 @@ if [ -e "$work/prefix/bin" ]; then
     exit 1
 fi
 cmake -S "$src/tests/consumer" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" \
-    ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER="$launcher"} -DCMAKE_PREFIX_PATH="$work/prefix" \
+    ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER="$launcher"} -DCMAKE_PREFIX_PATH="$work/prefix" -DNHVK_EXPECTED_VERSION="$version" \
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$work/configure.log"
 found="$(sed -n 's/^nhvk_DIR:PATH=//p' "$work/build/CMakeCache.txt")"
 case "$found" in
