@@ -34,7 +34,7 @@ double min_rtol(Precision p) {
 }
 
 double default_rtol(Precision p) {
-    return p == Precision::f32 ? 1e-6 : 1e-10;
+    return p == Precision::f32 ? StepDefaults::rtol_float : StepDefaults::rtol;
 }
 
 std::optional<SettingProblem> check_integrator(const IntegratorSettings& s) {

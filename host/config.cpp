@@ -541,9 +541,9 @@ void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg)
                                                                                       : EquationsKind::ad;
     const bool rk4 = s.method == Method::rk4;
     s.rtol = rd.number_or(t, "rtol", p, default_rtol(s.precision));
-    s.atol = rd.number_or(t, "atol", p, 1e-12);
-    s.dt = rd.number_or(t, "dt", p, rk4 ? 1e-3 : 0.0);
-    s.min_step = rd.number_or(t, "min_step", p, 1e-14);
+    s.atol = rd.number_or(t, "atol", p, StepDefaults::atol);
+    s.dt = rd.number_or(t, "dt", p, rk4 ? StepDefaults::rk4_dt : 0.0);
+    s.min_step = rd.number_or(t, "min_step", p, StepDefaults::min_step);
     const bool max_steps_given = rd.get(t, "max_steps") != nullptr;
     s.max_steps = rd.integer_or(t, "max_steps", p, 1);
     s.project = rd.boolean_or(t, "project", p, false);

@@ -156,10 +156,10 @@ const char* to_string(Backend b);
 /** @brief `[integrator]`, defaults filled. */
 struct IntegratorSettings {
     Method method = Method::dopri5;
-    double rtol = 1e-10;
-    double atol = 1e-12;
-    double dt = 0.0; ///< rk4: the step (> 0, default 1e-3); dopri5: initial step, 0 = automatic
-    double min_step = 1e-14;
+    double rtol = StepDefaults::rtol; ///< default_rtol(precision) after parsing
+    double atol = StepDefaults::atol;
+    double dt = 0.0; ///< rk4: the step (> 0, default StepDefaults::rk4_dt); dopri5: initial step, 0 = automatic
+    double min_step = StepDefaults::min_step;
     std::int64_t max_steps = 0; ///< after parsing: the key's value or default_max_steps(output times)
     bool project = false;
     Precision precision = Precision::f64;

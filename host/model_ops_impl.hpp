@@ -128,9 +128,7 @@ template <class M> double constraint_violation(const double* params, const doubl
     const M model = make_model<M>(params);
     double phi[M::k];
     model.constraints(q, v, t, phi);
-    double worst = 0.0;
-    for (int a = 0; a < M::k; ++a) worst = std::isfinite(phi[a]) ? std::max(worst, std::fabs(phi[a])) : NAN;
-    return worst;
+    return max_abs_residual<M::k>(phi);
 }
 
 template <class M> double source_violation(const double* params, const double* q, const double* v, double t) {

@@ -31,7 +31,7 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
         // NOTE: valid_ is the sampler's verdict; a failed integration still counts at the times it reached when the
         // population is "alive" (ChunkView::fail_index).
         valid_[j] = ss == SampleStatus::ok ? 1u : 0u;
-        onset_in_[j] = ok || (cfg_.alive_population && ss == SampleStatus::ok && a.onset[j] >= 0) ? 1u : 0u;
+        onset_in_[j] = ok || (cfg_.alive_population && ss == SampleStatus::ok && a.onset[j] != stats::onset_never) ? 1u : 0u;
         if (ok) {
             ++r_.valid;
         } else if (ss != SampleStatus::ok) {
@@ -42,11 +42,11 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
             ++r_.failed_by_status[static_cast<int>(st)];
             ++r_.failed_by_dynamics[dyn];
             ++r_.failed_by_dynamics_status[dyn][static_cast<int>(st)];
-            if (cfg_.alive_population && a.onset[j] < 0) ++r_.onset.censored;
+            if (cfg_.alive_population && a.onset[j] == stats::onset_never) ++r_.onset.censored;
         }
     }
     if (on_host()) acc_.add_chunk(stats::metrics_view(a, m, valid_.data()));
-    r_.onset.add_chunk(reinterpret_cast<const std::uint32_t*>(a.onset), static_cast<std::size_t>(m), onset_in_.data());
+    r_.onset.add_chunk(a.onset, static_cast<std::size_t>(m), onset_in_.data());
 }
 
 namespace {

@@ -344,7 +344,7 @@ void SamplesWriter::add_chunk(const ChunkArgs& a, std::uint64_t first, long long
         else
             out << ",,,";
         // NOTE: the interpolated onset, also of a member that failed after crossing.
-        const double onset = a.metrics[(static_cast<long long>(metric_count) * nt + member_onset_time) * a.ld + j];
+        const double onset = a.metrics[member_series_row(nt, member_onset_time) * a.ld + j];
         if (sampled && std::isfinite(onset)) out << onset;
         out << '\n';
     }

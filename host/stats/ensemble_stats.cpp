@@ -279,15 +279,15 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize() {
 
 // ---- OnsetHistogram --------------------------------------------------------------------------------------------
 
-void OnsetHistogram::add(std::uint32_t time_index) {
-    if (time_index < counts.size()) {
+void OnsetHistogram::add(std::int32_t time_index) {
+    if (time_index != onset_never && static_cast<std::size_t>(time_index) < counts.size()) {
         ++counts[time_index];
     } else {
         ++never;
     }
 }
 
-void OnsetHistogram::add_chunk(const std::uint32_t *onset_index, std::size_t chunk, const std::uint8_t *valid) {
+void OnsetHistogram::add_chunk(const std::int32_t *onset_index, std::size_t chunk, const std::uint8_t *valid) {
     for (std::size_t j = 0; j < chunk; ++j) {
         if (valid == nullptr || valid[j] != 0u) {
             add(onset_index[j]);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "nhvk/stats/log_histogram.hpp"
+#include "nhvk/stats/onset.hpp"
 #include "nhvk/stats/series_partial.hpp"
 
 #include <cstddef>
@@ -140,10 +141,10 @@ struct OnsetHistogram {
     /** @brief Empty histogram over n_times output times. */
     explicit OnsetHistogram(std::size_t n_times) : counts(n_times, 0u) {}
 
-    /** @brief Adds one trajectory; an index >= counts.size() (e.g. kOnsetNever) counts as never. */
-    void add(std::uint32_t time_index);
+    /** @brief Adds one trajectory; `onset_never` (or an index >= counts.size()) counts as never. */
+    void add(std::int32_t time_index);
     /** @brief Adds onset indices of a chunk; valid[j] != 0 includes trajectory j (valid may be nullptr). */
-    void add_chunk(const std::uint32_t *onset_index, std::size_t chunk, const std::uint8_t *valid);
+    void add_chunk(const std::int32_t *onset_index, std::size_t chunk, const std::uint8_t *valid);
     /** @brief Adds another histogram over the same number of output times (throws std::invalid_argument if not). */
     void merge(const OnsetHistogram &other);
     /** @brief Trajectories counted, including never. */

@@ -162,11 +162,34 @@ int sum(Graph& g, const std::vector<int>& terms) {
     return s;
 }
 
-/** @brief The code that solves `[Wt −Jᵀ; J 0][a; m] = [−bt; γ]` into `a[]` and `mult[]`, then returns ok. */
+/** @brief The nodes `(J·v)_c`, emitted before the solve: `k` values live across it instead of the entries of `J`
+ *         (and their trigonometry) that the power would otherwise keep alive (registers on the device). */
+std::vector<int> emit_jv(Graph& g, Body& body, const DerivedVariant& dv, int n, int k) {
+    std::vector<int> jv(static_cast<std::size_t>(k));
+    for (int c = 0; c < k; ++c) {
+        std::vector<int> terms;
+        for (int j = 0; j < n; ++j)
+            terms.push_back(g.binary(Op::mul, dv.J[static_cast<std::size_t>(c * n + j)], g.variable(Var::v, j)));
+        jv[static_cast<std::size_t>(c)] = sum(g, terms);
+    }
+    body.need(jv);
+    return jv;
+}
+
+/** @brief `if (power) *power = Σ_c m_c (J·v)_c;` with the multipliers named by `mult_name(c)`. */
+template <class Name> void emit_power(Body& body, const std::vector<int>& jv, const Name& mult_name) {
+    std::string p = "T(0)";
+    for (std::size_t c = 0; c < jv.size(); ++c) p += " + " + mult_name(static_cast<int>(c)) + " * " + body.ref(jv[c]);
+    body.line("if (power) *power = " + p + "; // the power of the reactions, λ·(J·v)");
+}
+
+/** @brief The code that solves `[Wt −Jᵀ; J 0][a; m] = [−bt; γ]` into `a[]` and `mult[]` (and, with `power`, the
+ *         reaction power `m·(J·v)` into `*power` when that pointer is not null), then returns ok. */
 void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant& dv, int n, int k,
-                const char* mult) {
+                const char* mult, bool power = false) {
     const std::string M(mult);
     auto J = [&](int c, int j) { return dv.J[static_cast<std::size_t>(c * n + j)]; };
+    const std::vector<int> jv = power ? emit_jv(g, body, dv, n, k) : std::vector<int>{};
     if (choose_solve(g, s, n) == SolveKind::schur_diagonal) {
         body.line("// [Wt −Jᵀ; J 0][a; m] = [−bt; γ] with Wt diagonal and constant: S m = γ + J Wt⁻¹ bt, "
                   "S = J Wt⁻¹ Jᵀ, a = Wt⁻¹ (Jᵀ m − bt)");
@@ -209,6 +232,7 @@ void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant
         body.need(acc);
         for (int i = 0; i < n; ++i) body.line("a[" + std::to_string(i) + "] = " + body.ref(acc[static_cast<std::size_t>(i)]) + ";");
         for (int c = 0; c < k; ++c) body.line(M + "[" + std::to_string(c) + "] = lam_" + std::to_string(c) + ";");
+        if (power) emit_power(body, jv, [](int c) { return "lam_" + std::to_string(c); });
         body.line("return Status::ok;");
         return;
     }
@@ -232,6 +256,7 @@ void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant
     body.lu_system("A_", A, r, m);
     for (int i = 0; i < n; ++i) body.line("a[" + std::to_string(i) + "] = r_[" + std::to_string(i) + "];");
     for (int c = 0; c < k; ++c) body.line(M + "[" + std::to_string(c) + "] = r_[" + std::to_string(n + c) + "];");
+    if (power) emit_power(body, jv, [n](int c) { return "r_[" + std::to_string(n + c) + "]"; });
     body.line("return Status::ok;");
 }
 
@@ -275,8 +300,8 @@ std::string emit_header(Graph& g, const DerivedModel& m) {
     std::vector<ConstTable> consts(nv);
     const std::string ind = nv == 1 ? "        " : "            ";
     Function nh{"NHVK_HD NHVK_FORCEINLINE static Status nh_accel(const Consts<T>& K, const T* q, const T* v, T t, T* a, "
-                "T* lambda)",
-                "        (void)K; (void)q; (void)v; (void)t;\n", {}};
+                "T* lambda, T* power = nullptr)",
+                "        (void)K; (void)q; (void)v; (void)t; (void)power;\n", {}};
     Function vk{"NHVK_HD NHVK_FORCEINLINE static Status vk_accel(const Consts<T>& K, const T* q, const T* v, "
                 "const T* mu, T t, T* a, T* mudot)",
                 "        (void)K; (void)q; (void)v; (void)mu; (void)t;\n", {}};
@@ -296,7 +321,7 @@ std::string emit_header(Graph& g, const DerivedModel& m) {
         vk_kinds.push_back(solve_kind_name(choose_solve(g, dv.vk, n)));
         {
             Body b(g, consts[vi], ind);
-            emit_solve(g, b, dv.nh, dv, n, k, "lambda");
+            emit_solve(g, b, dv.nh, dv, n, k, "lambda", true);
             nh.bodies.push_back(b.str());
         }
         {

@@ -211,11 +211,6 @@ template <class M, class T> NHVK_HD ConstraintParts<M, T> constraint_parts(const
     return out;
 }
 
-/** @brief Values of `φ` alone (no derivatives). */
-template <class M, class T> NHVK_HD void constraint_values(const M& model, const T* q, const T* v, T t, T* phi) {
-    model.constraints(q, v, t, phi);
-}
-
 /** @brief Energy `E = v·L_v − L` of the plain Lagrangian. */
 template <class M, class T> NHVK_HD T energy(const M& model, const T* q, const T* v, T t) {
     constexpr int n = M::n;
@@ -241,28 +236,50 @@ template <class M, class T> struct SaddleSolution {
     Status status = Status::ok;
 };
 
+/** @brief `A = [W sJᵀ; J 0]`: the one assembly of the saddle-point matrices, `s = −1` for the equations of motion
+ *         (eq. (19), §3) and `s = +1` for the projection onto the constraints (§5). */
+template <int N, int K, class T>
+NHVK_HD NHVK_FORCEINLINE void saddle_matrix(const T (&W)[N][N], const T (&J)[K][N], T s, T (&A)[N + K][N + K]) {
+    NHVK_UNROLL
+    for (int i = 0; i < N; ++i) {
+        NHVK_UNROLL
+        for (int j = 0; j < N; ++j) A[i][j] = W[i][j];
+        NHVK_UNROLL
+        for (int a = 0; a < K; ++a) {
+            A[i][N + a] = s * J[a][i];
+            A[N + a][i] = J[a][i];
+        }
+    }
+    NHVK_UNROLL
+    for (int a = 0; a < K; ++a)
+        NHVK_UNROLL
+        for (int c = 0; c < K; ++c) A[N + a][N + c] = T(0);
+}
+
+/** @brief `Σ_c m_c (J·v)_c`: with the multipliers `λ` the power of the reactions, with `μ` the vakonomic energy's
+ *         correction (`E − μ·(J·v)`). */
+template <int N, int K, class T> NHVK_HD NHVK_FORCEINLINE T multiplier_power(const T (&J)[K][N], const T* v, const T* m) {
+    T p = T(0);
+    NHVK_UNROLL
+    for (int c = 0; c < K; ++c) {
+        T jv = T(0);
+        NHVK_UNROLL
+        for (int j = 0; j < N; ++j) jv += J[c][j] * v[j];
+        p += m[c] * jv;
+    }
+    return p;
+}
+
 /** @brief Assemble and solve `[Wt −Jᵀ; J 0][a; m] = [−b; γ]` (eq. (19), or §3 with `Wt = W − Σμ H`). */
 template <class M, class T>
 NHVK_HD SaddleSolution<M, T> solve_saddle(const LagrangianParts<M, T>& lp, const ConstraintParts<M, T>& cp) {
     constexpr int n = M::n, k = M::k, m = n + k;
     T A[m][m], r[m];
+    saddle_matrix(lp.W, cp.J, T(-1), A);
     NHVK_UNROLL
-    for (int i = 0; i < n; ++i) {
-        NHVK_UNROLL
-        for (int j = 0; j < n; ++j) A[i][j] = lp.W[i][j];
-        NHVK_UNROLL
-        for (int a = 0; a < k; ++a) {
-            A[i][n + a] = -cp.J[a][i];
-            A[n + a][i] = cp.J[a][i];
-        }
-        r[i] = -lp.b[i];
-    }
+    for (int i = 0; i < n; ++i) r[i] = -lp.b[i];
     NHVK_UNROLL
-    for (int a = 0; a < k; ++a) {
-        NHVK_UNROLL
-        for (int c = 0; c < k; ++c) A[n + a][n + c] = T(0);
-        r[n + a] = cp.gamma[a];
-    }
+    for (int a = 0; a < k; ++a) r[n + a] = cp.gamma[a];
     SaddleSolution<M, T> s;
     if (!lu_solve(A, r).ok) {
         s.status = Status::singular;
@@ -301,38 +318,28 @@ NHVK_HD ProjectionResult project_onto_constraints(const Eq& eq, const T* q, T* v
     constexpr int n = Eq::n, k = Eq::k, m = n + k;
     for (int it = 0; it <= max_iter; ++it) {
         const auto cp = eq.constraint_parts(q, v, t);
-        T vmax = T(1), rmax = T(0);
+        T vmax = T(1);
         NHVK_UNROLL
         for (int j = 0; j < n; ++j) vmax = abs(v[j]) > vmax ? abs(v[j]) : vmax;
-        NHVK_UNROLL
-        for (int a = 0; a < k; ++a) rmax = (abs(cp.phi[a]) > rmax || !is_finite(cp.phi[a])) ? abs(cp.phi[a]) : rmax;
+        const T rmax = max_abs_residual<k>(cp.phi);
         if (!is_finite(rmax) || !is_finite(vmax)) return ProjectionResult::non_finite;
         if (rmax <= tol * vmax) return ProjectionResult::converged;
         if (it == max_iter) break;
         T A[m][m], r[m];
         T W[n][n];
         eq.kinetic_metric(q, v, t, W);
+        saddle_matrix(W, cp.J, T(1), A);
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) {
             T wd = T(0);
-            NHVK_UNROLL
-            for (int j = 0; j < n; ++j) {
-                A[i][j] = W[i][j];
-                if (anchor) wd += W[i][j] * (v[j] - anchor[j]);
-            }
-            NHVK_UNROLL
-            for (int a = 0; a < k; ++a) {
-                A[i][n + a] = cp.J[a][i];
-                A[n + a][i] = cp.J[a][i];
+            if (anchor) {
+                NHVK_UNROLL
+                for (int j = 0; j < n; ++j) wd += W[i][j] * (v[j] - anchor[j]);
             }
             r[i] = -wd;
         }
         NHVK_UNROLL
-        for (int a = 0; a < k; ++a) {
-            NHVK_UNROLL
-            for (int c = 0; c < k; ++c) A[n + a][n + c] = T(0);
-            r[n + a] = -cp.phi[a];
-        }
+        for (int a = 0; a < k; ++a) r[n + a] = -cp.phi[a];
         if (!lu_solve(A, r).ok) {
             NHVK_UNROLL
             for (int i = 0; i < m; ++i)
@@ -363,7 +370,8 @@ template <class Eq, class T> NHVK_HD Status project_velocity(const Eq& eq, const
  *        generated model (`GenEquations`, nhvk/generated.hpp) is tested against, and what `integrator.equations =
  *        "ad"` runs on the CPU.
  *
- *  Both kinds of equations offer the same interface: `nh_accel` (eq. (19): `a` and `λ`), `vk_accel` (§3: `a` and
+ *  Both kinds of equations offer the same interface: `nh_accel` (eq. (19): `a`, `λ` and optionally the reaction
+ *  power `λ·(J·v)`), `vk_accel` (§3: `a` and
  *  `μ̇`), `constraint_parts` (`φ`, `J`, `γ`), `kinetic_metric` (`W` of the plain `L`), `energy` and `in_chart`.
  */
 template <class M, class T> struct AdEquations {
@@ -376,9 +384,14 @@ template <class M, class T> struct AdEquations {
 
     NHVK_HD AdEquations(const M& m) : model(m) {}
     NHVK_HD bool in_chart(const T* q) const { return model.in_chart(q); }
-    /** @brief `[W −Jᵀ; J 0][a; λ] = [−b; γ]`, eq. (19). */
-    NHVK_HD NHVK_NOINLINE Status nh_accel(T t, const T* q, const T* v, T* a, T* lambda) const {
-        return solve_into(lagrangian_parts(model, q, v, t, static_cast<const T*>(nullptr)), q, v, t, a, lambda);
+    /** @brief `[W −Jᵀ; J 0][a; λ] = [−b; γ]`, eq. (19); with `power`, also `λ·(J·v)`. */
+    NHVK_HD NHVK_NOINLINE Status nh_accel(T t, const T* q, const T* v, T* a, T* lambda, T* power = nullptr) const {
+        const Status s =
+            solve_into(lagrangian_parts(model, q, v, t, static_cast<const T*>(nullptr)), q, v, t, a, lambda);
+        if (power && s == Status::ok) {
+            *power = multiplier_power(::nhvk::constraint_parts(model, q, v, t).J, v, lambda);
+        }
+        return s;
     }
     /** @brief `[W − Σμ H  −Jᵀ; J 0][a; μ̇] = [−b + Σ μ c; γ]` (§3), as the saddle system of `L − μ·φ`, μ frozen. */
     NHVK_HD NHVK_NOINLINE Status vk_accel(T t, const T* q, const T* v, const T* mu, T* a, T* mudot) const {
@@ -424,8 +437,9 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct NonholonomicSys
 
     NHVK_HD NonholonomicSystem(const M& model = M{}) : eq(model) {}
 
-    /** @brief `dy = f(t, y)`; `lambda` (size k) receives the multipliers when non-null. */
-    NHVK_HD NHVK_FORCEINLINE Status rhs(T t, const T* y, T* dy, T* lambda = nullptr) const {
+    /** @brief `dy = f(t, y)`; `lambda` (size k) receives the multipliers and `power` the reaction power `λ·(J·v)`
+     *         when non-null. */
+    NHVK_HD NHVK_FORCEINLINE Status rhs(T t, const T* y, T* dy, T* lambda = nullptr, T* power = nullptr) const {
         const T* q = y;
         const T* v = y + n;
         if constexpr (M::has_chart)
@@ -436,7 +450,7 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct NonholonomicSys
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) dy[i] = v[i];
         T mult[k > 0 ? k : 1];
-        const Status s = eq.nh_accel(t, q, v, dy + n, mult);
+        const Status s = eq.nh_accel(t, q, v, dy + n, mult, power);
         if (s != Status::ok) return detail::classify_failure<dim>(s, y);
         if (lambda)
             NHVK_UNROLL
@@ -498,25 +512,14 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct BalancedNonholo
     NHVK_HD BalancedNonholonomicSystem(const M& model = M{}) : base(model) {}
 
     NHVK_HD NHVK_FORCEINLINE Status rhs(T t, const T* y, T* dy, T* lambda = nullptr) const {
-        T mult[k > 0 ? k : 1] = {};
-        const Status s = base.rhs(t, y, dy, mult);
+        // NOTE: the reaction power comes from the equations' own solve (the generated code shares the
+        // trigonometry of J with the acceleration's): a second evaluation of J per right-hand side cost rolling_disc's
+        // DOPRI5 kernels a stack frame.
+        T power = T(0);
+        const Status s = base.rhs(t, y, dy, lambda, &power);
         if (s != Status::ok) return s;
-        const T* q = y;
-        const T* v = y + n;
-        const ConstraintParts<M, T> cp = base.eq.constraint_parts(q, v, t);
-        T w = T(0);
-        NHVK_UNROLL
-        for (int a = 0; a < k; ++a) {
-            T Jv = T(0);
-            NHVK_UNROLL
-            for (int j = 0; j < n; ++j) Jv += cp.J[a][j] * v[j];
-            w += mult[a] * Jv;
-        }
-        dy[2 * n] = w;
-        if constexpr (applied) dy[2 * n + 1] = applied_power(base.eq.model, q, v, t);
-        if (lambda)
-            NHVK_UNROLL
-        for (int a = 0; a < k; ++a) lambda[a] = mult[a];
+        dy[2 * n] = power;
+        if constexpr (applied) dy[2 * n + 1] = applied_power(base.eq.model, y, y + n, t);
         return Status::ok;
     }
     NHVK_HD Status project(T t, T* y) const { return base.project(t, y); }
@@ -563,32 +566,11 @@ template <class Eq, class T>
 NHVK_HD NHVK_FORCEINLINE StateDiagnostics<T> diagnose_with(const Eq& eq, const T* q, const T* v, T t, const T* mu = nullptr) {
     StateDiagnostics<T> d;
     const auto cp = eq.constraint_parts(q, v, t);
-    d.residual = T(0);
-    NHVK_UNROLL
-    for (int a = 0; a < Eq::k; ++a) {
-        // NOTE: a NaN residual must stay NaN (a plain max would drop it), so the caller can count it.
-        const T r = abs(cp.phi[a]);
-        d.residual = (r > d.residual || !is_finite(r)) ? r : d.residual;
-        if (!is_finite(r)) break;
-    }
+    d.residual = max_abs_residual<Eq::k>(cp.phi);
     d.energy = eq.energy(q, v, t);
     d.vk_energy = d.energy;
-    if (mu) {
-        NHVK_UNROLL
-        for (int a = 0; a < Eq::k; ++a) {
-            T Jv = T(0);
-            NHVK_UNROLL
-            for (int j = 0; j < Eq::n; ++j) Jv += cp.J[a][j] * v[j];
-            d.vk_energy -= mu[a] * Jv;
-        }
-    }
+    if (mu) d.vk_energy -= multiplier_power(cp.J, v, mu);
     return d;
-}
-
-/** @brief `diagnose_with` the AD reference equations of `model`. */
-template <class M, class T>
-NHVK_HD StateDiagnostics<T> diagnose(const M& model, const T* q, const T* v, T t, const T* mu = nullptr) {
-    return diagnose_with(AdEquations<M, T>(model), q, v, t, mu);
 }
 
 } // namespace nhvk

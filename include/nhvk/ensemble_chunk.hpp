@@ -42,7 +42,7 @@ struct ChunkArgs {
     std::uint8_t* status = nullptr;  ///< Status per member
     std::uint8_t* failed = nullptr;  ///< Dynamics that failed per member
     std::int32_t* fail_index = nullptr; ///< output index that could not be reached
-    std::int32_t* onset = nullptr;   ///< first output index with d_q > threshold, −1 never (or not reached)
+    std::int32_t* onset = nullptr;   ///< first output index with d_q > threshold, stats::onset_never if none reached
     std::uint8_t* sample_status = nullptr; ///< SampleStatus per member, written by the sampling stage
 };
 
@@ -58,8 +58,8 @@ NHVK_HD NHVK_FORCEINLINE void run_chunk_member(const ChunkArgs& a, long long j) 
         a.status[j] = static_cast<std::uint8_t>(Status::non_finite);
         a.failed[j] = static_cast<std::uint8_t>(Dynamics::none);
         a.fail_index[j] = -1;
-        a.onset[j] = -1;
-        a.metrics[(static_cast<long long>(metric_count) * a.nt + member_onset_time) * a.ld + j] = NumericLimits<double>::quiet_NaN();
+        a.onset[j] = stats::onset_never;
+        a.metrics[member_series_row(a.nt, member_onset_time) * a.ld + j] = NumericLimits<double>::quiet_NaN();
         return;
     }
     // NOTE: a compile-time bound (the generated equations know the exact count), and the array is only ever seen
@@ -88,7 +88,8 @@ NHVK_HD NHVK_FORCEINLINE void run_chunk_member(const ChunkArgs& a, long long j) 
     a.failed[j] = static_cast<std::uint8_t>(out.failed);
     a.fail_index[j] = out.time_index;
     a.onset[j] = obs.onset_index;
-    a.metrics[(static_cast<long long>(metric_count) * a.nt + member_onset_time) * a.ld + j] = obs.onset_time;
+    a.metrics[member_series_row(a.nt, member_onset_time) * a.ld + j] =
+        onset_time_of<T>(a.metrics + j, a.ld, a.nt, a.times, a.t0, obs.onset_index, a.onset_threshold);
 }
 
 } // namespace nhvk

@@ -10,7 +10,8 @@
  *    `vk_solve` (`"schur_diagonal"` or `"lu"`: how the saddle-point system is solved, chosen from its structure);
  *  - `Consts<T>` and `consts<T>(p)`: every subexpression that depends on the parameters alone, evaluated once per
  *    trajectory (masses, `1/W_ii`, `m g sin α`, …);
- *  - `nh_accel`, `vk_accel`, `constraint_parts`, `kinetic_metric`, `energy`, each a function of `(q, v, [μ,] t)`.
+ *  - `nh_accel`, `vk_accel`, `constraint_parts`, `kinetic_metric`, `energy`, each a function of `(q, v, [μ,] t)`;
+ *    `nh_accel` also gives the reaction power `λ·(J·v)` when asked (from the temporaries of the solve).
  */
 #pragma once
 
@@ -47,8 +48,8 @@ template <class M, class T> struct GenEquations {
         K = G::template consts<T>(p);
     }
     NHVK_HD NHVK_FORCEINLINE bool in_chart(const T* q) const { return model.in_chart(q); }
-    NHVK_HD NHVK_FORCEINLINE Status nh_accel(T t, const T* q, const T* v, T* a, T* lambda) const {
-        return G::nh_accel(K, q, v, t, a, lambda);
+    NHVK_HD NHVK_FORCEINLINE Status nh_accel(T t, const T* q, const T* v, T* a, T* lambda, T* power = nullptr) const {
+        return G::nh_accel(K, q, v, t, a, lambda, power);
     }
     NHVK_HD NHVK_FORCEINLINE Status vk_accel(T t, const T* q, const T* v, const T* mu, T* a, T* mudot) const {
         return G::vk_accel(K, q, v, mu, t, a, mudot);

@@ -33,6 +33,19 @@ struct SolveInfo {
 /** @brief `true` when x is neither NaN nor ±∞. */
 template <class T> NHVK_HD NHVK_FORCEINLINE bool is_finite(T x) { return x - x == T(0); }
 
+/** @brief `max_i |x_i|`, the size of a constraint residual; the first non-finite `|x_i|` instead if there is one (a
+ *         plain max would drop a NaN, and a NaN residual must reach the caller to be counted). 0 for `K = 0`. */
+template <int K, class T> NHVK_HD NHVK_FORCEINLINE T max_abs_residual(const T* x) {
+    T r = T(0);
+    NHVK_UNROLL
+    for (int i = 0; i < K; ++i) {
+        const T a = x[i] < T(0) ? -x[i] : x[i];
+        if (!is_finite(a)) return a;
+        r = a > r ? a : r;
+    }
+    return r;
+}
+
 /** @brief The power of two 2^−e with m = f·2^e, f ∈ [0.5, 1): scaling by it is exact. */
 NHVK_HD NHVK_FORCEINLINE double pow2_inverse(double m) {
     int e = 0;

@@ -9,6 +9,7 @@
 #include "nhvk/config.hpp"
 #include "nhvk/dynamics.hpp"
 #include "nhvk/status.hpp"
+#include "nhvk/stats/onset.hpp"
 #include "nhvk/steppers.hpp"
 
 namespace nhvk {
@@ -41,6 +42,10 @@ enum MemberSeries : int { member_onset_time = 0, member_series_count = 1 };
 
 /** @brief Rows of one chunk's metrics array: the per-time metrics, then the per-member series. */
 NHVK_HD constexpr long long metric_rows(int nt) { return static_cast<long long>(metric_count) * nt + member_series_count; }
+/** @brief The row of per-member series `s` in a chunk's metrics array (after the `metric_count · nt` per-time rows). */
+NHVK_HD constexpr long long member_series_row(int nt, MemberSeries s) {
+    return static_cast<long long>(metric_count) * nt + s;
+}
 
 /** @brief Most coordinates a divergence metric weighs (the masks are 32-bit). */
 constexpr int max_divergence_coords = 32;
@@ -56,13 +61,6 @@ struct DivergenceSpec {
     bool kinetic = false;
     NHVK_HD DivergenceSpec() {
         for (int j = 0; j < max_divergence_coords; ++j) weight[j] = 1.0;
-    }
-    /** @brief Only the coordinates in `mask` (bit j: coordinate j), weight 1. */
-    NHVK_HD static DivergenceSpec from_mask(unsigned mask, unsigned angles) {
-        DivergenceSpec d;
-        for (int j = 0; j < max_divergence_coords; ++j) d.weight[j] = ((mask >> j) & 1u) ? 1.0 : 0.0;
-        d.angle_mask = angles;
-        return d;
     }
 };
 
@@ -296,9 +294,27 @@ NHVK_HD inline double interpolate_onset(double t0, double ta, double da, double 
 }
 
 /**
+ * @brief The interpolated onset time of a member (NaN for `onset_never`) from the d_q that its observer wrote
+ *        (`metrics`, `stride`, `nt` as for `DivergenceObserver`): between output time `onset_index` and the one
+ *        before it (or t0 with d_q = 0), each time as a run in `T` lands on it.
+ */
+template <class T>
+NHVK_HD double onset_time_of(const double* metrics, long long stride, int nt, const double* times, double t0,
+                             std::int32_t onset_index, double threshold) {
+    if (onset_index == stats::onset_never) return NumericLimits<double>::quiet_NaN();
+    const int i = onset_index;
+    const double ts = double(T(t0));
+    const double ta = i > 0 ? double(T(times[i - 1])) : ts, tb = double(T(times[i]));
+    const double da = i > 0 ? metrics[(metric_dq * nt + i - 1) * stride] : 0.0;
+    return interpolate_onset(ts, ta, da, tb, metrics[(metric_dq * nt + i) * stride], threshold);
+}
+
+/**
  * @brief The ensemble observer: at each output time computes the `Metric`s from both states without storing the
  *        trajectory, writing `metrics[(m * nt + i) * stride]` (structure of arrays: the caller offsets `metrics` by
- *        the member's column and passes the chunk size as `stride`). The nonholonomic state carries the two
+ *        the member's column and passes the chunk size as `stride`), and keeps the index of the output time where
+ *        d_q first exceeds the threshold (`onset_time_of` interpolates the onset time after the integration, from
+ *        what was written: nothing for it is carried through the integration, registers on the device). The nonholonomic state carries the two
  *        energy-balance integrals after `(q, v)` (`BalancedNonholonomicSystem`).
  */
 template <class M, class T, class Eq = AdEquations<M, T>> struct DivergenceObserver {
@@ -308,10 +324,8 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct DivergenceObser
     double* metrics;
     long long stride;
     double onset_threshold;
-    int onset_index = -1;    ///< first output index with d_q > threshold (-1: never)
-    double onset_time = NumericLimits<double>::quiet_NaN(); ///< interpolated onset time (NaN: never)
+    std::int32_t onset_index = stats::onset_never; ///< first output index with d_q > threshold
     T e0_nh = T(0), e0_vk = T(0), scale = T(1);
-    double t_prev = 0.0, d_prev = 0.0, t0 = 0.0;
 
     NHVK_HD NHVK_FORCEINLINE void operator()(int i, T t, const T* y_nh, const T* y_vk) {
         constexpr int n = M::n;
@@ -322,8 +336,6 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct DivergenceObser
             e0_nh = dn.energy;
             e0_vk = dk.vk_energy;
             scale = energy_scale(eq, y_nh, y_nh + n, t, dn.energy);
-            t0 = t_prev = double(t);
-            d_prev = 0.0;
             return;
         }
         double dq = 0.0, dv = 0.0;
@@ -342,12 +354,7 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct DivergenceObser
         metrics[(metric_energy_rel_vk * nt + i) * stride] = abs(double(de_vk / scale));
         metrics[(metric_balance_nh * nt + i) * stride] = abs(double((de_nh - work - applied) / scale));
         metrics[(metric_work_nh * nt + i) * stride] = double(work);
-        if (onset_index < 0 && dq > onset_threshold) {
-            onset_index = i;
-            onset_time = interpolate_onset(t0, t_prev, d_prev, double(t), dq, onset_threshold);
-        }
-        t_prev = double(t);
-        d_prev = dq;
+        if (onset_index == stats::onset_never && dq > onset_threshold) onset_index = i;
     }
 };
 

@@ -17,4 +17,14 @@ enum class Precision : std::uint8_t { f64 = 0, f32 = 1 };
  *         reference; CPU only). */
 enum class EquationsKind : std::uint8_t { generated = 0, ad = 1 };
 
+/** @brief The step-control defaults, spelled once: `StepControl`'s member initializers (nhvk/steppers.hpp) and the
+ *         config's `[integrator]` defaults (host/config.cpp) both read them. */
+struct StepDefaults {
+    static constexpr double rtol = 1e-10;      ///< dopri5's relative tolerance in double
+    static constexpr double rtol_float = 1e-6; ///< in float (what the precision reaches)
+    static constexpr double atol = 1e-12;      ///< dopri5's absolute tolerance
+    static constexpr double rk4_dt = 1e-3;     ///< rk4's step
+    static constexpr double min_step = 1e-14;  ///< dopri5: a proposed step below this is a step-size underflow
+};
+
 } // namespace nhvk

@@ -13,6 +13,7 @@
 #include "nhvk/config.hpp"
 #include "nhvk/dual.hpp"
 #include "nhvk/linalg.hpp"
+#include "nhvk/numerics.hpp"
 #include "nhvk/status.hpp"
 
 namespace nhvk {
@@ -28,11 +29,13 @@ template <class Sys> struct ErrDim<Sys, decltype(void(Sys::err_dim))> {
 
 /** @brief Integrator settings shared by both steppers (doubles also for float runs). */
 struct StepControl {
-    double rtol = 1e-10;       ///< dopri5 relative tolerance
-    double atol = 1e-12;       ///< dopri5 absolute tolerance
-    double dt = 1e-3;          ///< rk4: the step; dopri5: the first step (0 = automatic)
-    double min_step = 1e-14;   ///< dopri5: a proposed step below this is a step-size underflow
-    long long max_steps = 10000000; ///< attempted steps per trajectory and dynamics
+    double rtol = StepDefaults::rtol; ///< dopri5 relative tolerance
+    double atol = StepDefaults::atol; ///< dopri5 absolute tolerance
+    /// rk4: the step; dopri5: the first step (0 = automatic, the config's default for dopri5)
+    double dt = StepDefaults::rk4_dt;
+    double min_step = StepDefaults::min_step; ///< dopri5: a proposed step below this is a step-size underflow
+    /// attempted steps per trajectory and dynamics (a config's default is `default_max_steps` of its output times)
+    long long max_steps = 10000000;
     bool project = false;      ///< project `v` onto `φ = 0` after each accepted step
 };
 
@@ -268,30 +271,35 @@ public:
             if ((s = sys.rhs(t_new, tmp, k)) != Status::ok) return s;
             ++steps;
 
-            // err = ‖(y5 − y4) / (atol + rtol · max(|y|, |y5|))‖_RMS
-            double err2 = 0.0;
+            // err = ‖(y5 − y4) / (atol + rtol · max(|y|, |y5|))‖_RMS, in the precision of the run.
+            // NOTE: each finite ratio is capped at 1e10 so that a float sum of squares cannot overflow on a bad step
+            // (any err above ~2e3 gives the same smallest factor 0.2, so the cap changes no decision); ±∞ and NaN pass
+            // it, and make the trajectory non-finite as before.
+            const T atol = T(ctl_.atol), rtol = T(ctl_.rtol), cap = T(1e10);
+            T err2 = T(0);
             NHVK_UNROLL
             for (int j = 0; j < err_dim; ++j) {
                 const T ej = h * (se[j] + e7 * k[j]);
                 const T ay = abs(y[j]), ay5 = abs(tmp[j]);
-                const double sc = ctl_.atol + ctl_.rtol * double(ay > ay5 ? ay : ay5);
-                const double r = double(ej) / sc;
+                const T sc = atol + rtol * (ay > ay5 ? ay : ay5);
+                T r = abs(ej / sc);
+                r = (r > cap && is_finite(r)) ? cap : r;
                 err2 += r * r;
             }
-            const double err = sqrt(err2 / err_dim);
+            const T err = sqrt(err2 / T(err_dim));
             if (!is_finite(err)) return Status::non_finite;
-            double fac = err > 0.0 ? 0.9 * pow(err, -0.2) : 10.0;
-            fac = fac < 0.2 ? 0.2 : (fac > 10.0 ? 10.0 : fac);
-            if (err <= 1.0) {
+            T fac = err > T(0) ? T(0.9) * pow(err, T(-0.2)) : T(10);
+            fac = fac < T(0.2) ? T(0.2) : (fac > T(10) ? T(10) : fac);
+            if (err <= T(1)) {
                 t = t_new;
                 NHVK_UNROLL
                 for (int j = 0; j < dim; ++j) {
                     y[j] = tmp[j];
                     k1[j] = k[j]; // FSAL: the last stage is f(t, y)
                 }
-                if (last_rejected && fac > 1.0) fac = 1.0;
+                if (last_rejected && fac > T(1)) fac = T(1);
                 // NOTE: a step clipped to an output time does not shrink the next one.
-                const T h_new = h * T(fac);
+                const T h_new = h * fac;
                 h_ = clipped ? (h_new > h_ ? h_new : h_) : h_new;
                 last_rejected = false;
                 if (ctl_.project) {
@@ -300,7 +308,7 @@ public:
                 }
             } else {
                 ++rejected;
-                h_ = h * T(fac < 1.0 ? fac : 1.0);
+                h_ = h * (fac < T(1) ? fac : T(1));
                 last_rejected = true;
                 // NOTE: f(t, y) again (the same value): keeping k1 through the step would keep it in registers.
                 if ((s = sys.rhs(t, y, k1)) != Status::ok) return s;

@@ -28,6 +28,14 @@ using nhvk::Status;
 using nhvk::models::PerpendicularVelocities;
 using nhvk::models::RollingDisc;
 
+/** Only the coordinates in `mask` (bit j: coordinate j), weight 1; `angles` the angle coordinates. */
+nhvk::DivergenceSpec divergence_over(unsigned mask, unsigned angles) {
+    nhvk::DivergenceSpec d;
+    for (int j = 0; j < nhvk::max_divergence_coords; ++j) d.weight[j] = ((mask >> j) & 1u) ? 1.0 : 0.0;
+    d.angle_mask = angles;
+    return d;
+}
+
 constexpr double sentinel = -12345.0;
 
 std::uint64_t bits(double x) {
@@ -92,7 +100,8 @@ template <class M> Alone run_alone(const M& model, const Chunk& c, long long j) 
     nhvk::DivergenceObserver<M, double> obs{model, a.divergence, a.nt, r.metrics.data(), 1, a.onset_threshold};
     r.outcome = nhvk::integrate_member<Dopri5>(model, q0, v0, mu0, a.t0, a.times, a.nt, a.ctl, obs);
     r.onset = obs.onset_index;
-    r.metrics[std::size_t(nhvk::metric_count) * a.nt + nhvk::member_onset_time] = obs.onset_time;
+    r.metrics[std::size_t(nhvk::member_series_row(a.nt, nhvk::member_onset_time))] =
+        nhvk::onset_time_of<double>(r.metrics.data(), 1, a.nt, a.times, a.t0, obs.onset_index, a.onset_threshold);
     return r;
 }
 
@@ -181,7 +190,7 @@ TEST(EnsembleMember, RollingDiscChunkEqualsMembersAlone) {
     c.args.ctl.rtol = 1e-10;
     c.args.ctl.atol = 1e-12;
     c.args.ctl.dt = 0.0;
-    c.args.divergence = nhvk::DivergenceSpec::from_mask(0b0111u, 0b1100u);
+    c.args.divergence = divergence_over(0b0111u, 0b1100u);
     c.args.onset_threshold = 1e-2;
 
     std::vector<Alone> alone(c.m);
@@ -310,7 +319,7 @@ TEST(EnsembleMember, DivergenceObserverMetricsFromRecordedStates) {
     nhvk::StepControl ctl;
     ctl.dt = 0.0;
     std::vector<double> metrics(std::size_t(nhvk::metric_rows(nt)), sentinel);
-    nhvk::DivergenceObserver<RollingDisc, double> obs{model, nhvk::DivergenceSpec::from_mask(0b1101u, 0b1100u), nt,
+    nhvk::DivergenceObserver<RollingDisc, double> obs{model, divergence_over(0b1101u, 0b1100u), nt,
                                                       metrics.data(), 1, 0.1};
     ASSERT_EQ(nhvk::integrate_member<Dopri5>(model, q0, v0, mu0, 0.0, times.data(), nt, ctl, obs).status, Status::ok);
     std::vector<double> rows((nt + 1) * 18);
@@ -362,8 +371,9 @@ TEST(EnsembleMember, DivergenceObserverMetricsFromRecordedStates) {
     EXPECT_EQ(obs.onset_index, onset);
     // the interpolated onset lies in the bracketing interval of output times
     ASSERT_GE(onset, 0);
-    EXPECT_GT(obs.onset_time, onset > 0 ? times[onset - 1] : 0.0);
-    EXPECT_LE(obs.onset_time, times[onset]);
+    const double onset_time = nhvk::onset_time_of<double>(metrics.data(), 1, nt, times.data(), 0.0, obs.onset_index, 0.1);
+    EXPECT_GT(onset_time, onset > 0 ? times[onset - 1] : 0.0);
+    EXPECT_LE(onset_time, times[onset]);
     // relative drifts: divided by s = max(|E0|, T0), T0 the kinetic energy at t0 (by hand)
     const double T0 = 0.5 * m * (v0[0] * v0[0] + v0[1] * v0[1]) + 0.5 * I * v0[2] * v0[2] + 0.5 * Jm * v0[3] * v0[3];
     const double s = std::max(std::fabs(E0nh), T0);

@@ -340,10 +340,10 @@ Drift max_residual(const M& model, const double* q0, const double* v0, const dou
     Drift d{0, 0};
     for (std::size_t i = 0; i <= times.size(); ++i) {
         double phi[M::k];
-        nhvk::constraint_values(model, rec.q_nh(int(i)), rec.v_nh(int(i)), 0.0, phi);
+        model.constraints(rec.q_nh(int(i)), rec.v_nh(int(i)), 0.0, phi);
         for (double p : phi)
             d.nh = std::max(d.nh, std::fabs(p));
-        nhvk::constraint_values(model, rec.q_vk(int(i)), rec.v_vk(int(i)), 0.0, phi);
+        model.constraints(rec.q_vk(int(i)), rec.v_vk(int(i)), 0.0, phi);
         for (double p : phi)
             d.vk = std::max(d.vk, std::fabs(p));
     }

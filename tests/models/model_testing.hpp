@@ -91,9 +91,11 @@ template <class M, class T = double> struct Recorded {
     }
     double energy_nh(int i) const { return double(energy(model, q_nh(i), v_nh(i), T(t[i]))); }
     /** @brief E − μ·(J·v) along the vakonomic motion. */
-    double vk_energy(int i) const { return double(diagnose(model, q_vk(i), v_vk(i), T(t[i]), mu(i)).vk_energy); }
-    double residual_nh(int i) const { return double(diagnose(model, q_nh(i), v_nh(i), T(t[i])).residual); }
-    double residual_vk(int i) const { return double(diagnose(model, q_vk(i), v_vk(i), T(t[i])).residual); }
+    double vk_energy(int i) const { return double(diagnose_with(ad(), q_vk(i), v_vk(i), T(t[i]), mu(i)).vk_energy); }
+    double residual_nh(int i) const { return double(diagnose_with(ad(), q_nh(i), v_nh(i), T(t[i])).residual); }
+    double residual_vk(int i) const { return double(diagnose_with(ad(), q_vk(i), v_vk(i), T(t[i])).residual); }
+    /** @brief The dual-number reference equations of the model (what the diagnostics above are computed with). */
+    AdEquations<M, T> ad() const { return AdEquations<M, T>(model); }
     /** @brief max_i |f(i) − f(0)|. */
     template <class F> double max_change(F f) const {
         const double f0 = f(0);

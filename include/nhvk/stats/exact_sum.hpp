@@ -372,12 +372,6 @@ public:
     /** @brief True when a non-finite addend was rejected (by this sum or one merged into it). */
     NHVK_HD bool nonfinite() const { return nonfinite_; }
 
-    /** @brief True when the exact sum is zero. */
-    NHVK_HD bool is_zero() const {
-        std::uint32_t d[kDigits];
-        return magnitude(d) == 0;
-    }
-
     /** @brief Same exact sum and same non-finite flag. */
     NHVK_HD friend bool operator==(const ExactSum &a, const ExactSum &b) {
         return a.nonfinite_ == b.nonfinite_ && a.acc_.equals(b.acc_);

@@ -1,27 +1,18 @@
 // SPDX-License-Identifier: MIT
 /** @file
- *  @brief Onset index of a divergence series: the first output time at which d_q exceeds a threshold.
+ *  @brief The onset index of a member: the first output time at which its d_q exceeds the threshold (the observer in
+ *         nhvk/member.hpp finds it).
  */
 #pragma once
 
 #include "nhvk/config.hpp"
 
-#include <cstddef>
 #include <cstdint>
 
 namespace nhvk::stats {
 
-/** @brief Onset index meaning "never exceeded the threshold". */
-inline constexpr std::uint32_t kOnsetNever = 0xFFFFFFFFu;
-
-/** @brief First i < n_times with dq[i·stride] > threshold, or kOnsetNever (a NaN never exceeds). */
-NHVK_HD inline std::uint32_t onset_index(const double *dq, std::size_t n_times, std::size_t stride, double threshold) {
-    for (std::size_t i = 0; i < n_times; ++i) {
-        if (dq[i * stride] > threshold) {
-            return static_cast<std::uint32_t>(i);
-        }
-    }
-    return kOnsetNever;
-}
+/** @brief The onset index of a member whose d_q never exceeded the threshold (or that failed before it did): the one
+ *         "never" of the chunk arrays (`ChunkArgs::onset`), the observer and the onset histogram. */
+inline constexpr std::int32_t onset_never = -1;
 
 } // namespace nhvk::stats

@@ -167,8 +167,6 @@ public:
         return intern(n);
     }
 
-    /** @brief Does node `id` depend on a variable of kind `v`? */
-    bool depends_on(int id, Var v) const { return dep_mask(id) & (1u << static_cast<unsigned>(v)); }
     /** @brief Bit mask over `Var` of the variables node `id` depends on. */
     unsigned dep_mask(int id) const { return deps_.at(static_cast<std::size_t>(id)); }
 
