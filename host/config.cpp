@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Loading and validating `nhvk run` configurations; the schema is documented in config.hpp.
 #include "config.hpp"
+#include "config_schema.hpp"
 #include "nhvk/step_budget.hpp"
 
 #include "checks.hpp"
@@ -16,11 +17,42 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 
 #include <toml++/toml.h>
 
 namespace nhvk {
+
+const std::vector<ConfigTable>& config_sections() {
+    static const std::vector<ConfigTable> sections = {
+        {"", {"model", "initial", "integrator", "times", "divergence", "statistics", "diagnostics", "run"}},
+        {"model", {"name", "params"}},
+        {"initial", {"t0", "energy", "q", "v", "mu"}},
+        {"integrator", {"method", "rtol", "atol", "dt", "min_step", "max_steps", "project", "precision", "equations"}},
+        {"times", {"t_end", "spacing", "count", "t_first", "list"}},
+        {"divergence", {"coordinates", "weights", "metric", "onset_threshold", "growth_t_max"}},
+        {"statistics", {"population"}},
+        {"diagnostics", {"balance_tolerance"}},
+        {"run",
+         {"trajectories", "seed", "backend", "chunk", "threads", "out", "exact_memory_mb", "save_trajectories",
+          "save_samples"}},
+    };
+    return sections;
+}
+
+const std::vector<ConfigTable>& distribution_kinds() {
+    static const std::vector<ConfigTable> kinds = {
+        {"fixed", {"dist", "value"}}, {"uniform", {"dist", "low", "high"}}, {"normal", {"dist", "mean", "std"}}};
+    return kinds;
+}
+
+const std::vector<std::string>& config_keys(const std::vector<ConfigTable>& tables, std::string_view name) {
+    for (const ConfigTable& t : tables)
+        if (t.name == name)
+            return t.keys;
+    throw std::logic_error("config schema: no table " + std::string(name));
+}
 
 const char* to_string(Method m) { return m == Method::rk4 ? "rk4" : "dopri5"; }
 const char* to_string(Precision p) { return p == Precision::f32 ? "float" : "double"; }
@@ -168,6 +200,19 @@ private:
 // ---------------------------------------------------------------------------------------------------------------
 // Typed access
 
+/** Every key of any distribution kind, `dist` first, each once. */
+const std::vector<std::string>& any_distribution_keys() {
+    static const std::vector<std::string> keys = [] {
+        std::vector<std::string> all;
+        for (const ConfigTable& kind : distribution_kinds())
+            for (const std::string& k : kind.keys)
+                if (std::find(all.begin(), all.end(), k) == all.end())
+                    all.push_back(k);
+        return all;
+    }();
+    return keys;
+}
+
 class Reader {
 public:
     explicit Reader(const Reporter& rep) : rep_(rep) {}
@@ -273,7 +318,7 @@ public:
     Distribution distribution_table(const toml::table& t, const std::string& key) const {
         const toml::node* d = t.get("dist");
         if (!d) {
-            check_keys(t, key, {"dist", "value", "low", "high", "mean", "std"});
+            check_keys(t, key, any_distribution_keys());
             rep_.missing(&t, child_key(key, "dist"),
                          "a distribution needs dist = \"fixed\", \"uniform\" or \"normal\"");
         }
@@ -284,18 +329,18 @@ public:
             return number(*n, child_key(key, k));
         };
         if (kind == 0) {
-            check_keys(t, key, {"dist", "value"}, "allowed keys for dist = \"fixed\"");
+            check_keys(t, key, config_keys(distribution_kinds(), "fixed"), "allowed keys for dist = \"fixed\"");
             return make_fixed(need("value", "dist = \"fixed\" needs value"));
         }
         if (kind == 1) {
-            check_keys(t, key, {"dist", "low", "high"}, "allowed keys for dist = \"uniform\"");
+            check_keys(t, key, config_keys(distribution_kinds(), "uniform"), "allowed keys for dist = \"uniform\"");
             const double low = need("low", "dist = \"uniform\" needs low and high");
             const double high = need("high", "dist = \"uniform\" needs low and high");
             if (!(low < high))
                 rep_.expected(*t.get("high"), child_key(key, "high"), "high > low = " + format_number(low));
             return make_uniform(low, high);
         }
-        check_keys(t, key, {"dist", "mean", "std"}, "allowed keys for dist = \"normal\"");
+        check_keys(t, key, config_keys(distribution_kinds(), "normal"), "allowed keys for dist = \"normal\"");
         const double mean = need("mean", "dist = \"normal\" needs mean and std");
         const double std = need("std", "dist = \"normal\" needs mean and std");
         if (!(std >= 0.0)) rep_.expected(*t.get("std"), child_key(key, "std"), "std >= 0");
@@ -431,7 +476,8 @@ const ModelInfo& parse_model(const Reader& rd, const toml::table& root, const st
     std::vector<std::string> names;
     for (const ModelInfo& m : registry) names.push_back(m.name);
     const toml::table* model = rd.table(&root, "model", "model");
-    if (model) rd.check_keys(*model, "model", {"name", "params"});
+    if (model)
+        rd.check_keys(*model, "model", config_keys(config_sections(), "model"));
     const toml::node* name = rd.get(model, "name");
     if (!name) rd.report().missing(model, "model.name", "known models: " + join(names));
     const std::string s = rd.string(*name, "model.name");
@@ -498,7 +544,8 @@ std::vector<Distribution> parse_coordinate_dists(const Reader& rd, const toml::t
 
 void parse_initial(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const toml::table* initial = rd.table(&root, "initial", "initial");
-    if (initial) rd.check_keys(*initial, "initial", {"t0", "energy", "q", "v", "mu"});
+    if (initial)
+        rd.check_keys(*initial, "initial", config_keys(config_sections(), "initial"));
     cfg.t0 = rd.number_or(initial, "t0", "initial", 0.0);
     if (const toml::node* e = rd.get(initial, "energy")) cfg.energy = rd.number(*e, "initial.energy");
     cfg.q0 = parse_coordinate_dists(rd, initial, "q", cfg.model);
@@ -527,8 +574,8 @@ void parse_initial(const Reader& rd, const toml::table& root, RunConfig& cfg) {
 void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "integrator";
     const toml::table* t = rd.table(&root, "integrator", p);
-    if (t) rd.check_keys(*t, p, {"method", "rtol", "atol", "dt", "min_step", "max_steps", "project", "precision",
-                                    "equations"});
+    if (t)
+        rd.check_keys(*t, p, config_keys(config_sections(), p));
     IntegratorSettings& s = cfg.integrator;
     s = IntegratorSettings{};
     if (const toml::node* n = rd.get(t, "method"))
@@ -556,7 +603,8 @@ void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg)
 void parse_times(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "times";
     const toml::table* t = rd.table(&root, "times", p);
-    if (t) rd.check_keys(*t, p, {"t_end", "spacing", "count", "t_first", "list"});
+    if (t)
+        rd.check_keys(*t, p, config_keys(config_sections(), p));
     TimeGrid& g = cfg.time_grid;
     g = TimeGrid{};
     const double t0 = cfg.t0;
@@ -642,7 +690,8 @@ void parse_times(const Reader& rd, const toml::table& root, RunConfig& cfg) {
 void parse_divergence(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "divergence";
     const toml::table* t = rd.table(&root, "divergence", p);
-    if (t) rd.check_keys(*t, p, {"coordinates", "weights", "metric", "onset_threshold", "growth_t_max"});
+    if (t)
+        rd.check_keys(*t, p, config_keys(config_sections(), p));
     const ModelInfo& m = cfg.model;
     cfg.divergence_coords.clear();
     if (const toml::node* n = rd.get(t, "coordinates")) {
@@ -706,7 +755,8 @@ void parse_divergence(const Reader& rd, const toml::table& root, RunConfig& cfg)
 void parse_statistics(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "statistics";
     const toml::table* t = rd.table(&root, "statistics", p);
-    if (t) rd.check_keys(*t, p, {"population"});
+    if (t)
+        rd.check_keys(*t, p, config_keys(config_sections(), p));
     cfg.alive_population = true;
     if (const toml::node* n = rd.get(t, "population"))
         cfg.alive_population = rd.choice(*n, p + ".population", {"alive", "survivors"}) == 0;
@@ -715,7 +765,8 @@ void parse_statistics(const Reader& rd, const toml::table& root, RunConfig& cfg)
 void parse_diagnostics(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "diagnostics";
     const toml::table* t = rd.table(&root, "diagnostics", p);
-    if (t) rd.check_keys(*t, p, {"balance_tolerance"});
+    if (t)
+        rd.check_keys(*t, p, config_keys(config_sections(), p));
     cfg.balance_tolerance = rd.number_or(t, "balance_tolerance", p, 1e-6);
     rd.require(cfg.balance_tolerance > 0.0, t, "balance_tolerance", p, "a number > 0");
 }
@@ -724,9 +775,7 @@ void parse_run(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "run";
     const toml::table* t = rd.table(&root, "run", p);
     if (t)
-        rd.check_keys(*t, p,
-                      {"trajectories", "seed", "backend", "chunk", "threads", "out", "exact_memory_mb",
-                       "save_trajectories", "save_samples"});
+        rd.check_keys(*t, p, config_keys(config_sections(), p));
     RunSettings& s = cfg.run;
     s = RunSettings{};
     s.trajectories = rd.integer_or(t, "trajectories", p, 1000);
@@ -851,9 +900,7 @@ RunConfig parse_config(std::string_view toml_text, const std::string& source_nam
         apply_option(root, o, rep);
 
     const Reader rd(rep);
-    rd.check_keys(root, "", {"model", "initial", "integrator", "times", "divergence", "statistics", "diagnostics", "run"},
-                  "allowed sections",
-                  "section");
+    rd.check_keys(root, "", config_keys(config_sections(), ""), "allowed sections", "section");
 
     RunConfig cfg;
     cfg.source_path = source_name;

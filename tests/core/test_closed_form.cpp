@@ -115,7 +115,16 @@ TYPED_TEST(ClosedFormTyped, NonholonomicEnergyConservedForHomogeneousConstraints
     std::vector<double> times;
     for (int i = 1; i <= 50; ++i)
         times.push_back(0.1 * i);
-    double drift_p = 0, drift_pv = 0;
+    double drift_p = 0, drift_pv = 0, least_e = 1e300, least_moved = 1e300;
+    // not vacuous: E is not 0 and the state moves (a motion at rest conserves everything); rows of width w
+    auto guard = [&](const std::vector<T>& rows, int w, int n, double e0) {
+        const T* last = rows.data() + times.size() * w;
+        double s = 0;
+        for (int j = 0; j < 2 * n; ++j)
+            s += (double(last[j]) - double(rows[j])) * (double(last[j]) - double(rows[j]));
+        least_e = std::min(least_e, std::fabs(e0));
+        least_moved = std::min(least_moved, std::sqrt(s));
+    };
     {
         const NhParticle model;
         const T q0[3] = {T(0.3), T(-0.6), T(0.2)}, v0[3] = {T(0.8), T(0.5), T(-0.6) * T(0.8)};
@@ -126,6 +135,7 @@ TYPED_TEST(ClosedFormTyped, NonholonomicEnergyConservedForHomogeneousConstraints
         };
         for (std::size_t r = 1; r <= times.size(); ++r)
             drift_p = std::max(drift_p, std::fabs(E(r) - E(0)));
+        guard(rows, 13, 3, E(0));
     }
     {
         PerpendicularVelocities model;
@@ -149,11 +159,14 @@ TYPED_TEST(ClosedFormTyped, NonholonomicEnergyConservedForHomogeneousConstraints
         };
         for (std::size_t r = 1; r <= times.size(); ++r)
             drift_pv = std::max(drift_pv, std::fabs(E(r) - E(0)));
+        guard(rows, 25, 6, E(0));
     }
     std::printf("    %s: energy drift nh_particle %.3e, perpendicular_velocities %.3e (accepted %.0e)\n",
                 std::is_same<T, float>::value ? "float" : "double", drift_p, drift_pv, Tol<T>::energy);
     EXPECT_LT(drift_p, Tol<T>::energy);
     EXPECT_LT(drift_pv, Tol<T>::energy);
+    EXPECT_GT(least_e, 0.1);
+    EXPECT_GT(least_moved, 0.1);
 }
 
 } // namespace

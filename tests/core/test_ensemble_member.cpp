@@ -105,7 +105,10 @@ template <class M> Alone run_alone(const M& model, const Chunk& c, long long j) 
     return r;
 }
 
-/** Compare every member of the chunk's outputs with its lone run, bit for bit; padding columns stay untouched. */
+/** Compare every member of the chunk's outputs with its lone run, bit for bit; padding columns stay untouched.
+ *  The chunk and the lone run step the same integrator: the *ChunkEqualsMembersAlone / *ChunkWithFailingMember tests
+ *  are indexing tests of the chunk layout (ld, padding, per-member parameters, statuses), not validations of the
+ *  values, which DivergenceObserverMetricsFromRecordedStates and the physics tests check. */
 void expect_chunk_equals_alone(const Chunk& c, const std::vector<Alone>& alone, const char* label) {
     SCOPED_TRACE(label);
     const int nt = c.args.nt;
@@ -217,8 +220,9 @@ TEST(EnsembleMember, RollingDiscChunkEqualsMembersAlone) {
 
 // One shared parameter set (params_ld = 0, the layout host/chunk_buffers.hpp uses when parameters are not swept):
 // every member must see params[p] for parameter p, as the ChunkArgs documentation says.
-// NOTE: fails against the engine as written: ensemble_chunk.hpp reads a.params[i * a.params_ld + (a.params_ld ? j :
-// 0)], which is params[0] for every i when params_ld = 0, so rolling_disc gets m = R = α = g = params[0].
+// A regression test: ensemble_chunk.hpp once read a.params[i * a.params_ld + (a.params_ld ? j : 0)], which is
+// params[0] for every i when params_ld = 0, so rolling_disc got m = R = α = g = params[0]. It now reads params[i]
+// then, and this test passes; it fails if that comes back.
 TEST(EnsembleMember, SharedParameterSetReachesEveryMember) {
     Chunk c;
     c.m = 5;

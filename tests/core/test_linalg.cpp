@@ -209,9 +209,10 @@ TEST(SaddleSolve, SubRiemannianSingularW) {
 // A 1-cm coin (rolling_disc, m = 1, R = 0.01: W = diag(1, 1, 5e-5, 2.5e-5), J ∋ R cos ϕ) in float. The saddle-point
 // matrix is badly scaled but intrinsically well conditioned (2-norm condition 6.5e4, 85 after symmetric diagonal
 // equilibration, both measured with Eigen), and the float LU solve is accurate to ~6e-8 relative when it is allowed
-// to finish. NOTE: fails against the engine as written: lu_solve's rcond = min|u_ii| / max|u_ii| (2.5e-5 here) is
-// not invariant under row/column scaling and falls below the float threshold 1e3·ε = 1.2e-4, so the member would
-// be reported Status::singular (already for R ≤ 0.02; double is unaffected).
+// to finish. A regression test: lu_solve's rcond = min|u_ii| / max|u_ii| (2.5e-5 here) is not invariant under
+// row/column scaling, and without equilibration it fell below the float threshold 1e3·ε = 1.2e-4, so the member was
+// reported Status::singular (already for R ≤ 0.02; double is unaffected). lu_solve now equilibrates first
+// (include/nhvk/linalg.hpp), and this test passes; it fails if the equilibration goes.
 TEST(SaddleSolve, FloatSmallCoinIsNotSingular) {
     nhvk::models::RollingDisc model;
     model.R = 0.01;

@@ -103,8 +103,9 @@ TEST(Physics, SphereHolonomicMotionsCoincideForEveryMu0) {
         const double mu[1] = {mu0};
         const auto rec = record(model, q0, v0, mu, times, tight());
         ASSERT_EQ(rec.outcome.status, Status::ok) << "mu0 = " << mu0;
-        double dq = 0, dv = 0, dr = 0;
+        double dq = 0, dv = 0, dr = 0, moved = 0;
         for (std::size_t i = 0; i <= times.size(); ++i) {
+            moved = std::max(moved, dist(rec.q_nh(int(i)), q0, 3));
             dq = std::max(dq, dist(rec.q_nh(int(i)), rec.q_vk(int(i)), 3));
             dv = std::max(dv, dist(rec.v_nh(int(i)), rec.v_vk(int(i)), 3));
             const double rr =
@@ -117,6 +118,7 @@ TEST(Physics, SphereHolonomicMotionsCoincideForEveryMu0) {
         EXPECT_LT(dq, 1e-9);
         EXPECT_LT(dv, 1e-9);
         EXPECT_LT(dr, 1e-9);
+        EXPECT_GT(moved, 0.1); // not vacuous: two motions at rest would coincide trivially
     }
 }
 
@@ -217,6 +219,8 @@ struct ModelB : nhvk::ModelBase {
 struct VkEnergyResult {
     double drift;  // max |Ẽ(t) − Ẽ(0)|
     double change; // max |E(t) − E(0)|
+    double size;   // max |Ẽ(t)|: a conserved 0 proves nothing
+    double moved;  // max |q_VK(t) − q_VK(0)|: nor does a motion at rest
 };
 
 template <class M, class EFn, class JvFn>
@@ -231,13 +235,21 @@ VkEnergyResult vk_energy_run(const M& model, const double* q0, const double* v0,
             s -= rec.mu(r)[a] * jvfn(rec.q_vk(r), rec.v_vk(r), a);
         return s;
     };
-    VkEnergyResult res{0, 0};
+    VkEnergyResult res{0, 0, std::fabs(vk(0)), 0};
     const double e0 = vk(0), E0 = efn(rec.q_vk(0), rec.v_vk(0));
     for (std::size_t i = 1; i <= times.size(); ++i) {
+        res.size = std::max(res.size, std::fabs(vk(int(i))));
+        res.moved = std::max(res.moved, dist(rec.q_vk(int(i)), rec.q_vk(0), M::n));
         res.drift = std::max(res.drift, std::fabs(vk(int(i)) - e0));
         res.change = std::max(res.change, std::fabs(efn(rec.q_vk(int(i)), rec.v_vk(int(i))) - E0));
     }
     return res;
+}
+
+/** The conserved Ẽ is not 0 and the motion moves, so a small drift is not a property of every (resting) motion. */
+void expect_not_vacuous(const VkEnergyResult& r) {
+    EXPECT_GT(r.size, 1e-2);
+    EXPECT_GT(r.moved, 0.1);
 }
 
 TEST(Physics, VakonomicEnergyConservedAffineConstraint) {
@@ -253,6 +265,7 @@ TEST(Physics, VakonomicEnergyConservedAffineConstraint) {
     const VkEnergyResult r = vk_energy_run(model, q0, v0, mu0, 10.0, E, Jv);
     std::printf("    affine: max |dE~| = %.3e while max |dE| = %.3e\n", r.drift, r.change);
     EXPECT_LT(r.drift, 1e-9);
+    expect_not_vacuous(r);
     EXPECT_GT(r.change, 0.1); // E itself is not conserved
 }
 
@@ -266,6 +279,7 @@ TEST(Physics, VakonomicEnergyConservedNonlinearNonHomogeneousConstraint) {
     const VkEnergyResult r = vk_energy_run(model, q0, v0, mu0, 3.0, ModelB::E, Jv);
     std::printf("    nonlinear: max |dE~| = %.3e while max |dE| = %.3e\n", r.drift, r.change);
     EXPECT_LT(r.drift, 1e-9);
+    expect_not_vacuous(r);
     EXPECT_GT(r.change, 1e-3);
 }
 
@@ -278,6 +292,7 @@ TEST(Physics, VakonomicEnergyConservedHomogeneousCatalogueModels) {
         const VkEnergyResult r = vk_energy_run(model, q0, v0, mu0, 5.0, E, Jv);
         std::printf("    nh_particle: max |dE~| = %.3e\n", r.drift);
         EXPECT_LT(r.drift, 1e-9);
+        expect_not_vacuous(r);
         // docs/models.md: ẋ + μ y and ż − μ are conserved along the vakonomic motion.
         const std::vector<double> times = linear_grid(0.0, 5.0, 20);
         const auto rec = record(model, q0, v0, mu0, times, tight());
@@ -286,6 +301,9 @@ TEST(Physics, VakonomicEnergyConservedHomogeneousCatalogueModels) {
             EXPECT_NEAR(rec.v_vk(ri)[0] + rec.mu(ri)[0] * rec.q_vk(ri)[1], v0[0] + mu0[0] * q0[1], 1e-10);
             EXPECT_NEAR(rec.v_vk(ri)[2] - rec.mu(ri)[0], v0[2] - mu0[0], 1e-10);
         }
+        // ... and they are not trivially constant: ẋ itself and μ change along the motion
+        EXPECT_GT(std::fabs(rec.v_vk(int(times.size()))[0] - v0[0]), 1e-2);
+        EXPECT_GT(std::fabs(rec.mu(int(times.size()))[0] - mu0[0]), 1e-2);
     }
     {
         RollingDisc model;
@@ -303,6 +321,7 @@ TEST(Physics, VakonomicEnergyConservedHomogeneousCatalogueModels) {
         const VkEnergyResult r = vk_energy_run(model, q0, v0, mu0, 5.0, E, Jv);
         std::printf("    rolling_disc (alpha 0.3): max |dE~| = %.3e\n", r.drift);
         EXPECT_LT(r.drift, 1e-9);
+        expect_not_vacuous(r);
     }
     {
         const PerpendicularVelocities model;
@@ -322,6 +341,7 @@ TEST(Physics, VakonomicEnergyConservedHomogeneousCatalogueModels) {
         const VkEnergyResult r = vk_energy_run(model, q0, v0, mu0, 3.0, E, Jv);
         std::printf("    perpendicular_velocities: max |dE~| = %.3e\n", r.drift);
         EXPECT_LT(r.drift, 1e-9);
+        expect_not_vacuous(r);
     }
 }
 

@@ -145,6 +145,8 @@ TEST(ScaleOutMpi, SamplesWithSeveralRanksAreRefusedWithAMessage) {
 // ---------------------------------------------------------------------------------------------------------------
 // Shards and merge
 
+// Indexing tests, not validations: shards, merges and resumes re-run the same code over other ranges of
+// trajectories, so they must give the bits of one uninterrupted run.
 TEST(ScaleOutShards, FourShardsMergedEqualOneRun) {
     TempDir tmp;
     const std::vector<std::string> extra = {"--save-samples", "--save-trajectories", "3"};

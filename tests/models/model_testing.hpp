@@ -104,11 +104,51 @@ template <class M, class T = double> struct Recorded {
             m = std::max(m, std::fabs(f(i) - f0));
         return m;
     }
+    /** @brief max over rows of |x(i) − x(0)| (Euclidean, over the n components) for x(i) = pick(i), e.g. q_nh(i). */
+    template <class P> double max_state_change(P pick) const {
+        double m = 0.0;
+        for (int i = 1; i < rows(); ++i) {
+            double s = 0.0;
+            for (int j = 0; j < n; ++j) {
+                const double d = double(pick(i)[j]) - double(pick(0)[j]);
+                s += d * d;
+            }
+            m = std::max(m, std::sqrt(s));
+        }
+        return m;
+    }
+    /** @brief How far the motions went: the lesser, over both dynamics, of the largest change of q. A run that never
+     *         moves gives 0, and conservation laws checked along it hold trivially. (Not of v: some motions are
+     *         uniform, e.g. heisenberg's nonholonomic straight lines.) */
+    double least_motion() const {
+        return std::min(max_state_change([&](int i) { return q_nh(i); }),
+                        max_state_change([&](int i) { return q_vk(i); }));
+    }
+    /** @brief The larger, over both dynamics, of the largest change of v: 0 when neither motion accelerates. */
+    double most_acceleration() const {
+        return std::max(max_state_change([&](int i) { return v_nh(i); }),
+                        max_state_change([&](int i) { return v_vk(i); }));
+    }
+    /** @brief max over rows of |f(i)|: the size of a checked quantity (a conserved 0 proves nothing). */
+    template <class F> double max_abs(F f) const {
+        double m = 0.0;
+        for (int i = 0; i < rows(); ++i)
+            m = std::max(m, std::fabs(f(i)));
+        return m;
+    }
     double max_energy_drift_nh() const {
         return max_change([&](int i) { return energy_nh(i); });
     }
     double max_vk_energy_drift() const {
         return max_change([&](int i) { return vk_energy(i); });
+    }
+    /** @brief The residual at row i of the nonholonomic motion with v moved off φ = 0 by a fixed δ of size ~0.1: it
+     *         must be far from 0, or a small residual along the motion would not show that φ = 0 is kept. */
+    double residual_off_manifold(int i) const {
+        T v[n];
+        for (int j = 0; j < n; ++j)
+            v[j] = v_nh(i)[j] + T(0.1 * (1.0 + 0.37 * j) * (j % 2 ? -1.0 : 1.0));
+        return double(diagnose(model, q_nh(i), v, T(t[i])).residual);
     }
     double max_residual() const {
         double m = 0.0;
@@ -213,13 +253,16 @@ void check_divergence_laws(const M& model, Sampler sample, std::uint64_t seed, i
 /**
  * @brief Conservation laws on `samples` random states over [0, t_end]: the vakonomic E − μ·(J·v) (docs/physics.md §4.4,
  *        every autonomous model) and, when `nh_energy` is set, the nonholonomic E (§4.3, homogeneous constraints,
- *        F = 0); both motions must keep |φ| small. Tolerances are relative to max(1, |E0|).
+ *        F = 0); both motions must keep |φ| small. Tolerances are relative to max(1, |E0|). Guards against a
+ *        vacuous pass: each motion must change q by > 1e-2, one of them v by > 1e-4, each checked energy must reach
+ *        |E| > 1e-3, and the residual at a velocity moved off φ = 0 must exceed 1e-3.
  */
 template <class M, class Sampler>
 void check_conservation(const M& model, Sampler sample, std::uint64_t seed, bool nh_energy, double t_end = 2.0,
                         int samples = 4, double mu_scale = 0.5, double tol = 1e-10) {
     Draw d(seed);
-    double e_nh = 0.0, e_vk = 0.0, res = 0.0;
+    double e_nh = 0.0, e_vk = 0.0, res = 0.0, least_motion = 1e300, least_e_nh = 1e300, least_e_vk = 1e300,
+           least_off = 1e300, least_accel = 1e300;
     for (int s = 0; s < samples; ++s) {
         std::array<double, M::n> q0, v0;
         sample(d, q0, v0);
@@ -233,23 +276,43 @@ void check_conservation(const M& model, Sampler sample, std::uint64_t seed, bool
         e_nh = std::max(e_nh, r.max_energy_drift_nh() / scale_nh);
         e_vk = std::max(e_vk, r.max_vk_energy_drift() / scale_vk);
         res = std::max(res, r.max_residual());
+        // Not vacuous: the state moves and accelerates, the conserved quantities are not 0, and φ at a velocity off
+        // the manifold is not 0 (a run that never moves, or returns zeros, fails here).
+        least_motion = std::min(least_motion, r.least_motion());
+        least_accel = std::min(least_accel, r.most_acceleration());
+        least_e_nh = std::min(least_e_nh, r.max_abs([&](int i) { return r.energy_nh(i); }));
+        least_e_vk = std::min(least_e_vk, r.max_abs([&](int i) { return r.vk_energy(i); }));
+        least_off = std::min(least_off, r.residual_off_manifold(r.rows() - 1));
     }
     if (nh_energy) {
         EXPECT_LT(e_nh, tol);
+        EXPECT_GT(least_e_nh, 1e-3) << "the nonholonomic energy checked for conservation is 0";
         measured("max_rel_energy_drift_nh", e_nh);
     }
     EXPECT_LT(e_vk, tol);
     EXPECT_LT(res, 1e3 * tol);
+    EXPECT_GT(least_e_vk, 1e-3) << "the vakonomic energy checked for conservation is 0";
+    EXPECT_GT(least_motion, 1e-2) << "a motion barely moves: its conservation laws would hold trivially";
+    EXPECT_GT(least_off, 1e-3) << "the residual does not see a velocity off the constraints";
+    EXPECT_GT(least_accel, 1e-4) << "neither motion accelerates";
     measured("max_rel_vk_energy_drift", e_vk);
     measured("max_residual", res);
+    measured("min_motion", least_motion);
+    measured("min_acceleration", least_accel);
+    measured("min_max_abs_energy_nh", least_e_nh);
+    measured("min_max_abs_vk_energy", least_e_vk);
+    measured("min_residual_off_manifold", least_off);
 }
 
-/** @brief Both dynamics coincide (control cases): max |q_NH − q_VK| over [0, t_end] for each μ0 below `tol`. */
+/** @brief Both dynamics coincide (control cases): max |q_NH − q_VK| over [0, t_end] for each μ0 below `tol`, along
+ *         motions that move (Recorded::least_motion > 1e-2) and, unless `uniform` (motions that are straight lines
+ *         by a closed form), accelerate (Recorded::most_acceleration > 1e-2): two motions at rest, or two
+ *         straight lines from the same state, coincide trivially. */
 template <class M, class Sampler>
 void check_coincide(const M& model, Sampler sample, std::uint64_t seed, const std::vector<double>& mu_values,
-                    double t_end, double tol, int samples = 3) {
+                    double t_end, double tol, int samples = 3, bool uniform = false) {
     Draw d(seed);
-    double worst = 0.0;
+    double worst = 0.0, least_motion = 1e300, least_accel = 1e300;
     for (int s = 0; s < samples; ++s) {
         std::array<double, M::n> q0, v0;
         sample(d, q0, v0);
@@ -259,22 +322,30 @@ void check_coincide(const M& model, Sampler sample, std::uint64_t seed, const st
             const Recorded<M> r = run_member(model, q0, v0, mu0, linear_times(t_end, 20), tight(1e-12, 1e-14));
             ASSERT_EQ(r.outcome.status, Status::ok) << status_name(r.outcome.status) << " mu0 = " << mu;
             worst = std::max(worst, r.max_dq());
+            least_motion = std::min(least_motion, r.least_motion());
+            least_accel = std::min(least_accel, r.most_acceleration());
         }
     }
     EXPECT_LT(worst, tol);
+    EXPECT_GT(least_motion, 1e-2) << "a motion barely moves: two motions at rest coincide trivially";
+    if (!uniform)
+        EXPECT_GT(least_accel, 1e-2) << "neither motion accelerates: two straight lines coincide trivially";
     measured("max_dq_control", worst);
+    measured("min_motion", least_motion);
+    measured("min_acceleration", least_accel);
 }
 
 /**
  * @brief Two formulations A, B of one system give the same motions: from `samples` random states, A started with
  *        multipliers ν uniform in [−0.5, 0.5]^k and B with `map_mu(q0, v0, ν)` (its equivalent multipliers), both
- *        dynamics over t ∈ (0, 0.5]; the largest difference of the coordinates and velocities must stay below 1e-9.
+ *        dynamics over t ∈ (0, 0.5]; the largest difference of the coordinates and velocities must stay below 1e-9,
+ *        along motions that move and accelerate (Recorded::least_motion, most_acceleration > 1e-2).
  */
 template <class A, class B, class Sampler, class MapMu>
 void check_same_motions(Sampler sample, std::uint64_t seed, MapMu map_mu, int samples = 3) {
     static_assert(A::n == B::n && A::k == B::k, "one system");
     Draw d(seed);
-    double worst_nh = 0.0, worst_vk = 0.0;
+    double worst_nh = 0.0, worst_vk = 0.0, least_motion = 1e300, least_accel = 1e300;
     for (int s = 0; s < samples; ++s) {
         std::array<double, A::n> q0, v0;
         sample(d, q0, v0);
@@ -287,6 +358,8 @@ void check_same_motions(Sampler sample, std::uint64_t seed, MapMu map_mu, int sa
         const Recorded<B> b = run_member(B{}, q0, v0, mu, times);
         ASSERT_EQ(a.outcome.status, Status::ok) << status_name(a.outcome.status);
         ASSERT_EQ(b.outcome.status, Status::ok) << status_name(b.outcome.status);
+        least_motion = std::min(least_motion, a.least_motion());
+        least_accel = std::min(least_accel, a.most_acceleration());
         for (int i = 0; i < a.rows(); ++i)
             for (int j = 0; j < 2 * A::n; ++j) {
                 worst_nh = std::max(worst_nh, std::fabs(a.q_nh(i)[j] - b.q_nh(i)[j]));
@@ -295,6 +368,8 @@ void check_same_motions(Sampler sample, std::uint64_t seed, MapMu map_mu, int sa
     }
     EXPECT_LT(worst_nh, 1e-9);
     EXPECT_LT(worst_vk, 1e-9);
+    EXPECT_GT(least_motion, 1e-2) << "a motion barely moves: two motions at rest agree trivially";
+    EXPECT_GT(least_accel, 1e-2) << "neither motion accelerates: two straight lines agree trivially";
     measured("max_diff_nh_between_formulations", worst_nh);
     measured("max_diff_vk_between_formulations", worst_vk);
 }

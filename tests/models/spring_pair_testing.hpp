@@ -99,13 +99,14 @@ template <class R> double max_change_relative_angular_momentum(const R& r) {
 /**
  * @brief Noether momenta of L̃ = L − μ·φ along vakonomic motions from `samples` random states (μ0 from
  *        `draw_mu(Draw&)`, unequal masses): with πᵢ = mᵢṗᵢ − gᵢ(r, i), gᵢ the constraint part of ∂L̃/∂ṗᵢ at row i,
- *        the changes of π1 + π2 and of p1 × π1 + p2 × π2 over t ∈ [0, 3] must stay below 1e-9.
+ *        the changes of π1 + π2 and of p1 × π1 + p2 × π2 over t ∈ [0, 3] must stay below 1e-9, while both are
+ *        nonzero (> 1e-2) and the motion moves (Recorded::least_motion > 1e-2).
  */
 template <class M, class Sampler, class DrawMu, class G>
 void check_vakonomic_momenta(Sampler sample, std::uint64_t seed, DrawMu draw_mu, G g, int samples = 3) {
     Draw d(seed);
     const M m = unequal_masses<M>();
-    double worst_p = 0.0, worst_l = 0.0;
+    double worst_p = 0.0, worst_l = 0.0, least_p = 1e300, least_l = 1e300, least_motion = 1e300;
     for (int s = 0; s < samples; ++s) {
         std::array<double, 6> q0, v0;
         sample(d, q0, v0);
@@ -115,11 +116,21 @@ void check_vakonomic_momenta(Sampler sample, std::uint64_t seed, DrawMu draw_mu,
         auto pi2 = [&](int i) { return double(m.m2) * second(r.v_vk(i)) - g(r, i, 2); };
         worst_p = std::max(worst_p, max_vec_change(r.rows(), [&](int i) { return pi1(i) + pi2(i); }));
         worst_l = std::max(worst_l, max_vec_change(r.rows(), [&](int i) { return moment(r.q_vk(i), pi1(i), pi2(i)); }));
+        // Not vacuous: both momenta are nonzero and the motion moves and accelerates.
+        least_p = std::min(least_p, norm(pi1(0) + pi2(0)));
+        least_l = std::min(least_l, norm(moment(r.q_vk(0), pi1(0), pi2(0))));
+        least_motion = std::min(least_motion, r.least_motion());
     }
     EXPECT_LT(worst_p, 1e-9);
     EXPECT_LT(worst_l, 1e-9);
+    EXPECT_GT(least_p, 1e-2) << "the momentum checked for conservation is 0";
+    EXPECT_GT(least_l, 1e-2) << "the angular momentum checked for conservation is 0";
+    EXPECT_GT(least_motion, 1e-2) << "a motion barely moves: its conservation laws would hold trivially";
     measured("max_change_vk_momentum", worst_p);
     measured("max_change_vk_angular_momentum", worst_l);
+    measured("min_abs_vk_momentum", least_p);
+    measured("min_abs_vk_angular_momentum", least_l);
+    measured("min_motion", least_motion);
 }
 
 } // namespace nhvk::testing

@@ -64,7 +64,7 @@ TEST(Heisenberg, EuclideanNonholonomicIsUniformStraightWithZeroMultiplier) {
 TEST(Heisenberg, EuclideanVakonomicWithZeroMuCoincides) {
     // NOTE: λ ≡ 0 along the straight lines, and μ0 = 0 gives W̃ = W, b̃ = b, μ̇ = λ = 0: the same motion, so the
     // generic O(t³) law of docs/physics.md §4.2 does not apply here (the divergence vanishes identically).
-    check_coincide(M{}, random_state, 202, {0.0}, 3.0, 1e-12, 4);
+    check_coincide(M{}, random_state, 202, {0.0}, 3.0, 1e-12, 4, /*uniform=*/true);
 }
 
 TEST(Heisenberg, EuclideanVakonomicWithNonzeroMuDivergesAsTSquared) {
@@ -139,7 +139,7 @@ TEST(Heisenberg, SubRiemannianConservation) {
 TEST(Heisenberg, SubRiemannianVakonomicWithNonzeroMuDivergesAsTSquared) {
     // NOTE: with μ0 = 0 both motions are the same straight lines (μ stays 0), so only the O(t²) law is generic.
     check_divergence_laws(sub_riemannian(), random_state, 208, 3, 1.0, /*expect_t3=*/false);
-    check_coincide(sub_riemannian(), random_state, 209, {0.0}, 3.0, 1e-12, 3);
+    check_coincide(sub_riemannian(), random_state, 209, {0.0}, 3.0, 1e-12, 3, /*uniform=*/true);
 }
 
 } // namespace

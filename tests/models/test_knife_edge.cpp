@@ -44,16 +44,23 @@ TEST(KnifeEdge, ReleasedFromRestClosedForm) {
 TEST(KnifeEdge, HeadingRateConstant) {
     // J has no φ-component, so J φ̈ = 0 along the nonholonomic motion.
     Draw d(302);
-    double worst = 0.0;
+    double worst = 0.0, least_rate = 1e300, least_motion = 1e300;
     for (int s = 0; s < 4; ++s) {
         std::array<double, 3> q0, v0;
         random_state(d, q0, v0);
         const Recorded<M> r = run_member(M{}, q0, v0, {0.0}, linear_times(3.0, 15));
         ASSERT_EQ(r.outcome.status, Status::ok);
         worst = std::max(worst, r.max_change([&](int i) { return r.v_nh(i)[2]; }));
+        // not vacuous: φ̇ is not 0 and the knife moves
+        least_rate = std::min(least_rate, std::fabs(v0[2]));
+        least_motion = std::min({least_motion, r.least_motion(), r.most_acceleration()}); // ẋ, ẏ turn with φ
     }
     EXPECT_LT(worst, 1e-12);
+    EXPECT_GT(least_rate, 1e-2);
+    EXPECT_GT(least_motion, 1e-2);
     measured("max_change_phidot", worst);
+    measured("min_abs_phidot", least_rate);
+    measured("min_motion", least_motion);
 }
 
 TEST(KnifeEdge, Conservation) {

@@ -52,7 +52,7 @@ TEST(MidpointParallel, LinearOfDegreeOne) {
 TEST(MidpointParallel, WholeCrossProductStaysZero) {
     // All three components of s × d stay zero (only two equations are imposed), t ∈ [0, 3], both dynamics.
     Draw d(1501);
-    double worst = 0.0;
+    double worst = 0.0, least_motion = 1e300;
     for (int s = 0; s < 4; ++s) {
         std::array<double, 6> q0, v0;
         random_state(d, q0, v0);
@@ -63,9 +63,15 @@ TEST(MidpointParallel, WholeCrossProductStaysZero) {
                 const double* v = q + 6;
                 worst = std::max(worst, norm(cross(first(v) + second(v), separation(q))));
             }
+        // not vacuous: both motions move and change their velocities (a zero cross product of constant vectors
+        // would prove nothing)
+        least_motion = std::min({least_motion, r.least_motion(), r.max_state_change([&](int i) { return r.v_nh(i); }),
+                                 r.max_state_change([&](int i) { return r.v_vk(i); })});
     }
     EXPECT_LT(worst, 1e-9);
+    EXPECT_GT(least_motion, 1e-2);
     measured("max_abs_cross", worst);
+    measured("min_motion", least_motion);
 }
 
 /** @brief The (x, y)-form multipliers equivalent to the model's ν at positions q (see FormulationDoesNotChange…). */
@@ -89,7 +95,7 @@ TEST(MidpointParallel, EqualMassesRelativeMotionIsFreeAndMidpointSpeedConserved)
     Draw d(1503);
     M equal;
     equal.kappa = 2.0;
-    double worst_l = 0.0, worst_b = 0.0, least_b_unequal = 1e9;
+    double worst_l = 0.0, worst_b = 0.0, least_b_unequal = 1e9, least_motion = 1e9, least_size = 1e9;
     for (int s = 0; s < 3; ++s) {
         std::array<double, 6> q0, v0;
         random_state(d, q0, v0);
@@ -98,6 +104,10 @@ TEST(MidpointParallel, EqualMassesRelativeMotionIsFreeAndMidpointSpeedConserved)
         auto midpoint_speed = [](const double* v) { return norm(0.5 * (first(v) + second(v))); };
         worst_l = std::max(worst_l, max_change_relative_angular_momentum(r));
         worst_b = std::max(worst_b, r.max_change([&](int i) { return midpoint_speed(r.v_nh(i)); }));
+        // not vacuous: the equal-mass motion moves, and d × ḋ and |Ḃ| are not 0
+        least_motion = std::min(least_motion, r.least_motion());
+        least_size = std::min(
+            {least_size, midpoint_speed(r.v_nh(0)), norm(cross(separation(r.q_nh(0)), separation(r.v_nh(0))))});
         const Recorded<M> u = run_member(unequal_masses<M>(), q0, v0, {0.3, -0.2}, linear_times(3.0, 30));
         ASSERT_EQ(u.outcome.status, Status::ok) << status_name(u.outcome.status);
         least_b_unequal = std::min(least_b_unequal, u.max_change([&](int i) { return midpoint_speed(u.v_nh(i)); }));
@@ -105,6 +115,10 @@ TEST(MidpointParallel, EqualMassesRelativeMotionIsFreeAndMidpointSpeedConserved)
     EXPECT_LT(worst_l, 1e-9);
     EXPECT_LT(worst_b, 1e-9);
     EXPECT_GT(least_b_unequal, 1e-3);
+    EXPECT_GT(least_motion, 1e-2);
+    EXPECT_GT(least_size, 1e-2);
+    measured("min_motion_equal_masses", least_motion);
+    measured("min_abs_conserved_equal_masses", least_size);
     measured("max_change_d_cross_ddot_equal_masses", worst_l);
     measured("max_change_midpoint_speed_equal_masses", worst_b);
     measured("min_change_midpoint_speed_unequal_masses", least_b_unequal);

@@ -41,17 +41,25 @@ TEST(NhParticle, NonholonomicClosedForm) {
 TEST(NhParticle, VakonomicMomentaOfCyclicCoordinates) {
     // L̃ = ½|v|² − μ(ż − y ẋ): x and z are cyclic, so p_x = ẋ + μ y and p_z = ż − μ are conserved.
     Draw d(102);
-    double worst = 0.0;
+    double worst = 0.0, least_p = 1e300, least_motion = 1e300;
     for (double mu0 : {0.0, 0.4, -0.9}) {
         std::array<double, 3> q0, v0;
         random_state(d, q0, v0);
         const Recorded<M> r = run_member(M{}, q0, v0, {mu0}, linear_times(2.0, 20));
         ASSERT_EQ(r.outcome.status, Status::ok);
-        worst = std::max(worst, r.max_change([&](int i) { return r.v_vk(i)[0] + r.mu(i)[0] * r.q_vk(i)[1]; }));
-        worst = std::max(worst, r.max_change([&](int i) { return r.v_vk(i)[2] - r.mu(i)[0]; }));
+        auto px = [&](int i) { return r.v_vk(i)[0] + r.mu(i)[0] * r.q_vk(i)[1]; };
+        auto pz = [&](int i) { return r.v_vk(i)[2] - r.mu(i)[0]; };
+        worst = std::max({worst, r.max_change(px), r.max_change(pz)});
+        // not vacuous: the momenta are not 0 and the motion moves (ẋ, ż change with y and μ)
+        least_p = std::min({least_p, std::fabs(px(0)), std::fabs(pz(0))});
+        least_motion = std::min(least_motion, r.least_motion());
     }
     EXPECT_LT(worst, 1e-10);
+    EXPECT_GT(least_p, 1e-3);
+    EXPECT_GT(least_motion, 1e-2);
     measured("max_change_px_pz", worst);
+    measured("min_abs_px_pz", least_p);
+    measured("min_motion", least_motion);
 }
 
 TEST(NhParticle, EnergiesConserved) {

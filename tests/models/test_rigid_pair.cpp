@@ -47,7 +47,7 @@ TEST(RigidPair, BothDynamicsCoincideForEveryMu) {
 TEST(RigidPair, DistanceConstantCentreOfMassFallsFreely) {
     Draw d(1103);
     const M m = unequal();
-    double worst_dist = 0.0, worst_com = 0.0, worst_rel = 0.0;
+    double worst_dist = 0.0, worst_com = 0.0, worst_rel = 0.0, least_size = 1e300;
     for (int s = 0; s < 3; ++s) {
         std::array<double, 6> q0, v0;
         sampler(m)(d, q0, v0);
@@ -62,6 +62,7 @@ TEST(RigidPair, DistanceConstantCentreOfMassFallsFreely) {
         worst_dist = std::max({worst_dist, r.max_change([&](int i) { return dist(r.q_nh(i)); }),
                                r.max_change([&](int i) { return dist(r.q_vk(i)); })});
         worst_rel = std::max(worst_rel, r.max_change([&](int i) { return rel_speed(r.v_nh(i)); }));
+        least_size = std::min({least_size, dist(q0.data()), rel_speed(v0.data())}); // constants that are not 0
         const double Mt = m.m1 + m.m2;
         for (int i = 1; i < r.rows(); ++i) {
             const double t = r.t[i];
@@ -75,6 +76,8 @@ TEST(RigidPair, DistanceConstantCentreOfMassFallsFreely) {
     EXPECT_LT(worst_dist, 1e-10);
     EXPECT_LT(worst_com, 1e-10);
     EXPECT_LT(worst_rel, 1e-10);
+    EXPECT_GT(least_size, 1e-2);
+    measured("min_distance_or_relative_speed", least_size);
     measured("max_change_distance", worst_dist);
     measured("max_error_centre_of_mass", worst_com);
     measured("max_change_relative_speed", worst_rel);

@@ -26,7 +26,7 @@ TEST(SphereHolonomic, BothDynamicsCoincideForEveryMu) {
 
 TEST(SphereHolonomic, RadiusConstant) {
     Draw d(902);
-    double worst = 0.0;
+    double worst = 0.0, least_motion = 1e300;
     for (int s = 0; s < 3; ++s) {
         std::array<double, 3> q0, v0;
         random_state(d, q0, v0);
@@ -35,9 +35,12 @@ TEST(SphereHolonomic, RadiusConstant) {
         auto radius = [](const double* q) { return std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]); };
         worst = std::max(worst, r.max_change([&](int i) { return radius(r.q_nh(i)); }));
         worst = std::max(worst, r.max_change([&](int i) { return radius(r.q_vk(i)); }));
+        least_motion = std::min(least_motion, r.least_motion()); // the radius itself is 1 + O(1e-16)
     }
     EXPECT_LT(worst, 1e-10);
+    EXPECT_GT(least_motion, 1e-2) << "a motion barely moves: a constant radius would hold trivially";
     measured("max_change_radius", worst);
+    measured("min_motion", least_motion);
 }
 
 TEST(SphereHolonomic, Conservation) {

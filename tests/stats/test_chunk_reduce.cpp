@@ -63,6 +63,8 @@ void reduce(const Policy &policy, const Data &d, std::size_t n_tiles, const LogB
                                partials.data(), counts.data());
 }
 
+// A determinism test, not a validation: other tilings and execution policies of the same reduction give the same
+// bits; the values are checked by the accumulator tests (test_ensemble_stats.cpp) against independent references.
 TEST(ChunkReduce, TilesAndPoliciesGiveIdenticalPartials) {
     const Data d = make_data();
     const LogHistogramSpec spec{1e-30, 1e10, 5}; // coarse: 4000 tiles × 204 bins per series stay small

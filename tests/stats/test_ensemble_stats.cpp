@@ -161,6 +161,9 @@ TEST(EnsembleAccumulator, ExactQuantilesMatchIndependentType7) {
     EXPECT_NEAR(r.std / std::sqrt(static_cast<double>(ss / (n - 1))), 1.0, 1e-14);
 }
 
+// Determinism tests, not validations: the same values through the same accumulator in other chunkings or thread
+// counts must give the same bits; the values themselves are checked against independent references above
+// (ExactQuantilesMatchIndependentType7) and below (ModesAgree…, MergeEqualsConcatenation).
 TEST(EnsembleAccumulator, ChunkingDoesNotChangeBitsExactMode) {
     // the whole-ensemble chunk (9 × 4001 values) takes the OpenMP path, the small ones the sequential path
     const Ensemble e = make_ensemble(9, 4001, 1);

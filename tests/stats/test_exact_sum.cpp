@@ -140,6 +140,8 @@ TEST(ExactSum, MatchesExactIntegerReference) {
     }
 }
 
+// A determinism test: the same sum in other orders and merge trees gives the same bits (the value is validated
+// by MatchesExactIntegerReference above).
 TEST(ExactSum, OrderAndMergeTreeDoNotChangeBits) {
     std::mt19937_64 rng(7);
     std::vector<double> v = wide_random(5000, rng);
