@@ -40,7 +40,7 @@ int main() {
                 return 1;
             }
             double phi[Model::k];
-            nhvk::constraint_values(Model{}, st.y, st.y + Model::n, st.t, phi);
+            Model{}.constraints(st.y, st.y + Model::n, st.t, phi);
             residual[static_cast<std::size_t>(s) * members + j] = std::fabs(phi[0]);
         }
         const double c = st.y[3] * std::sqrt(1.0 + st.y[1] * st.y[1]);

@@ -148,7 +148,7 @@ template <class M, class T = double> struct Recorded {
         T v[n];
         for (int j = 0; j < n; ++j)
             v[j] = v_nh(i)[j] + T(0.1 * (1.0 + 0.37 * j) * (j % 2 ? -1.0 : 1.0));
-        return double(diagnose(model, q_nh(i), v, T(t[i])).residual);
+        return double(diagnose_with(ad(), q_nh(i), v, T(t[i])).residual);
     }
     double max_residual() const {
         double m = 0.0;
