@@ -88,7 +88,7 @@ struct EnsembleResult {
     const stats::SeriesSummary& at(int metric, int i) const { return series[static_cast<std::size_t>(metric) * times.size() + i]; }
     /** @brief The interpolated onset times of the members whose d_q crossed the threshold. */
     const stats::SeriesSummary& onset_times() const {
-        return series[static_cast<std::size_t>(metric_count) * times.size() + member_onset_time];
+        return series[static_cast<std::size_t>(member_series_row(static_cast<int>(times.size()), member_onset_time))];
     }
     /** @brief The largest `max` of `metric` over every output time (NaN when no time has a finite one). */
     double max_over_times(int metric) const;

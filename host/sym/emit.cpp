@@ -162,8 +162,8 @@ int sum(Graph& g, const std::vector<int>& terms) {
     return s;
 }
 
-/** @brief The nodes `(J·v)_c`, emitted before the solve: `k` values live across it instead of the entries of `J`
- *         (and their trigonometry) that the power would otherwise keep alive (registers on the device). */
+/** @brief The nodes `(J·v)_c` of the reaction power, emitted before the solve (for rolling_disc the kernels' registers
+ *         were the same with them emitted after it; bench/results/2026-11-23-kernel-resources-power.md). */
 std::vector<int> emit_jv(Graph& g, Body& body, const DerivedVariant& dv, int n, int k) {
     std::vector<int> jv(static_cast<std::size_t>(k));
     for (int c = 0; c < k; ++c) {

@@ -17,9 +17,9 @@ namespace nhvk {
 /**
  * @brief A chunk of `m` members, structure of arrays, every array in double. Member `j` reads `q0[c * ld + j]` for
  *        coordinate `c` (likewise `v0`, `mu0`, `params` with `params_ld`, 0 meaning one shared parameter set) and
- *        writes `metrics[(metric * nt + i) * ld + j]`, its interpolated onset time at `metrics[(metric_count * nt +
- *        member_onset_time) * ld + j]` (`metric_rows(nt)` rows in all), `status[j]`, `failed[j]`, `fail_index[j]`,
- *        `onset[j]`. A member that fails keeps the metrics and the onset of the output times it reached.
+ *        writes `metrics[(metric * nt + i) * ld + j]`, its interpolated onset time at
+ *        `metrics[member_series_row(nt, member_onset_time) * ld + j]` (`metric_rows(nt)` rows in all), `status[j]`,
+ *        `failed[j]`, `fail_index[j]`, `onset[j]`. A member that fails keeps the metrics and the onset of the output times it reached.
  *        Pointers are host pointers for the CPU backend and device pointers inside the CUDA kernel.
  */
 struct ChunkArgs {

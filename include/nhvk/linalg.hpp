@@ -39,7 +39,7 @@ template <int K, class T> NHVK_HD NHVK_FORCEINLINE T max_abs_residual(const T* x
     T r = T(0);
     NHVK_UNROLL
     for (int i = 0; i < K; ++i) {
-        const T a = x[i] < T(0) ? -x[i] : x[i];
+        const T a = abs(x[i]);
         if (!is_finite(a)) return a;
         r = a > r ? a : r;
     }

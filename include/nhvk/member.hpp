@@ -314,8 +314,8 @@ NHVK_HD double onset_time_of(const double* metrics, long long stride, int nt, co
  *        trajectory, writing `metrics[(m * nt + i) * stride]` (structure of arrays: the caller offsets `metrics` by
  *        the member's column and passes the chunk size as `stride`), and keeps the index of the output time where
  *        d_q first exceeds the threshold (`onset_time_of` interpolates the onset time after the integration, from
- *        what was written: nothing for it is carried through the integration, registers on the device). The nonholonomic state carries the two
- *        energy-balance integrals after `(q, v)` (`BalancedNonholonomicSystem`).
+ *        what was written: nothing for it is carried through the integration, registers on the device). The
+ *        nonholonomic state carries the two energy-balance integrals after `(q, v)` (`BalancedNonholonomicSystem`).
  */
 template <class M, class T, class Eq = AdEquations<M, T>> struct DivergenceObserver {
     Eq eq;

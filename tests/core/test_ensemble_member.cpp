@@ -211,8 +211,8 @@ TEST(EnsembleMember, RollingDiscChunkEqualsMembersAlone) {
     alone[skipped].outcome.status = Status::non_finite;
     alone[skipped].outcome.failed = nhvk::Dynamics::none;
     alone[skipped].outcome.time_index = -1;
-    alone[skipped].onset = -1;
-    alone[skipped].metrics[std::size_t(nhvk::metric_count) * c.times.size() + nhvk::member_onset_time] =
+    alone[skipped].onset = nhvk::stats::onset_never;
+    alone[skipped].metrics[std::size_t(nhvk::member_series_row(int(c.times.size()), nhvk::member_onset_time))] =
         std::numeric_limits<double>::quiet_NaN(); // no onset
 
     run_all_orders<RollingDisc>(c, alone);
@@ -306,7 +306,7 @@ TEST(EnsembleMember, PerpendicularVelocitiesChunkWithFailingMember) {
     // is NaN, which the reduction reads as "no onset"
     for (int q = 0; q < nhvk::metric_count * c.args.nt; ++q)
         EXPECT_EQ(c.metrics[q * c.ld + bad], sentinel);
-    EXPECT_TRUE(std::isnan(c.metrics[(nhvk::metric_count * c.args.nt + nhvk::member_onset_time) * c.ld + bad]));
+    EXPECT_TRUE(std::isnan(c.metrics[nhvk::member_series_row(c.args.nt, nhvk::member_onset_time) * c.ld + bad]));
 }
 
 // The observer's metrics recomputed from the recorded states: d_q over the mask with angles wrapped, d_v, residuals
