@@ -16,31 +16,23 @@
 namespace nhvk {
 
 std::string format_number(double x) {
-    if (std::isnan(x))
-        return "nan";
-    if (std::isinf(x))
-        return x > 0 ? "inf" : "-inf";
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
     char buf[40];
     for (int precision = 1; precision <= 17; ++precision) {
         std::snprintf(buf, sizeof buf, "%.*g", precision, x);
-        if (std::strtod(buf, nullptr) == x)
-            break;
+        if (std::strtod(buf, nullptr) == x) break;
     }
     return buf;
 }
 
-double min_rtol(Precision p) {
-    return p == Precision::f32 ? 1e-6 : 2e-15;
-}
+double min_rtol(Precision p) { return p == Precision::f32 ? 1e-6 : 2e-15; }
 
-double default_rtol(Precision p) {
-    return p == Precision::f32 ? StepDefaults::rtol_float : StepDefaults::rtol;
-}
+double default_rtol(Precision p) { return p == Precision::f32 ? StepDefaults::rtol_float : StepDefaults::rtol; }
 
 std::optional<SettingProblem> check_integrator(const IntegratorSettings& s) {
     const bool rk4 = s.method == Method::rk4;
-    if (!(std::isfinite(s.rtol) && s.rtol > 0.0))
-        return SettingProblem{"integrator.rtol", "a number > 0"};
+    if (!(std::isfinite(s.rtol) && s.rtol > 0.0)) return SettingProblem{"integrator.rtol", "a number > 0"};
     if (!rk4 && !(s.rtol >= min_rtol(s.precision)))
         return SettingProblem{"integrator.rtol", std::string("rtol >= ") + format_number(min_rtol(s.precision)) +
                                                      " (about 17 units of roundoff: the least precision = \"" +
@@ -49,21 +41,18 @@ std::optional<SettingProblem> check_integrator(const IntegratorSettings& s) {
     // norm); Hairer's codes refuse it too.
     if (!(std::isfinite(s.atol) && s.atol > 0.0))
         return SettingProblem{"integrator.atol", "a number > 0 (the error scale atol + rtol·|y| must not vanish)"};
-    if (rk4 && !(std::isfinite(s.dt) && s.dt > 0.0))
-        return SettingProblem{"integrator.dt", "a step > 0 (rk4)"};
+    if (rk4 && !(std::isfinite(s.dt) && s.dt > 0.0)) return SettingProblem{"integrator.dt", "a step > 0 (rk4)"};
     if (!rk4 && !(std::isfinite(s.dt) && s.dt >= 0.0))
         return SettingProblem{"integrator.dt", "an initial step >= 0 (dopri5; 0 = automatic)"};
     if (!(std::isfinite(s.min_step) && s.min_step >= 0.0))
         return SettingProblem{"integrator.min_step", "a number >= 0"};
-    if (!(s.max_steps >= 1))
-        return SettingProblem{"integrator.max_steps", "an integer >= 1"};
+    if (!(s.max_steps >= 1)) return SettingProblem{"integrator.max_steps", "an integer >= 1"};
     return std::nullopt;
 }
 
 std::optional<SettingProblem> check_step_count(const IntegratorSettings& s, double t0,
                                                const std::vector<double>& times) {
-    if (s.method != Method::rk4 || !(s.dt > 0.0))
-        return std::nullopt;
+    if (s.method != Method::rk4 || !(s.dt > 0.0)) return std::nullopt;
     // NOTE: in double, as the stepper plans them (⌈Δ/dt⌉ per output interval, at least one); a count beyond 2^63 is
     // just a large double here, never an integer overflow.
     double steps = 0.0;
@@ -71,8 +60,7 @@ std::optional<SettingProblem> check_step_count(const IntegratorSettings& s, doub
     for (double ti : times) {
         const double span = ti - t;
         double m = std::floor(span / s.dt);
-        if (m * s.dt < span * (1.0 - 1e-12))
-            m += 1.0; // as Rk4::plan rounds up
+        if (m * s.dt < span * (1.0 - 1e-12)) m += 1.0; // as Rk4::plan rounds up
         steps += std::max(1.0, m);
         t = ti;
     }
@@ -99,13 +87,11 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
     const double histograms =
         (exact ? 1.0 : 2.0) * n_series * static_cast<double>(stats::LogHistogramSpec{}.n_bins()) * 8.0;
     const double need = chunk + histograms + values;
-    if (need <= available_bytes)
-        return std::nullopt;
+    if (need <= available_bytes) return std::nullopt;
     const char* key = "run.chunk";
     if (histograms >= chunk && histograms >= values)
         key = cfg.time_grid.spacing == Spacing::list ? "times.list" : "times.count";
-    else if (values >= chunk)
-        key = "run.exact_memory_mb";
+    else if (values >= chunk) key = "run.exact_memory_mb";
     const auto mib = [](double b) { return format_number(std::ceil(b / (1024.0 * 1024.0))); };
     return SettingProblem{key, "the run needs about " + mib(need) + " MiB (chunk buffers " + mib(chunk) +
                                    ", histograms " + mib(histograms) + ", exact-quantile values " + mib(values) +
@@ -115,22 +101,19 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
 
 double physical_memory_bytes() {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    if (pages <= 0 || page <= 0)
-        return std::numeric_limits<double>::infinity();
+    if (pages <= 0 || page <= 0) return std::numeric_limits<double>::infinity();
     return static_cast<double>(pages) * static_cast<double>(page);
 }
 
 std::optional<std::string> check_param(const ParamInfo& p, double x) {
-    if (std::isfinite(x) && in_domain(p.domain, x))
-        return std::nullopt;
+    if (std::isfinite(x) && in_domain(p.domain, x)) return std::nullopt;
     return std::string("a number ") + to_string(p.domain) + " (the range of parameter " + p.name + ")";
 }
 
 std::optional<std::string> check_param(const ParamInfo& p, const Distribution& d) {
     switch (d.kind) {
     case DistKind::uniform:
-        if (auto e = check_param(p, d.a))
-            return e;
+        if (auto e = check_param(p, d.a)) return e;
         return check_param(p, d.b);
     case DistKind::normal:
         if (p.domain != ParamDomain::any && d.b > 0.0)

@@ -15,11 +15,11 @@ namespace nhvk {
 /** @brief Documented exit codes of the `nhvk` binary (README "Exit codes"). */
 enum ExitCode : int {
     exit_ok = 0,
-    exit_runtime = 1,      ///< I/O failure, CUDA error, internal error
-    exit_usage = 2,        ///< bad command line or bad config (the message names the option / file:line and key)
-    exit_integration = 3,  ///< `trajectory`: the integration of the single trajectory failed (rows so far written)
-    exit_no_valid = 4,     ///< `run`: not a single trajectory of the ensemble was valid
-    exit_folder_busy = 5,  ///< `run`: the output folder is claimed by another live run (pipeline/output_folder.hpp)
+    exit_runtime = 1,     ///< I/O failure, CUDA error, internal error
+    exit_usage = 2,       ///< bad command line or bad config (the message names the option / file:line and key)
+    exit_integration = 3, ///< `trajectory`: the integration of the single trajectory failed (rows so far written)
+    exit_no_valid = 4,    ///< `run`: not a single trajectory of the ensemble was valid
+    exit_folder_busy = 5, ///< `run`: the output folder is claimed by another live run (pipeline/output_folder.hpp)
 };
 
 /** @brief A usage error: bad option values. Mapped to exit code 2. */

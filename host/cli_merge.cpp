@@ -40,7 +40,8 @@ std::vector<Part> read_parts(const std::vector<std::string>& dirs) {
         const fs::path p = fs::path(d) / "partial.nhvk";
         std::error_code ec;
         if (!fs::exists(p, ec))
-            throw UsageError("'" + d + "' holds no partial.nhvk: not the output folder of a finished `nhvk run --shard "
+            throw UsageError("'" + d +
+                             "' holds no partial.nhvk: not the output folder of a finished `nhvk run --shard "
                              "i/N` (an unfinished one has a resume record instead; finish it with --resume)");
         try {
             parts.push_back({d, read_state_file(p)});
@@ -110,7 +111,8 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
     std::error_code ec;
     for (const std::string& d : dirs)
         if (fs::weakly_canonical(d, ec) == fs::weakly_canonical(out_dir, ec))
-            throw UsageError("--out '" + out_dir + "' is one of the folders to merge; choose a new folder (the "
+            throw UsageError("--out '" + out_dir +
+                             "' is one of the folders to merge; choose a new folder (the "
                              "merge would replace that shard's outputs)");
     const std::vector<Part> parts = read_parts(dirs);
     const PartialState& a = parts.front().state;
@@ -122,7 +124,8 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
     }
     if (run_identity(cfg).config_hash != a.id.config_hash)
         throw UsageError("the configuration kept in the parts loads differently with this build (config hash " +
-                         hash_text(run_identity(cfg).config_hash) + ", the parts' " + hash_text(a.id.config_hash) + ")");
+                         hash_text(run_identity(cfg).config_hash) + ", the parts' " + hash_text(a.id.config_hash) +
+                         ")");
     cfg.run.out = out_dir;
 
     EnsembleResult r;
@@ -144,9 +147,8 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
     reduce.finish();
     for (const std::string& b : backends) r.backend += (r.backend.empty() ? "" : "+") + b;
 
-    const bool samples = std::all_of(parts.begin(), parts.end(), [&](const Part& p) {
-        return fs::exists(fs::path(p.dir) / "samples.csv", ec);
-    });
+    const bool samples = std::all_of(parts.begin(), parts.end(),
+                                     [&](const Part& p) { return fs::exists(fs::path(p.dir) / "samples.csv", ec); });
     std::vector<fs::path> trajectories;
     for (const Part& part : parts)
         for (fs::directory_iterator it(fs::path(part.dir) / "trajectories", ec), end; !ec && it != end; ++it)
@@ -178,7 +180,8 @@ void add_merge_command(CLI::App& app, int& exit_code) {
     auto out = std::make_shared<std::string>();
     auto quiet = std::make_shared<bool>(false);
     auto summary_md = std::make_shared<std::string>();
-    auto* cmd = app.add_subcommand("merge", "Merge the output folders of a run's --shard i/N parts into one run's outputs");
+    auto* cmd =
+        app.add_subcommand("merge", "Merge the output folders of a run's --shard i/N parts into one run's outputs");
     cmd->add_option("dirs", *dirs, "the output folders of the parts (any order)")->required();
     cmd->add_option("--out", *out, "the output folder of the merged run")->required();
     cmd->add_flag("-q,--quiet", *quiet, "no summary on stderr");

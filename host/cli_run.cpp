@@ -4,13 +4,13 @@
  */
 #include <cmath>
 #include <fstream>
-#include <iterator>
-#include <tuple>
-#include <utility>
 #include <iomanip>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "checks.hpp"
 #include "cli_common.hpp"
@@ -45,8 +45,8 @@ std::pair<int, int> parse_shard(const std::string& text) {
         return true;
     };
     long long i = 0, n = 0;
-    if (slash == std::string::npos || !whole(text.substr(0, slash), i) || !whole(text.substr(slash + 1), n) ||
-        n < 1 || i >= n)
+    if (slash == std::string::npos || !whole(text.substr(0, slash), i) || !whole(text.substr(slash + 1), n) || n < 1 ||
+        i >= n)
         throw UsageError("--shard: expected i/N with whole numbers 0 <= i < N (e.g. 0/4 … 3/4), got '" + text + "'");
     return {static_cast<int>(i), static_cast<int>(n)};
 }
@@ -63,8 +63,9 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
     std::ostream& os = std::cerr;
     const int nt = static_cast<int>(r.times.size());
     os << "nhvk run: model " << cfg.model.name << ", " << r.requested << " trajectories on " << r.backend << " ("
-       << (r.ranks > 1 ? std::to_string(r.ranks) + " MPI ranks × " : std::string()) << r.threads << " threads), " << std::setprecision(3) << r.seconds << " s ("
-       << std::setprecision(4) << (r.seconds > 0 ? r.requested / r.seconds : 0.0) << " traj/s)\n";
+       << (r.ranks > 1 ? std::to_string(r.ranks) + " MPI ranks × " : std::string()) << r.threads << " threads), "
+       << std::setprecision(3) << r.seconds << " s (" << std::setprecision(4)
+       << (r.seconds > 0 ? r.requested / r.seconds : 0.0) << " traj/s)\n";
     os << "  valid " << r.valid << ", failed " << r.failed();
     if (r.failed()) {
         os << " (";

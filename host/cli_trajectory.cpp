@@ -46,8 +46,7 @@ double parse_number(const std::string& text, const std::string& what) {
 
 void refuse_empty_values(const CLI::App& cmd) {
     for (const CLI::Option* opt : cmd.get_options()) {
-        if (opt->count() == 0 || opt->get_type_size() == 0)
-            continue; // absent, or a flag
+        if (opt->count() == 0 || opt->get_type_size() == 0) continue; // absent, or a flag
         for (const std::string& r : opt->results())
             if (r.empty()) {
                 const std::vector<std::string>& longs = opt->get_lnames();
@@ -62,19 +61,15 @@ void add_models_command(CLI::App& app, int& exit_code) {
     cmd->callback([&exit_code]() {
         for (const ModelInfo& m : model_registry()) {
             std::cout << m.name << "  n=" << m.n << " k=" << m.k << "  q=(";
-            for (int j = 0; j < m.n; ++j)
-                std::cout << (j ? ", " : "") << m.coords[j] << (m.angles[j] ? " (a)" : "");
+            for (int j = 0; j < m.n; ++j) std::cout << (j ? ", " : "") << m.coords[j] << (m.angles[j] ? " (a)" : "");
             std::cout << ")";
             if (!m.params.empty()) {
                 std::cout << "  params:";
                 for (const ParamInfo& p : m.params) {
                     std::cout << " " << p.name << "=";
-                    if (p.is_bool)
-                        std::cout << (p.default_value != 0.0 ? "true" : "false");
-                    else
-                        std::cout << p.default_value;
-                    if (!p.is_bool && p.domain != ParamDomain::any)
-                        std::cout << " (" << to_string(p.domain) << ")";
+                    if (p.is_bool) std::cout << (p.default_value != 0.0 ? "true" : "false");
+                    else std::cout << p.default_value;
+                    if (!p.is_bool && p.domain != ParamDomain::any) std::cout << " (" << to_string(p.domain) << ")";
                 }
             }
             std::cout << "\n    " << m.description << "\n";
@@ -257,12 +252,9 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     }
 
     TrajectoryResult r;
-    if (o.backend == "cpu")
-        r = run_trajectory_cpu(req);
-    else if (o.backend == "cuda")
-        r = run_trajectory_cuda(req);
-    else
-        throw UsageError("--backend: expected cpu or cuda, got '" + o.backend + "'");
+    if (o.backend == "cpu") r = run_trajectory_cpu(req);
+    else if (o.backend == "cuda") r = run_trajectory_cuda(req);
+    else throw UsageError("--backend: expected cpu or cuda, got '" + o.backend + "'");
 
     // NOTE: the CSV's writes fail inside the C library's buffer (a full disk, /dev/full): the reason is the errno of
     // that failure, still set here (no later call succeeds in between), not at the final flush in main.
@@ -277,8 +269,7 @@ int run_trajectory_command(const TrajectoryOptions& o) {
         std::cerr << "nhvk: trajectory failed: " << status_name(r.outcome.status) << " in the "
                   << (r.outcome.failed == Dynamics::nonholonomic ? "nonholonomic" : "vakonomic")
                   << " dynamics before t = " << (r.outcome.time_index >= 0 ? req.times[r.outcome.time_index] : req.t0);
-        if (r.outcome.status == Status::step_limit)
-            std::cerr << " (max_steps = " << req.ctl.max_steps << ")";
+        if (r.outcome.status == Status::step_limit) std::cerr << " (max_steps = " << req.ctl.max_steps << ")";
         std::cerr << "\n";
         return exit_integration;
     }

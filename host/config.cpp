@@ -49,8 +49,7 @@ const std::vector<ConfigTable>& distribution_kinds() {
 
 const std::vector<std::string>& config_keys(const std::vector<ConfigTable>& tables, std::string_view name) {
     for (const ConfigTable& t : tables)
-        if (t.name == name)
-            return t.keys;
+        if (t.name == name) return t.keys;
     throw std::logic_error("config schema: no table " + std::string(name));
 }
 
@@ -59,18 +58,24 @@ const char* to_string(Precision p) { return p == Precision::f32 ? "float" : "dou
 const char* to_string(EquationsKind e) { return e == EquationsKind::ad ? "ad" : "generated"; }
 const char* to_string(Spacing s) {
     switch (s) {
-    case Spacing::log: return "log";
-    case Spacing::list: return "list";
+    case Spacing::log:
+        return "log";
+    case Spacing::list:
+        return "list";
     case Spacing::linear:
-    default: return "linear";
+    default:
+        return "linear";
     }
 }
 const char* to_string(Backend b) {
     switch (b) {
-    case Backend::cpu: return "cpu";
-    case Backend::cuda: return "cuda";
+    case Backend::cpu:
+        return "cpu";
+    case Backend::cuda:
+        return "cuda";
     case Backend::automatic:
-    default: return "auto";
+    default:
+        return "auto";
     }
 }
 
@@ -93,17 +98,27 @@ std::string quote(std::string_view s) {
 /** What a node is, for "got …": `"rk5"`, `42`, `1.5`, `true`, `a table`, `an array`, `a date`. */
 std::string describe(const toml::node& n) {
     switch (n.type()) {
-    case toml::node_type::string: return quote(n.as_string()->get());
-    case toml::node_type::integer: return std::to_string(n.as_integer()->get());
-    case toml::node_type::floating_point: return format_number(n.as_floating_point()->get());
-    case toml::node_type::boolean: return n.as_boolean()->get() ? "true" : "false";
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::date: return "a date";
-    case toml::node_type::time: return "a time";
-    case toml::node_type::date_time: return "a date-time";
+    case toml::node_type::string:
+        return quote(n.as_string()->get());
+    case toml::node_type::integer:
+        return std::to_string(n.as_integer()->get());
+    case toml::node_type::floating_point:
+        return format_number(n.as_floating_point()->get());
+    case toml::node_type::boolean:
+        return n.as_boolean()->get() ? "true" : "false";
+    case toml::node_type::table:
+        return "a table";
+    case toml::node_type::array:
+        return "an array";
+    case toml::node_type::date:
+        return "a date";
+    case toml::node_type::time:
+        return "a time";
+    case toml::node_type::date_time:
+        return "a date-time";
     case toml::node_type::none:
-    default: return "nothing";
+    default:
+        return "nothing";
     }
 }
 
@@ -206,8 +221,7 @@ const std::vector<std::string>& any_distribution_keys() {
         std::vector<std::string> all;
         for (const ConfigTable& kind : distribution_kinds())
             for (const std::string& k : kind.keys)
-                if (std::find(all.begin(), all.end(), k) == all.end())
-                    all.push_back(k);
+                if (std::find(all.begin(), all.end(), k) == all.end()) all.push_back(k);
         return all;
     }();
     return keys;
@@ -241,12 +255,9 @@ public:
 
     double number(const toml::node& n, const std::string& key) const {
         double x = 0.0;
-        if (const auto* i = n.as_integer())
-            x = static_cast<double>(i->get());
-        else if (const auto* f = n.as_floating_point())
-            x = f->get();
-        else
-            rep_.expected(n, key, "a number");
+        if (const auto* i = n.as_integer()) x = static_cast<double>(i->get());
+        else if (const auto* f = n.as_floating_point()) x = f->get();
+        else rep_.expected(n, key, "a number");
         if (!std::isfinite(x)) rep_.expected(n, key, "a finite number");
         return x;
     }
@@ -381,8 +392,7 @@ std::vector<std::string> split_key(const std::string& key) {
     for (std::size_t start = 0;;) {
         const auto dot = key.find('.', start);
         parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-        if (dot == std::string::npos)
-            break;
+        if (dot == std::string::npos) break;
         start = dot + 1;
     }
     return parts;
@@ -400,8 +410,7 @@ void insert_at(toml::table& root, const std::vector<std::string>& parts, toml::n
             toml::table holder = toml::parse("value = {}", source);
             n = t->insert(parts[i], std::move(*holder.get("value"))).first->second.as_table();
         }
-        if (!n->is_table())
-            throw ConfigError(source + ": " + path + " is " + describe(*n) + ", not a table", path);
+        if (!n->is_table()) throw ConfigError(source + ": " + path + " is " + describe(*n) + ", not a table", path);
         t = n->as_table();
     }
     t->insert_or_assign(parts.back(), std::move(value));
@@ -444,8 +453,7 @@ void apply_override(toml::table& root, const std::string& arg, Reporter& rep) {
  *  (never parsed as TOML, so any path works); a numeric one takes the number the whole text spells, or else the
  *  text as a string, which the schema then refuses by name. The value's source is the option, so errors name it. */
 void apply_option(toml::table& root, const OptionOverride& o, Reporter& rep) {
-    if (o.value.empty())
-        throw ConfigError(o.option + ": expected a non-empty value, got ''", o.key);
+    if (o.value.empty()) throw ConfigError(o.option + ": expected a non-empty value, got ''", o.key);
     rep.add_override_source(o.option);
     // NOTE: nodes parsed under the option's name, then given the value, so that their source is the option.
     toml::table parsed = toml::parse("value = \"\"", o.option);
@@ -476,8 +484,7 @@ const ModelInfo& parse_model(const Reader& rd, const toml::table& root, const st
     std::vector<std::string> names;
     for (const ModelInfo& m : registry) names.push_back(m.name);
     const toml::table* model = rd.table(&root, "model", "model");
-    if (model)
-        rd.check_keys(*model, "model", config_keys(config_sections(), "model"));
+    if (model) rd.check_keys(*model, "model", config_keys(config_sections(), "model"));
     const toml::node* name = rd.get(model, "name");
     if (!name) rd.report().missing(model, "model.name", "known models: " + join(names));
     const std::string s = rd.string(*name, "model.name");
@@ -505,12 +512,10 @@ void parse_params(const Reader& rd, const toml::table& root, RunConfig& cfg) {
         const std::string key = child_key("model.params", k.str());
         if (m.params[i].is_bool) {
             double x = 0.0;
-            if (const auto* b = v.as_boolean())
-                x = b->get() ? 1.0 : 0.0;
+            if (const auto* b = v.as_boolean()) x = b->get() ? 1.0 : 0.0;
             else if (const auto* n = v.as_integer(); n && (n->get() == 0 || n->get() == 1))
                 x = static_cast<double>(n->get());
-            else
-                rd.report().expected(v, key, "true or false (a boolean parameter)");
+            else rd.report().expected(v, key, "true or false (a boolean parameter)");
             cfg.params[i] = x;
             cfg.param_dists[i] = make_fixed(x);
             continue;
@@ -544,8 +549,7 @@ std::vector<Distribution> parse_coordinate_dists(const Reader& rd, const toml::t
 
 void parse_initial(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const toml::table* initial = rd.table(&root, "initial", "initial");
-    if (initial)
-        rd.check_keys(*initial, "initial", config_keys(config_sections(), "initial"));
+    if (initial) rd.check_keys(*initial, "initial", config_keys(config_sections(), "initial"));
     cfg.t0 = rd.number_or(initial, "t0", "initial", 0.0);
     if (const toml::node* e = rd.get(initial, "energy")) cfg.energy = rd.number(*e, "initial.energy");
     cfg.q0 = parse_coordinate_dists(rd, initial, "q", cfg.model);
@@ -565,8 +569,9 @@ void parse_initial(const Reader& rd, const toml::table& root, RunConfig& cfg) {
         return;
     }
     if (!mu->is_table() && !mu->is_integer() && !mu->is_floating_point())
-        rd.report().expected(*mu, "initial.mu", "a distribution (for all components), a number, or an array of " +
-                                                    std::to_string(k) + " of them");
+        rd.report().expected(*mu, "initial.mu",
+                             "a distribution (for all components), a number, or an array of " + std::to_string(k) +
+                                 " of them");
     const Distribution d = rd.distribution(*mu, "initial.mu");
     cfg.mu0.assign(static_cast<std::size_t>(k), d);
 }
@@ -574,15 +579,13 @@ void parse_initial(const Reader& rd, const toml::table& root, RunConfig& cfg) {
 void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "integrator";
     const toml::table* t = rd.table(&root, "integrator", p);
-    if (t)
-        rd.check_keys(*t, p, config_keys(config_sections(), p));
+    if (t) rd.check_keys(*t, p, config_keys(config_sections(), p));
     IntegratorSettings& s = cfg.integrator;
     s = IntegratorSettings{};
     if (const toml::node* n = rd.get(t, "method"))
         s.method = rd.choice(*n, "integrator.method", {"rk4", "dopri5"}) == 0 ? Method::rk4 : Method::dopri5;
     if (const toml::node* n = rd.get(t, "precision"))
-        s.precision =
-            rd.choice(*n, "integrator.precision", {"double", "float"}) == 0 ? Precision::f64 : Precision::f32;
+        s.precision = rd.choice(*n, "integrator.precision", {"double", "float"}) == 0 ? Precision::f64 : Precision::f32;
     if (const toml::node* n = rd.get(t, "equations"))
         s.equations = rd.choice(*n, "integrator.equations", {"generated", "ad"}) == 0 ? EquationsKind::generated
                                                                                       : EquationsKind::ad;
@@ -603,8 +606,7 @@ void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg)
 void parse_times(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "times";
     const toml::table* t = rd.table(&root, "times", p);
-    if (t)
-        rd.check_keys(*t, p, config_keys(config_sections(), p));
+    if (t) rd.check_keys(*t, p, config_keys(config_sections(), p));
     TimeGrid& g = cfg.time_grid;
     g = TimeGrid{};
     const double t0 = cfg.t0;
@@ -683,23 +685,23 @@ void parse_times(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     for (std::size_t i = 1; i < times.size(); ++i)
         if (!(times[i] > times[i - 1]))
             rd.report().fail(t ? t->source() : toml::source_region{}, "times",
-                             "the " + std::to_string(count) + " output times are not strictly increasing in double "
-                             "precision; use fewer or a wider range");
+                             "the " + std::to_string(count) +
+                                 " output times are not strictly increasing in double "
+                                 "precision; use fewer or a wider range");
 }
 
 void parse_divergence(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "divergence";
     const toml::table* t = rd.table(&root, "divergence", p);
-    if (t)
-        rd.check_keys(*t, p, config_keys(config_sections(), p));
+    if (t) rd.check_keys(*t, p, config_keys(config_sections(), p));
     const ModelInfo& m = cfg.model;
     cfg.divergence_coords.clear();
     if (const toml::node* n = rd.get(t, "coordinates")) {
         const toml::array* a = n->as_array();
         if (!a || a->empty())
             rd.report().expected(*n, "divergence.coordinates",
-                                 "a non-empty array of coordinate names of " + quote(m.name) + " (" +
-                                     join(m.coords) + ")");
+                                 "a non-empty array of coordinate names of " + quote(m.name) + " (" + join(m.coords) +
+                                     ")");
         for (std::size_t i = 0; i < a->size(); ++i) {
             const toml::node& e = *a->get(i);
             const std::string key = "divergence.coordinates[" + std::to_string(i) + "]";
@@ -734,8 +736,9 @@ void parse_divergence(const Reader& rd, const toml::table& root, RunConfig& cfg)
             if (std::find(cfg.divergence_coords.begin(), cfg.divergence_coords.end(), idx) ==
                 cfg.divergence_coords.end())
                 rd.report().fail(node, full,
-                                 "coordinate " + quote(name) + " is not in divergence.coordinates; list it there to "
-                                 "weigh it");
+                                 "coordinate " + quote(name) +
+                                     " is not in divergence.coordinates; list it there to "
+                                     "weigh it");
             const double x = rd.number(node, full);
             if (!(x > 0.0)) rd.report().expected(node, full, "a number > 0");
             cfg.divergence_weights[static_cast<std::size_t>(idx)] = x;
@@ -755,8 +758,7 @@ void parse_divergence(const Reader& rd, const toml::table& root, RunConfig& cfg)
 void parse_statistics(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "statistics";
     const toml::table* t = rd.table(&root, "statistics", p);
-    if (t)
-        rd.check_keys(*t, p, config_keys(config_sections(), p));
+    if (t) rd.check_keys(*t, p, config_keys(config_sections(), p));
     cfg.alive_population = true;
     if (const toml::node* n = rd.get(t, "population"))
         cfg.alive_population = rd.choice(*n, p + ".population", {"alive", "survivors"}) == 0;
@@ -765,8 +767,7 @@ void parse_statistics(const Reader& rd, const toml::table& root, RunConfig& cfg)
 void parse_diagnostics(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "diagnostics";
     const toml::table* t = rd.table(&root, "diagnostics", p);
-    if (t)
-        rd.check_keys(*t, p, config_keys(config_sections(), p));
+    if (t) rd.check_keys(*t, p, config_keys(config_sections(), p));
     cfg.balance_tolerance = rd.number_or(t, "balance_tolerance", p, 1e-6);
     rd.require(cfg.balance_tolerance > 0.0, t, "balance_tolerance", p, "a number > 0");
 }
@@ -774,8 +775,7 @@ void parse_diagnostics(const Reader& rd, const toml::table& root, RunConfig& cfg
 void parse_run(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     const std::string p = "run";
     const toml::table* t = rd.table(&root, "run", p);
-    if (t)
-        rd.check_keys(*t, p, config_keys(config_sections(), p));
+    if (t) rd.check_keys(*t, p, config_keys(config_sections(), p));
     RunSettings& s = cfg.run;
     s = RunSettings{};
     s.trajectories = rd.integer_or(t, "trajectories", p, 1000);
@@ -808,10 +808,13 @@ void parse_run(const Reader& rd, const toml::table& root, RunConfig& cfg) {
 
 nlohmann::json dist_json(const Distribution& d) {
     switch (d.kind) {
-    case DistKind::uniform: return {{"dist", "uniform"}, {"low", d.a}, {"high", d.b}};
-    case DistKind::normal: return {{"dist", "normal"}, {"mean", d.a}, {"std", d.b}};
+    case DistKind::uniform:
+        return {{"dist", "uniform"}, {"low", d.a}, {"high", d.b}};
+    case DistKind::normal:
+        return {{"dist", "normal"}, {"mean", d.a}, {"std", d.b}};
     case DistKind::fixed:
-    default: return d.a;
+    default:
+        return d.a;
     }
 }
 
@@ -832,10 +835,8 @@ nlohmann::json RunConfig::resolved_json() const {
     for (const Distribution& d : mu0) mu.push_back(dist_json(d));
 
     json times_json = {{"t_end", time_grid.t_end}, {"spacing", to_string(time_grid.spacing)}};
-    if (time_grid.spacing == Spacing::list)
-        times_json["list"] = times;
-    else
-        times_json["count"] = time_grid.count;
+    if (time_grid.spacing == Spacing::list) times_json["list"] = times;
+    else times_json["count"] = time_grid.count;
     if (time_grid.spacing == Spacing::log) times_json["t_first"] = time_grid.t_first;
 
     json coords = json::array();
@@ -847,8 +848,7 @@ nlohmann::json RunConfig::resolved_json() const {
 
     return {
         {"model", {{"name", model.name}, {"params", params_json}}},
-        {"initial",
-         {{"t0", t0}, {"energy", energy ? json(*energy) : json(nullptr)}, {"q", q}, {"v", v}, {"mu", mu}}},
+        {"initial", {{"t0", t0}, {"energy", energy ? json(*energy) : json(nullptr)}, {"q", q}, {"v", v}, {"mu", mu}}},
         {"integrator",
          {{"method", to_string(integrator.method)},
           {"rtol", integrator.rtol},
@@ -894,10 +894,8 @@ RunConfig parse_config(std::string_view toml_text, const std::string& source_nam
                               ": TOML syntax error: " + std::string(e.description()),
                           {}, static_cast<int>(b.line), static_cast<int>(b.column));
     }
-    for (const std::string& o : set_overrides)
-        apply_override(root, o, rep);
-    for (const OptionOverride& o : options)
-        apply_option(root, o, rep);
+    for (const std::string& o : set_overrides) apply_override(root, o, rep);
+    for (const OptionOverride& o : options) apply_option(root, o, rep);
 
     const Reader rd(rep);
     rd.check_keys(root, "", config_keys(config_sections(), ""), "allowed sections", "section");

@@ -191,30 +191,29 @@ struct RunSettings {
 struct RunConfig {
     std::string source_path; ///< the file (or source name) it was read from
 
-    ModelInfo model;                        ///< the registry entry named by model.name
-    std::vector<double> params;             ///< size model.params.size(): fixed value, or the default if absent;
-                                            ///<   for a swept parameter its distribution's mean/centre
-    std::vector<Distribution> param_dists;  ///< same size: make_fixed(params[i]) unless swept
+    ModelInfo model;                       ///< the registry entry named by model.name
+    std::vector<double> params;            ///< size model.params.size(): fixed value, or the default if absent;
+                                           ///<   for a swept parameter its distribution's mean/centre
+    std::vector<Distribution> param_dists; ///< same size: make_fixed(params[i]) unless swept
 
     double t0 = 0.0;
-    std::optional<double> energy;           ///< energy shell E0, if any
-    std::vector<Distribution> q0;           ///< size model.n, ModelInfo coordinate order
-    std::vector<Distribution> v0;           ///< size model.n
-    std::vector<Distribution> mu0;          ///< size model.k
+    std::optional<double> energy;  ///< energy shell E0, if any
+    std::vector<Distribution> q0;  ///< size model.n, ModelInfo coordinate order
+    std::vector<Distribution> v0;  ///< size model.n
+    std::vector<Distribution> mu0; ///< size model.k
 
     IntegratorSettings integrator;
 
     TimeGrid time_grid;
-    std::vector<double> times;              ///< output times, strictly increasing, all > t0, last == t_end
+    std::vector<double> times; ///< output times, strictly increasing, all > t0, last == t_end
 
     std::vector<int> divergence_coords;     ///< coordinate indices, in the configured order, no repeats
     std::vector<double> divergence_weights; ///< size model.n: each coordinate's factor (1 unless configured)
     bool divergence_kinetic = false;        ///< metric = "kinetic": Δᵀ W(q_NH) Δ instead of the sum of squares
     double onset_threshold = 1e-3;
-    double growth_t_max = 0.0;              ///< resolved (default filled)
-    bool alive_population = true;           ///< statistics.population = "alive" (else "survivors")
-    double balance_tolerance = 1e-6;        ///< diagnostics.balance_tolerance: the flag's level
-
+    double growth_t_max = 0.0;       ///< resolved (default filled)
+    bool alive_population = true;    ///< statistics.population = "alive" (else "survivors")
+    double balance_tolerance = 1e-6; ///< diagnostics.balance_tolerance: the flag's level
 
     RunSettings run;
 

@@ -16,7 +16,7 @@ namespace nhvk {
 
 struct ChunkWatch {
     std::function<void(long long members_done)> progress; ///< called in the calling thread after each batch
-    const std::atomic<int>* stop = nullptr;                ///< non-zero: leave the chunk unfinished
+    const std::atomic<int>* stop = nullptr;               ///< non-zero: leave the chunk unfinished
     bool* cut = nullptr; ///< set after each `integrate`: true when it left the chunk unfinished
 };
 

@@ -14,21 +14,21 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <functional>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <iomanip>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "cpu_backend.hpp"
-#include "nhvk/backend/cuda_device.hpp"
 #include "model_ops.hpp"
+#include "nhvk/backend/cuda_device.hpp"
 #include "pipeline/comm.hpp"
 #include "pipeline/output_folder.hpp"
 #include "pipeline/partial_state.hpp"
@@ -51,9 +51,9 @@ double EnsembleResult::max_over_times(int metric) const {
 }
 
 const char* metric_name(int metric) {
-    static const char* names[metric_count] = {"d_q",           "d_v",           "res_nh",     "res_vk",
-                                              "energy_nh",     "energy_vk",     "energy_rel_nh", "energy_rel_vk",
-                                              "balance_nh",    "reaction_work_nh"};
+    static const char* names[metric_count] = {
+        "d_q",       "d_v",           "res_nh",        "res_vk",     "energy_nh",
+        "energy_vk", "energy_rel_nh", "energy_rel_vk", "balance_nh", "reaction_work_nh"};
     return metric >= 0 && metric < metric_count ? names[metric] : "unknown";
 }
 
@@ -119,15 +119,14 @@ private:
 };
 
 /** @brief The backend of a run: CUDA when asked for, or `auto` with a device present and the generated equations. */
-std::unique_ptr<EnsembleBackend> make_backend(const RunConfig& cfg, const RunPlan& plan, int threads,
-                                              const Comm& comm, ChunkWatch watch) {
+std::unique_ptr<EnsembleBackend> make_backend(const RunConfig& cfg, const RunPlan& plan, int threads, const Comm& comm,
+                                              ChunkWatch watch) {
     // NOTE: the dual-number reference equations run on the CPU only; `auto` picks the CPU for them.
     if (cfg.run.backend == Backend::cuda && plan.common.equations == EquationsKind::ad)
         throw std::runtime_error("run.backend = \"cuda\" integrates the generated equations only; "
                                  "integrator.equations = \"ad\" needs run.backend = \"cpu\" or \"auto\"");
-    if (cfg.run.backend == Backend::cuda ||
-        (cfg.run.backend == Backend::automatic && plan.common.equations == EquationsKind::generated &&
-         cuda_available())) {
+    if (cfg.run.backend == Backend::cuda || (cfg.run.backend == Backend::automatic &&
+                                             plan.common.equations == EquationsKind::generated && cuda_available())) {
         // NOTE: the ranks on a node take the node's devices in turn.
         if (comm.parallel()) select_cuda_device(comm.local_rank());
         return make_cuda_backend(plan.layout, plan.common);
@@ -165,12 +164,9 @@ void tidy_resume_records(const fs::path& dir, bool resume, int ranks) {
         if (name.rfind("resume", 0) != 0) continue;
         const bool record = name.size() > 5 && name.compare(name.size() - 5, 5, ".nhvk") == 0;
         std::error_code ec2;
-        if (name.find(".nhvk.tmp.") != std::string::npos || (record && !resume))
-            fs::remove(it->path(), ec2);
-        else if (record && own.count(name))
-            any_own = true;
-        else if (record)
-            foreign.push_back(name);
+        if (name.find(".nhvk.tmp.") != std::string::npos || (record && !resume)) fs::remove(it->path(), ec2);
+        else if (record && own.count(name)) any_own = true;
+        else if (record) foreign.push_back(name);
     }
     if (!resume) fs::remove(dir / "samples.csv.resume", ec);
     if (resume && !any_own && !foreign.empty())
@@ -179,9 +175,7 @@ void tidy_resume_records(const fs::path& dir, bool resume, int ranks) {
                             "); resume with the same number of ranks, or run without --resume to start over");
 }
 
-std::string range_text(IndexRange r) {
-    return "[" + std::to_string(r.first) + ", " + std::to_string(r.end) + ")";
-}
+std::string range_text(IndexRange r) { return "[" + std::to_string(r.first) + ", " + std::to_string(r.end) + ")"; }
 
 } // namespace
 
@@ -209,9 +203,9 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     // count in the thousands can fail to start: lowered to the cores, said on stderr and in summary.json `threads`.
     // The ranks on a node share its cores.
     const int cores = std::max(1, omp_get_num_procs());
-    int threads = cfg.run.threads > 0 ? cfg.run.threads
-                                      : (comm.local_size() > 1 ? std::max(1, cores / comm.local_size())
-                                                               : omp_guard.saved);
+    int threads = cfg.run.threads > 0
+                      ? cfg.run.threads
+                      : (comm.local_size() > 1 ? std::max(1, cores / comm.local_size()) : omp_guard.saved);
     std::string threads_note;
     if (cfg.run.threads > cores) {
         threads = cores;
@@ -240,9 +234,9 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         if (report) report(false);
     };
 
-    const RunPlan plan = make_run_plan(
-        cfg, static_cast<long long>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(
-                                                                    static_cast<std::uint64_t>(cfg.run.chunk), mine.size()))));
+    const RunPlan plan =
+        make_run_plan(cfg, static_cast<long long>(std::max<std::uint64_t>(
+                               1, std::min<std::uint64_t>(static_cast<std::uint64_t>(cfg.run.chunk), mine.size()))));
     std::unique_ptr<EnsembleBackend> backend = make_backend(cfg, plan, threads, comm, watch);
     // NOTE: after the backend, so a backend error leaves no folder behind. Rank 0 claims; the others write only
     // their resume records into it.
@@ -267,241 +261,244 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     bool recorded = false; // a resume record of this run exists (written, or resumed from)
     try {
 
-    EnsembleResult r;
-    r.backend = backend->name();
-    r.threads = threads;
-    r.requested = mine.size();
-    r.times = cfg.times;
-    const RunIdentity id = run_identity(cfg);
-    r.config_hash = hash_text(id.config_hash);
-    r.ranks = comm.size();
-    r.shard_index = opt.shard_index;
-    r.shard_count = opt.shard_count;
-    r.first = mine.first;
-    r.end = mine.end;
-    ReduceStage reduce(cfg, r);
-    SavedTrajectories saved(cfg, plan);
+        EnsembleResult r;
+        r.backend = backend->name();
+        r.threads = threads;
+        r.requested = mine.size();
+        r.times = cfg.times;
+        const RunIdentity id = run_identity(cfg);
+        r.config_hash = hash_text(id.config_hash);
+        r.ranks = comm.size();
+        r.shard_index = opt.shard_index;
+        r.shard_count = opt.shard_count;
+        r.first = mine.first;
+        r.end = mine.end;
+        ReduceStage reduce(cfg, r);
+        SavedTrajectories saved(cfg, plan);
 
-    // ---- resume: the record of this process, checked against this run ----
-    const fs::path record = dir / resume_record_name(comm.rank(), comm.size());
-    std::uint64_t next = mine.first, samples_bytes = 0;
-    std::error_code ec;
-    if (opt.resume && fs::exists(record, ec)) {
-        const PartialState st = read_state_file(record);
-        if (st.id.config_hash != id.config_hash || st.id.trajectories != id.trajectories || st.id.seed != id.seed)
-            throw ResumeRefused("--resume: the resume record '" + record.string() +
-                                     "' was written by a run of another configuration (config hash " +
-                                     hash_text(st.id.config_hash) + ", this run's " + hash_text(id.config_hash) +
-                                     "); run without --resume to start over");
-        if (st.range.first != mine.first || st.range.end != mine.end || st.ranks != comm.size() ||
-            st.shard_index != opt.shard_index || st.shard_count != opt.shard_count)
-            throw ResumeRefused("--resume: the resume record '" + record.string() + "' covers trajectories " +
-                                     range_text(st.range) + " (shard " + std::to_string(st.shard_index) + "/" +
-                                     std::to_string(st.shard_count) + ", " + std::to_string(st.ranks) +
-                                     " ranks); this run covers " + range_text(mine) +
-                                     ": resume with the same --shard and number of ranks");
-        recorded = true;
-        reduce.restore(st.statistics, record.string());
-        add_tally(r, st.tally);
-        saved.load(st.saved, record.string());
-        next = st.next;
-        samples_bytes = st.samples_bytes;
-        r.resumed = true;
-        r.resumed_at = next;
-    } else if (opt.resume && !opt.quiet && root) {
-        std::fprintf(stderr, "nhvk: note: --resume: no resume record in '%s'; starting from the beginning\n",
-                     cfg.run.out.c_str());
-    }
-    reduce.start(*backend);
-    std::unique_ptr<SamplesWriter> samples;
-    if (cfg.run.save_samples) samples = std::make_unique<SamplesWriter>(cfg, plan.layout, *out, samples_bytes);
-    done = next - mine.first;
-    if (log) {
-        log->line("start nhvk " + std::string(nhvk_version) + " run " + cfg.source_path + ": model " +
-                  cfg.model.name + ", trajectories " + std::to_string(N) + ", seed " + std::to_string(cfg.run.seed) +
-                  ", config hash " + r.config_hash + ", backend " + r.backend + ", threads " +
-                  std::to_string(threads) + ", ranks " + std::to_string(comm.size()) +
-                  (opt.sharded ? ", shard " + std::to_string(opt.shard_index) + "/" + std::to_string(opt.shard_count) +
-                                     " " + range_text(shard)
-                               : std::string()) +
-                  (r.resumed ? ", resumed at trajectory " + std::to_string(next) : std::string()));
-        if (!threads_note.empty()) log->line("note " + threads_note);
-    }
-
-    Progress progress(shard.size(), done, opt.progress && !opt.quiet && root, opt.progress_seconds, log.get());
-    auto last_sent = Clock::now();
-    report = [&](bool force) {
-        const std::uint64_t own = done + in_chunk;
-        if (root) {
-            progress.update(own + comm.poll_progress(), force);
-        } else if (force || seconds_since(last_sent) >= 0.5) {
-            last_sent = Clock::now();
-            comm.send_progress(own);
+        // ---- resume: the record of this process, checked against this run ----
+        const fs::path record = dir / resume_record_name(comm.rank(), comm.size());
+        std::uint64_t next = mine.first, samples_bytes = 0;
+        std::error_code ec;
+        if (opt.resume && fs::exists(record, ec)) {
+            const PartialState st = read_state_file(record);
+            if (st.id.config_hash != id.config_hash || st.id.trajectories != id.trajectories || st.id.seed != id.seed)
+                throw ResumeRefused("--resume: the resume record '" + record.string() +
+                                    "' was written by a run of another configuration (config hash " +
+                                    hash_text(st.id.config_hash) + ", this run's " + hash_text(id.config_hash) +
+                                    "); run without --resume to start over");
+            if (st.range.first != mine.first || st.range.end != mine.end || st.ranks != comm.size() ||
+                st.shard_index != opt.shard_index || st.shard_count != opt.shard_count)
+                throw ResumeRefused("--resume: the resume record '" + record.string() + "' covers trajectories " +
+                                    range_text(st.range) + " (shard " + std::to_string(st.shard_index) + "/" +
+                                    std::to_string(st.shard_count) + ", " + std::to_string(st.ranks) +
+                                    " ranks); this run covers " + range_text(mine) +
+                                    ": resume with the same --shard and number of ranks");
+            recorded = true;
+            reduce.restore(st.statistics, record.string());
+            add_tally(r, st.tally);
+            saved.load(st.saved, record.string());
+            next = st.next;
+            samples_bytes = st.samples_bytes;
+            r.resumed = true;
+            r.resumed_at = next;
+        } else if (opt.resume && !opt.quiet && root) {
+            std::fprintf(stderr, "nhvk: note: --resume: no resume record in '%s'; starting from the beginning\n",
+                         cfg.run.out.c_str());
         }
-    };
+        reduce.start(*backend);
+        std::unique_ptr<SamplesWriter> samples;
+        if (cfg.run.save_samples) samples = std::make_unique<SamplesWriter>(cfg, plan.layout, *out, samples_bytes);
+        done = next - mine.first;
+        if (log) {
+            log->line("start nhvk " + std::string(nhvk_version) + " run " + cfg.source_path + ": model " +
+                      cfg.model.name + ", trajectories " + std::to_string(N) + ", seed " +
+                      std::to_string(cfg.run.seed) + ", config hash " + r.config_hash + ", backend " + r.backend +
+                      ", threads " + std::to_string(threads) + ", ranks " + std::to_string(comm.size()) +
+                      (opt.sharded ? ", shard " + std::to_string(opt.shard_index) + "/" +
+                                         std::to_string(opt.shard_count) + " " + range_text(shard)
+                                   : std::string()) +
+                      (r.resumed ? ", resumed at trajectory " + std::to_string(next) : std::string()));
+            if (!threads_note.empty()) log->line("note " + threads_note);
+        }
 
-    const int slots = backend->slots();
-    std::vector<std::uint64_t> slot_first(slots, 0);
-    std::vector<long long> slot_m(slots, 0);
-    std::vector<bool> slot_busy(slots, false);
+        Progress progress(shard.size(), done, opt.progress && !opt.quiet && root, opt.progress_seconds, log.get());
+        auto last_sent = Clock::now();
+        report = [&](bool force) {
+            const std::uint64_t own = done + in_chunk;
+            if (root) {
+                progress.update(own + comm.poll_progress(), force);
+            } else if (force || seconds_since(last_sent) >= 0.5) {
+                last_sent = Clock::now();
+                comm.send_progress(own);
+            }
+        };
 
-    // The host's part of a chunk, once the backend has finished it.
-    double host_seconds = 0.0; // the host's part of the reduce and write stages
-    auto finish_slot = [&](int s) {
-        backend->wait(s);
-        auto tr = Clock::now();
-        const ChunkArgs& a = backend->slot(s);
-        reduce.add_chunk(a, slot_m[s]);
-        if (samples) samples->add_chunk(a, slot_first[s], slot_m[s]);
-        if (saved.wants(slot_first[s])) saved.add_chunk(a, slot_first[s], slot_m[s]);
-        done += static_cast<std::uint64_t>(slot_m[s]);
-        in_chunk = 0;
-        slot_busy[s] = false;
-        host_seconds += seconds_since(tr);
-        report(false);
-    };
-    int chunk_index = 0;
-    auto finish_all = [&] {
-        for (int c = 0; c < slots; ++c) {
-            const int s = (chunk_index + c) % slots;
+        const int slots = backend->slots();
+        std::vector<std::uint64_t> slot_first(slots, 0);
+        std::vector<long long> slot_m(slots, 0);
+        std::vector<bool> slot_busy(slots, false);
+
+        // The host's part of a chunk, once the backend has finished it.
+        double host_seconds = 0.0; // the host's part of the reduce and write stages
+        auto finish_slot = [&](int s) {
+            backend->wait(s);
+            auto tr = Clock::now();
+            const ChunkArgs& a = backend->slot(s);
+            reduce.add_chunk(a, slot_m[s]);
+            if (samples) samples->add_chunk(a, slot_first[s], slot_m[s]);
+            if (saved.wants(slot_first[s])) saved.add_chunk(a, slot_first[s], slot_m[s]);
+            done += static_cast<std::uint64_t>(slot_m[s]);
+            in_chunk = 0;
+            slot_busy[s] = false;
+            host_seconds += seconds_since(tr);
+            report(false);
+        };
+        int chunk_index = 0;
+        auto finish_all = [&] {
+            for (int c = 0; c < slots; ++c) {
+                const int s = (chunk_index + c) % slots;
+                if (slot_busy[s]) finish_slot(s);
+            }
+        };
+        // The state of [mine.first, next) (every slot finished).
+        auto state = [&](std::uint64_t upto) {
+            PartialState st;
+            st.id = id;
+            st.source = {cfg.source_path, opt.config_text, opt.sets, opt.options};
+            st.shard_index = opt.shard_index;
+            st.shard_count = opt.shard_count;
+            st.rank = comm.rank();
+            st.ranks = comm.size();
+            st.range = mine;
+            st.next = upto;
+            st.backend = backend->name();
+            const StageSeconds bs = backend->stage_seconds();
+            st.seconds = seconds_since(t_start);
+            st.sampling_seconds = bs.sample;
+            st.integration_seconds = bs.integrate;
+            st.reduction_seconds = bs.reduce + host_seconds;
+            st.transfer_seconds = bs.transfer;
+            add_tally(st.tally, r);
+            st.statistics = reduce.snapshot(*backend);
+            st.saved = saved.save();
+            if (samples) st.samples_bytes = samples->sync_size();
+            return st;
+        };
+
+        auto save_record = [&] {
+            write_state_file(record, state(next));
+            recorded = true;
+        };
+
+        // ---- the chunk loop: sample → integrate → reduce (backend) → download; the host finishes the other slot ----
+        auto last_record = Clock::now();
+        while (next < mine.end && stop.load() == 0) {
+            const int s = chunk_index % slots;
             if (slot_busy[s]) finish_slot(s);
+            const long long m = static_cast<long long>(std::min<std::uint64_t>(plan.layout.capacity, mine.end - next));
+            slot_first[s] = next;
+            slot_m[s] = m;
+            backend->sample(s, next, m);
+            backend->integrate(s, m);
+            // NOTE: a chunk the CPU backend gave up on a stop request is not counted: redone on resume.
+            if (chunk_cut) break;
+            if (!reduce.on_host()) backend->reduce(s, m);
+            Downloads d;
+            d.metrics = reduce.on_host() || samples != nullptr;
+            d.inputs = samples != nullptr || saved.wants(next);
+            backend->download(s, m, d);
+            slot_busy[s] = true;
+            next += static_cast<std::uint64_t>(m);
+            ++chunk_index;
+            if (next < mine.end && seconds_since(last_record) >= opt.checkpoint_seconds) {
+                finish_all();
+                save_record();
+                last_record = Clock::now();
+            }
+            test_signal_after_chunk(chunk_index);
         }
-    };
-    // The state of [mine.first, next) (every slot finished).
-    auto state = [&](std::uint64_t upto) {
-        PartialState st;
-        st.id = id;
-        st.source = {cfg.source_path, opt.config_text, opt.sets, opt.options};
-        st.shard_index = opt.shard_index;
-        st.shard_count = opt.shard_count;
-        st.rank = comm.rank();
-        st.ranks = comm.size();
-        st.range = mine;
-        st.next = upto;
-        st.backend = backend->name();
-        const StageSeconds bs = backend->stage_seconds();
-        st.seconds = seconds_since(t_start);
-        st.sampling_seconds = bs.sample;
-        st.integration_seconds = bs.integrate;
-        st.reduction_seconds = bs.reduce + host_seconds;
-        st.transfer_seconds = bs.transfer;
-        add_tally(st.tally, r);
-        st.statistics = reduce.snapshot(*backend);
-        st.saved = saved.save();
-        if (samples) st.samples_bytes = samples->sync_size();
-        return st;
-    };
-
-    auto save_record = [&] {
-        write_state_file(record, state(next));
-        recorded = true;
-    };
-
-    // ---- the chunk loop: sample → integrate → reduce (backend) → download; the host finishes the other slot ----
-    auto last_record = Clock::now();
-    while (next < mine.end && stop.load() == 0) {
-        const int s = chunk_index % slots;
-        if (slot_busy[s]) finish_slot(s);
-        const long long m = static_cast<long long>(std::min<std::uint64_t>(plan.layout.capacity, mine.end - next));
-        slot_first[s] = next;
-        slot_m[s] = m;
-        backend->sample(s, next, m);
-        backend->integrate(s, m);
-        // NOTE: a chunk the CPU backend gave up on a stop request is not counted: redone on resume.
-        if (chunk_cut) break;
-        if (!reduce.on_host()) backend->reduce(s, m);
-        Downloads d;
-        d.metrics = reduce.on_host() || samples != nullptr;
-        d.inputs = samples != nullptr || saved.wants(next);
-        backend->download(s, m, d);
-        slot_busy[s] = true;
-        next += static_cast<std::uint64_t>(m);
-        ++chunk_index;
-        if (next < mine.end && seconds_since(last_record) >= opt.checkpoint_seconds) {
-            finish_all();
-            save_record();
-            last_record = Clock::now();
+        finish_all();
+        in_chunk = 0;
+        const bool stopped_here = next < mine.end;
+        if (stopped_here) save_record();
+        const bool stopped =
+            comm.finish_loop(done, stopped_here, [&](std::uint64_t others) { progress.update(done + others, false); });
+        if (stopped) {
+            // NOTE: a rank that completed its part leaves a complete record: a resume skips it.
+            if (!stopped_here) save_record();
+            progress.finish();
+            const int sig = stop.load();
+            const std::string why = sig ? std::string(sig == SIGINT    ? "SIGINT"
+                                                      : sig == SIGTERM ? "SIGTERM"
+                                                                       : "SIGHUP")
+                                        : std::string("another rank's stop");
+            if (log)
+                log->line("stopped by " + why + " at trajectory " + std::to_string(next) + "; resume record " +
+                          record.string());
+            throw Interrupted("stopped by " + why + " after " + std::to_string(done) + " of " +
+                                  std::to_string(mine.size()) + " trajectories; the resume record is in '" +
+                                  cfg.run.out + "'; resume with: " + opt.command_line +
+                                  (opt.command_line.find("--resume") == std::string::npos ? " --resume" : ""),
+                              sig ? sig : SIGTERM);
         }
-        test_signal_after_chunk(chunk_index);
-    }
-    finish_all();
-    in_chunk = 0;
-    const bool stopped_here = next < mine.end;
-    if (stopped_here) save_record();
-    const bool stopped = comm.finish_loop(done, stopped_here, [&](std::uint64_t others) {
-        progress.update(done + others, false);
-    });
-    if (stopped) {
-        // NOTE: a rank that completed its part leaves a complete record: a resume skips it.
-        if (!stopped_here) save_record();
+        progress.update(done + (root ? comm.poll_progress() : 0), true);
         progress.finish();
-        const int sig = stop.load();
-        const std::string why = sig ? std::string(sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP")
-                                    : std::string("another rank's stop");
-        if (log) log->line("stopped by " + why + " at trajectory " + std::to_string(next) + "; resume record " +
-                           record.string());
-        throw Interrupted("stopped by " + why + " after " + std::to_string(done) + " of " +
-                              std::to_string(mine.size()) + " trajectories; the resume record is in '" +
-                              cfg.run.out + "'; resume with: " + opt.command_line +
-                              (opt.command_line.find("--resume") == std::string::npos ? " --resume" : ""),
-                          sig ? sig : SIGTERM);
-    }
-    progress.update(done + (root ? comm.poll_progress() : 0), true);
-    progress.finish();
 
-    auto tf = Clock::now();
-    reduce.collect(*backend);
-    const StageSeconds bs = backend->stage_seconds();
-    r.sampling_seconds = bs.sample;
-    r.integration_seconds = bs.integrate;
-    r.reduction_seconds = bs.reduce + host_seconds;
-    r.transfer_seconds = bs.transfer;
+        auto tf = Clock::now();
+        reduce.collect(*backend);
+        const StageSeconds bs = backend->stage_seconds();
+        r.sampling_seconds = bs.sample;
+        r.integration_seconds = bs.integrate;
+        r.reduction_seconds = bs.reduce + host_seconds;
+        r.transfer_seconds = bs.transfer;
 
-    // ---- MPI: every other rank's part to rank 0, merged in rank order ----
-    if (comm.parallel()) {
-        if (!root) {
-            comm.send_to_root(encode_state(state(next)));
-            return r;
+        // ---- MPI: every other rank's part to rank 0, merged in rank order ----
+        if (comm.parallel()) {
+            if (!root) {
+                comm.send_to_root(encode_state(state(next)));
+                return r;
+            }
+            r.requested = shard.size();
+            r.first = shard.first;
+            r.end = shard.end;
+            for (int k = 1; k < comm.size(); ++k) {
+                const std::string what = "rank " + std::to_string(k) + "'s state";
+                const PartialState st = decode_state(comm.receive_from(k), what);
+                reduce.add_part(st, what); // NOTE: the job's stage times are the ranks' sums (CPU or device seconds)
+                saved.load(st.saved, what);
+            }
         }
-        r.requested = shard.size();
-        r.first = shard.first;
-        r.end = shard.end;
-        for (int k = 1; k < comm.size(); ++k) {
-            const std::string what = "rank " + std::to_string(k) + "'s state";
-            const PartialState st = decode_state(comm.receive_from(k), what);
-            reduce.add_part(st, what); // NOTE: the job's stage times are the ranks' sums (CPU or device seconds)
-            saved.load(st.saved, what);
+        reduce.finish();
+        r.reduction_seconds += seconds_since(tf);
+        saved.write(*out);
+        r.seconds = seconds_since(t_start);
+        if (opt.sharded) {
+            // NOTE: state() takes r's counts and the statistics, the other ranks' included; the stage times are r's
+            // sums.
+            PartialState whole = state(next);
+            whole.range = shard;
+            whole.next = shard.end;
+            whole.rank = 0;
+            whole.seconds = r.seconds;
+            whole.sampling_seconds = r.sampling_seconds;
+            whole.integration_seconds = r.integration_seconds;
+            whole.reduction_seconds = r.reduction_seconds;
+            whole.transfer_seconds = r.transfer_seconds;
+            write_partial_state(encode_state(whole), *out);
         }
-    }
-    reduce.finish();
-    r.reduction_seconds += seconds_since(tf);
-    saved.write(*out);
-    r.seconds = seconds_since(t_start);
-    if (opt.sharded) {
-        // NOTE: state() takes r's counts and the statistics, the other ranks' included; the stage times are r's sums.
-        PartialState whole = state(next);
-        whole.range = shard;
-        whole.next = shard.end;
-        whole.rank = 0;
-        whole.seconds = r.seconds;
-        whole.sampling_seconds = r.sampling_seconds;
-        whole.integration_seconds = r.integration_seconds;
-        whole.reduction_seconds = r.reduction_seconds;
-        whole.transfer_seconds = r.transfer_seconds;
-        write_partial_state(encode_state(whole), *out);
-    }
-    write_statistics(cfg, r, *out);
-    out->commit();
-    // NOTE: after the commit: a run killed in between has its complete outputs and a record that redoes nothing.
-    for (int k = 0; k < comm.size(); ++k) fs::remove(dir / resume_record_name(k, comm.size()), ec);
-    if (log) {
-        if (!r.exact_quantiles && r.outside_range() > 0)
-            log->line("warning " + std::to_string(r.outside_range()) +
-                      " values lie outside the histogram range (stats.csv outside_range)");
-        log->line("end complete in " + format_duration(r.seconds) + ": valid " + std::to_string(r.valid) +
-                  ", failed " + std::to_string(r.failed()));
-    }
-    return r;
+        write_statistics(cfg, r, *out);
+        out->commit();
+        // NOTE: after the commit: a run killed in between has its complete outputs and a record that redoes nothing.
+        for (int k = 0; k < comm.size(); ++k) fs::remove(dir / resume_record_name(k, comm.size()), ec);
+        if (log) {
+            if (!r.exact_quantiles && r.outside_range() > 0)
+                log->line("warning " + std::to_string(r.outside_range()) +
+                          " values lie outside the histogram range (stats.csv outside_range)");
+            log->line("end complete in " + format_duration(r.seconds) + ": valid " + std::to_string(r.valid) +
+                      ", failed " + std::to_string(r.failed()));
+        }
+        return r;
 
     } catch (const Interrupted&) {
         throw;

@@ -20,17 +20,17 @@ namespace nhvk {
 
 /** @brief Command-line switches of `nhvk run` that are not config keys. */
 struct EnsembleOptions {
-    bool quiet = false;     ///< no progress on stderr, no human summary
-    bool progress = true;   ///< progress on stderr: a redrawn line on a terminal, else a line every progress_seconds
+    bool quiet = false;   ///< no progress on stderr, no human summary
+    bool progress = true; ///< progress on stderr: a redrawn line on a terminal, else a line every progress_seconds
     double progress_seconds = 5.0;    ///< between progress lines when stderr is not a terminal
     double checkpoint_seconds = 60.0; ///< between resume records (0: after every chunk)
     bool sharded = false;             ///< `--shard` given: also write `partial.nhvk` for `nhvk merge`
     int shard_index = 0, shard_count = 1;
-    bool resume = false;              ///< `--resume`: go on from the folder's resume record, if any
-    std::string config_text;          ///< the config file's text, `--set`s and options (kept in partial states)
+    bool resume = false;     ///< `--resume`: go on from the folder's resume record, if any
+    std::string config_text; ///< the config file's text, `--set`s and options (kept in partial states)
     std::vector<std::string> sets;
     std::vector<OptionOverride> options;
-    std::string command_line;         ///< as typed, for "resume with: … --resume"
+    std::string command_line; ///< as typed, for "resume with: … --resume"
 };
 
 /** @brief `--resume` refused: the folder's resume record belongs to another configuration or split (exit code 2). */
@@ -54,11 +54,11 @@ struct EnsembleResult {
     std::string backend;
     int threads = 0;
     std::uint64_t requested = 0, valid = 0;
-    std::array<std::uint64_t, status_count> failed_by_status{};   ///< index: Status (ok unused)
-    std::array<std::uint64_t, 3> failed_by_dynamics{};            ///< index: Dynamics (none = sampling)
+    std::array<std::uint64_t, status_count> failed_by_status{}; ///< index: Status (ok unused)
+    std::array<std::uint64_t, 3> failed_by_dynamics{};          ///< index: Dynamics (none = sampling)
     /// failed integrations per dynamics and status: [Dynamics][Status] (which limit each dynamics hit)
     std::array<std::array<std::uint64_t, status_count>, 3> failed_by_dynamics_status{};
-    std::array<std::uint64_t, sample_status_count> sampling{};    ///< index: SampleStatus (ok unused)
+    std::array<std::uint64_t, sample_status_count> sampling{}; ///< index: SampleStatus (ok unused)
     std::vector<double> times;
     /// metric_rows(nt): series (metric * nt + i), then the per-member series (metric_count * nt + MemberSeries)
     std::vector<stats::SeriesSummary> series;
@@ -69,8 +69,7 @@ struct EnsembleResult {
     /** @brief Finite values, over every series, outside [histogram_lo, histogram_hi) other than 0. */
     std::uint64_t outside_range() const {
         std::uint64_t n = 0;
-        for (const stats::SeriesSummary& s : series)
-            n += s.outside_range;
+        for (const stats::SeriesSummary& s : series) n += s.outside_range;
         return n;
     }
     double growth_q = 0.0, growth_v = 0.0;
@@ -85,7 +84,9 @@ struct EnsembleResult {
     double seconds = 0.0, sampling_seconds = 0.0, integration_seconds = 0.0, reduction_seconds = 0.0,
            transfer_seconds = 0.0;
 
-    const stats::SeriesSummary& at(int metric, int i) const { return series[static_cast<std::size_t>(metric) * times.size() + i]; }
+    const stats::SeriesSummary& at(int metric, int i) const {
+        return series[static_cast<std::size_t>(metric) * times.size() + i];
+    }
     /** @brief The interpolated onset times of the members whose d_q crossed the threshold. */
     const stats::SeriesSummary& onset_times() const {
         return series[static_cast<std::size_t>(member_series_row(static_cast<int>(times.size()), member_onset_time))];

@@ -19,16 +19,11 @@ namespace nhvk {
 
 namespace {
 
-nlohmann::json optional_json(const std::optional<bool>& x) {
-    return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
-}
-nlohmann::json optional_json(const std::optional<int>& x) {
-    return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
-}
+nlohmann::json optional_json(const std::optional<bool>& x) { return x ? nlohmann::json(*x) : nlohmann::json(nullptr); }
+nlohmann::json optional_json(const std::optional<int>& x) { return x ? nlohmann::json(*x) : nlohmann::json(nullptr); }
 /** @brief A degree: an integer when it is one (1, not 1.0). */
 nlohmann::json optional_json(const std::optional<double>& x) {
-    if (!x)
-        return nullptr;
+    if (!x) return nullptr;
     return *x == std::round(*x) && std::fabs(*x) < 1e9 ? nlohmann::json(static_cast<long long>(*x))
                                                        : nlohmann::json(*x);
 }
@@ -63,9 +58,7 @@ nlohmann::json to_json(const Classification& c, const ModelInfo& info, const std
     return j;
 }
 
-std::string yes_no(const nlohmann::json& x) {
-    return x.is_null() ? "undecided" : x.get<bool>() ? "yes" : "no";
-}
+std::string yes_no(const nlohmann::json& x) { return x.is_null() ? "undecided" : x.get<bool>() ? "yes" : "no"; }
 
 } // namespace
 
@@ -80,8 +73,7 @@ nlohmann::json classification_json(const std::string& model, const std::vector<d
                                         std::to_string(params.size()));
         out = to_json(classify(make_model<M>(params.empty() ? nullptr : params.data())), info, params);
     });
-    if (!found)
-        throw std::invalid_argument("classification: unknown model '" + model + "'");
+    if (!found) throw std::invalid_argument("classification: unknown model '" + model + "'");
     return out;
 }
 
@@ -102,13 +94,10 @@ std::string classification_text(const nlohmann::json& c) {
        << c["sampling"]["tolerance"].dump() << ")\n\n";
     for (const auto& k : c["constraints"]) {
         os << "phi" << k["index"].get<int>() << ": " << k["velocity_dependence"].get<std::string>() << " in v, ";
-        if (k["homogeneous"].get<bool>())
-            os << "homogeneous of degree " << k["degree"].dump();
-        else
-            os << "not homogeneous";
+        if (k["homogeneous"].get<bool>()) os << "homogeneous of degree " << k["degree"].dump();
+        else os << "not homogeneous";
         os << ", " << (k["time_dependent"].get<bool>() ? "time-dependent" : "time-independent");
-        if (k["integrability"] != "not_applicable")
-            os << ", " << k["integrability"].get<std::string>();
+        if (k["integrability"] != "not_applicable") os << ", " << k["integrability"].get<std::string>();
         os << "\n";
     }
     const auto& s = c["system"];
@@ -118,8 +107,7 @@ std::string classification_text(const nlohmann::json& c) {
     os << "energy conserved:            " << yes_no(s["energy_conserved"]) << "\n";
     os << "reactions do no work:        " << yes_no(s["reactions_do_no_work"]) << "\n";
     os << "dynamics must coincide:      " << yes_no(s["dynamics_must_coincide"]) << "\n\n";
-    for (const auto& st : c["statements"])
-        os << "- " << st.get<std::string>() << "\n";
+    for (const auto& st : c["statements"]) os << "- " << st.get<std::string>() << "\n";
     return os.str();
 }
 

@@ -26,8 +26,8 @@ bool flush_stdout() {
     if (e == 0 && c_bad) e = errno;
     const bool bad = !std::cout || c_bad;
     if (bad)
-        std::cerr << "nhvk: error: cannot write to standard output" << (e != 0 ? std::string(": ") + std::strerror(e) : "")
-                  << "\n";
+        std::cerr << "nhvk: error: cannot write to standard output"
+                  << (e != 0 ? std::string(": ") + std::strerror(e) : "") << "\n";
     return !bad;
 }
 } // namespace

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "model_info.hpp"
 #include "model_ops.hpp"
 #include "nhvk/dispatch.hpp"
-#include "model_info.hpp"
 #include "sampling_impl.hpp"
 
 namespace nhvk::ops_detail {
@@ -66,7 +66,8 @@ template <class M> TrajectoryResult trajectory_cpu(const TrajectoryRequest& req)
 }
 
 /** @brief The saddle-point multipliers λ of the nonholonomic motion at a recorded state (NaN where singular). */
-template <class Eq, class M> void nh_lambda(const M& model, const double* q, const double* v, double t, double* lambda) {
+template <class Eq, class M>
+void nh_lambda(const M& model, const double* q, const double* v, double t, double* lambda) {
     NonholonomicSystem<M, double, Eq> sys{model};
     double y[2 * M::n], dy[2 * M::n];
     for (int j = 0; j < M::n; ++j) {
@@ -118,10 +119,8 @@ void write_trajectory_csv_with(const TrajectoryRequest& req, const TrajectoryRes
 }
 
 template <class M> void write_trajectory_csv(const TrajectoryRequest& req, const TrajectoryResult& r, std::FILE* out) {
-    if (req.equations == EquationsKind::ad)
-        write_trajectory_csv_with<M, AdEquations<M, double>>(req, r, out);
-    else
-        write_trajectory_csv_with<M, GenEquations<M, double>>(req, r, out);
+    if (req.equations == EquationsKind::ad) write_trajectory_csv_with<M, AdEquations<M, double>>(req, r, out);
+    else write_trajectory_csv_with<M, GenEquations<M, double>>(req, r, out);
 }
 
 template <class M> double constraint_violation(const double* params, const double* q, const double* v, double t) {

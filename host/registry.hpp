@@ -15,9 +15,7 @@
 namespace nhvk {
 
 /** @brief Carries a model type through a generic lambda: `visit_model(name, [](auto tag) { using M = ...; })`. */
-template <class M> struct ModelTag {
-    using type = M;
-};
+template <class M> struct ModelTag { using type = M; };
 
 namespace detail {
 template <class... Ms> std::vector<ModelInfo> infos(ModelList<Ms...>) { return {model_info<Ms>()...}; }

@@ -25,8 +25,8 @@ SampleStatus sample_member(const RunConfig& cfg, std::uint64_t g, double* p, dou
 }
 
 /** @brief Draw members [first, first + args.m) into the chunk's inputs on the host (OpenMP; order-independent). */
-template <class M> void sample_chunk_cpu(const ChunkCommon& common, const ChunkArgs& args, std::uint64_t first,
-                                         int threads) {
+template <class M>
+void sample_chunk_cpu(const ChunkCommon& common, const ChunkArgs& args, std::uint64_t first, int threads) {
     const SampleSpec<M> spec = make_sample_spec<M>(common.sampling);
     const int nthreads = threads > 0 ? threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 64) num_threads(nthreads)

@@ -7,8 +7,8 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
-#include <utility>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <thrust/system/cuda/execution_policy.h>
@@ -67,7 +67,8 @@ std::size_t device_tiles(std::size_t n_series, std::size_t n_bins, long long cap
  */
 class CudaBackend final : public EnsembleBackend {
 public:
-    CudaBackend(const ChunkLayout& L, const ChunkCommon& c) : layout_(L), common_(c), block_(L), ops_(cuda_ops(c.model)) {
+    CudaBackend(const ChunkLayout& L, const ChunkCommon& c)
+        : layout_(L), common_(c), block_(L), ops_(cuda_ops(c.model)) {
         if (common_.equations != EquationsKind::generated)
             throw std::runtime_error("backend 'cuda' integrates the generated equations only "
                                      "(integrator.equations = \"ad\" runs on the CPU backend)");
@@ -137,8 +138,8 @@ public:
         n_tiles_ = device_tiles(n_series, n_bins_, layout_.capacity, std::size_t{128} << 20);
         d_edges_ = DeviceArray<double>(table.edges.size());
         d_start_ = DeviceArray<std::uint32_t>(table.start.size());
-        NHVK_CUDA_CHECK(cudaMemcpy(d_edges_.p, table.edges.data(), sizeof(double) * table.edges.size(),
-                                   cudaMemcpyHostToDevice));
+        NHVK_CUDA_CHECK(
+            cudaMemcpy(d_edges_.p, table.edges.data(), sizeof(double) * table.edges.size(), cudaMemcpyHostToDevice));
         NHVK_CUDA_CHECK(cudaMemcpy(d_start_.p, table.start.data(), sizeof(std::uint32_t) * table.start.size(),
                                    cudaMemcpyHostToDevice));
         binner_ = stats::LogBinner::make(table);
@@ -150,8 +151,7 @@ public:
             d_tile_counts_[s] = DeviceArray<std::uint64_t>(n_series * n_tiles_ * n_bins_);
             NHVK_CUDA_CHECK(cudaMemcpy(d_tile_partials_[s].p, empty.data(), sizeof(stats::SeriesPartial) * empty.size(),
                                        cudaMemcpyHostToDevice));
-            NHVK_CUDA_CHECK(
-                cudaMemset(d_tile_counts_[s].p, 0, sizeof(std::uint64_t) * d_tile_counts_[s].size));
+            NHVK_CUDA_CHECK(cudaMemset(d_tile_counts_[s].p, 0, sizeof(std::uint64_t) * d_tile_counts_[s].size));
         }
     }
     void reduce(int s, long long m) override {
@@ -159,7 +159,8 @@ public:
         const int t = begin(s, stage_reduce);
         // NOTE: a member the sampler could not place has status non_finite and fail_index −1: it counts nowhere.
         const stats::ChunkView in = stats::metrics_view(dev_args_[s], m, nullptr);
-        if (in.n_series != n_series_) throw std::logic_error("reduce: the chunk's series differ from start_reduction's");
+        if (in.n_series != n_series_)
+            throw std::logic_error("reduce: the chunk's series differ from start_reduction's");
         // NOTE: the slot's own tiles (the two streams never add into the same partials); merged exactly at collect.
         stats::accumulate_chunk(thrust::cuda::par_nosync.on(stream_[s]), in, n_tiles_, d_tile_partials_[s].p,
                                 d_tile_counts_[s].p, binner_);
@@ -168,8 +169,8 @@ public:
     }
     void download(int s, long long, Downloads d) override {
         const int t = begin(s, stage_transfer);
-        NHVK_CUDA_CHECK(cudaMemcpyAsync(h_[s] + block_.sample_status, d_[s] + block_.sample_status,
-                                        block_.status_bytes, cudaMemcpyDeviceToHost, stream_[s]));
+        NHVK_CUDA_CHECK(cudaMemcpyAsync(h_[s] + block_.sample_status, d_[s] + block_.sample_status, block_.status_bytes,
+                                        cudaMemcpyDeviceToHost, stream_[s]));
         if (d.inputs)
             NHVK_CUDA_CHECK(cudaMemcpyAsync(h_[s], d_[s], block_.input_bytes, cudaMemcpyDeviceToHost, stream_[s]));
         if (d.metrics)

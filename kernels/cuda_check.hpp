@@ -14,7 +14,8 @@
         const cudaError_t nhvk_err_ = (expr);                                                                          \
         if (nhvk_err_ != cudaSuccess) {                                                                                \
             std::ostringstream os_;                                                                                    \
-            os_ << "CUDA error in " #expr " (" << __FILE__ << ":" << __LINE__ << "): " << cudaGetErrorString(nhvk_err_); \
+            os_ << "CUDA error in " #expr " (" << __FILE__ << ":" << __LINE__                                          \
+                << "): " << cudaGetErrorString(nhvk_err_);                                                             \
             throw std::runtime_error(os_.str());                                                                       \
         }                                                                                                              \
     } while (0)

@@ -30,7 +30,8 @@ __global__ void __launch_bounds__(block_size) ensemble_chunk_kernel(ChunkArgs a)
 
 /** @brief One thread per member drawn: the sampling stage on the device (the same code as the CPU's). */
 template <class M>
-__global__ void __launch_bounds__(block_size) sample_chunk_kernel(SampleSpec<M> spec, ChunkArgs a, std::uint64_t first) {
+__global__ void __launch_bounds__(block_size)
+    sample_chunk_kernel(SampleSpec<M> spec, ChunkArgs a, std::uint64_t first) {
     const long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (j < a.m) sample_chunk_member<M, GenEquations<M, double>>(spec, a, first, j);
 }
@@ -104,8 +105,8 @@ template <class M> void launch_chunk(const ChunkCommon& common, const ChunkArgs&
         using T = decltype(tt);
         using St = decltype(st);
         const long long blocks = (device_args.m + block_size - 1) / block_size;
-        ensemble_chunk_kernel<M, T, St::template tmpl><<<static_cast<unsigned>(blocks), block_size, 0, stream>>>(
-            device_args);
+        ensemble_chunk_kernel<M, T, St::template tmpl>
+            <<<static_cast<unsigned>(blocks), block_size, 0, stream>>>(device_args);
     });
     NHVK_CUDA_CHECK(cudaGetLastError());
 }
@@ -142,4 +143,3 @@ template <class M> CudaModelOps make_cuda_model_ops() {
 }
 
 } // namespace nhvk
-

@@ -20,8 +20,7 @@ namespace nhvk_test {
 
 inline std::string shell_quote(const std::string& s) {
     std::string q = "'";
-    for (char c : s)
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return q + "'";
 }
 
@@ -54,8 +53,7 @@ inline CliRun run_captured(const std::string& prefix, const std::string& program
     std::filesystem::create_directories(io);
     const std::string o = (io / "stdout.txt").string(), e = (io / "stderr.txt").string();
     std::string cmd = prefix.empty() ? shell_quote(program) : prefix + " " + shell_quote(program);
-    for (const std::string& a : args)
-        cmd += " " + shell_quote(a);
+    for (const std::string& a : args) cmd += " " + shell_quote(a);
     cmd += " >" + shell_quote(o) + " 2>" + shell_quote(e) + " </dev/null";
     const int st = std::system(cmd.c_str());
     CliRun r;

@@ -30,9 +30,7 @@ PEERS_HD inline std::uint64_t splitmix64(std::uint64_t seed, std::uint64_t k) {
 }
 
 /** @brief Uniform in (0, 1), never 0 or 1: (top 52 bits + 1/2) / 2^52, exact in double. */
-PEERS_HD inline double uniform_open(std::uint64_t bits) {
-    return (static_cast<double>(bits >> 12) + 0.5) * 0x1p-52;
-}
+PEERS_HD inline double uniform_open(std::uint64_t bits) { return (static_cast<double>(bits >> 12) + 0.5) * 0x1p-52; }
 
 /** @brief Initial state of one trajectory, the same for both dynamics (x0 = z0 = 0). */
 struct InitialState {
@@ -102,8 +100,7 @@ struct Vakonomic {
  *        x + (dt/6) k1 + (dt/3) k2 + (dt/3) k3 + (dt/6) k4, left to right) so that without FMA contraction the
  *        odeint peer gives the same bits.
  */
-template <class Rhs>
-PEERS_HD inline void rk4_step(const Rhs& f, double* x, double dt) {
+template <class Rhs> PEERS_HD inline void rk4_step(const Rhs& f, double* x, double dt) {
     constexpr int n = Rhs::dim;
     const double h2 = 0.5 * dt, b16 = (1.0 / 6.0) * dt, b13 = (1.0 / 3.0) * dt;
     double k1[n], k2[n], k3[n], k4[n], tmp[n];
@@ -231,8 +228,8 @@ inline Checksums checksums(const std::vector<double>& d_q, const std::vector<dou
 }
 
 /** @brief The one machine-readable result line (JSON) every peer prints on stdout. */
-inline void print_result(const char* peer, const char* method, const std::string& device, int threads,
-                         const Options& o, double integration_seconds, double total_seconds, const Checksums& c) {
+inline void print_result(const char* peer, const char* method, const std::string& device, int threads, const Options& o,
+                         double integration_seconds, double total_seconds, const Checksums& c) {
     const double pairs = static_cast<double>(o.n) * o.steps * 2.0;
     std::printf("{\"peer\":\"%s\",\"method\":\"%s\",\"device\":\"%s\",\"threads\":%d,\"trajectories\":%lld,"
                 "\"steps\":%d,\"dt\":%.17g,\"t_end\":%.17g,\"seed\":%llu,"

@@ -50,9 +50,9 @@ private:
     Comm();
     int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
     bool mpi_ = false;
-    std::uint64_t sent_ = 0;       // the value of the progress message in flight
+    std::uint64_t sent_ = 0; // the value of the progress message in flight
     bool in_flight_ = false;
-    void* request_ = nullptr;      // MPI_Request of that message
+    void* request_ = nullptr;         // MPI_Request of that message
     std::uint64_t* latest_ = nullptr; // rank 0: each rank's latest count
 };
 

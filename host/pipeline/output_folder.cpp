@@ -35,9 +35,7 @@ std::vector<OutputFolder*>& active_folders() {
     return v;
 }
 
-std::string errno_text(int e) {
-    return std::strerror(e);
-}
+std::string errno_text(int e) { return std::strerror(e); }
 
 bool all_digits(const std::string& s) {
     return !s.empty() &&
@@ -58,8 +56,7 @@ template <class Keep> std::vector<std::string> outputs_in(const fs::path& dir, K
         for (fs::directory_iterator it(dir / sub, ec), end; !ec && it != end; it.increment(ec)) {
             const std::string rel = (*sub ? std::string(sub) + "/" : std::string()) + it->path().filename().string();
             std::error_code ec2;
-            if (it->is_regular_file(ec2) && keep(rel))
-                out.push_back(rel);
+            if (it->is_regular_file(ec2) && keep(rel)) out.push_back(rel);
         }
     }
     return out;
@@ -68,8 +65,7 @@ template <class Keep> std::vector<std::string> outputs_in(const fs::path& dir, K
 /** fsync a folder so the renames in it are durable (file systems that cannot sync a folder say EINVAL). */
 int sync_folder(const fs::path& dir) {
     const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return errno;
+    if (fd < 0) return errno;
     int e = ::fsync(fd) == 0 || errno == EINVAL || errno == EROFS ? 0 : errno;
     ::close(fd);
     return e;
@@ -79,8 +75,7 @@ int sync_folder(const fs::path& dir) {
  *  a commit makes to the folder, to test the state each step leaves (tests/host/test_output_folder.cpp). */
 void commit_step(int& step) {
     static const char* k = std::getenv("NHVK_TEST_KILL_AT_COMMIT_STEP");
-    if (k && std::atoi(k) == step)
-        ::kill(::getpid(), SIGKILL);
+    if (k && std::atoi(k) == step) ::kill(::getpid(), SIGKILL);
     ++step;
 }
 
@@ -107,8 +102,7 @@ class OutputFile::Buffer : public std::streambuf {
 public:
     explicit Buffer(int fd) : fd_(fd), data_(1 << 16) { setp(data_.data(), data_.data() + data_.size()); }
     ~Buffer() override {
-        if (fd_ >= 0)
-            ::close(fd_);
+        if (fd_ >= 0) ::close(fd_);
     }
     int fd() const { return fd_; }
     int error() const { return err_; }
@@ -118,8 +112,7 @@ public:
         std::size_t n = static_cast<std::size_t>(pptr() - pbase());
         while (n > 0 && err_ == 0) {
             const ssize_t w = ::write(fd_, p, n);
-            if (w < 0 && errno == EINTR)
-                continue;
+            if (w < 0 && errno == EINTR) continue;
             if (w <= 0) {
                 err_ = w < 0 ? errno : EIO;
                 break;
@@ -134,18 +127,15 @@ public:
     int finish() {
         drain();
         int e = err_;
-        if (e == 0 && ::fsync(fd_) != 0 && errno != EINVAL)
-            e = errno;
-        if (::close(fd_) != 0 && e == 0)
-            e = errno;
+        if (e == 0 && ::fsync(fd_) != 0 && errno != EINVAL) e = errno;
+        if (::close(fd_) != 0 && e == 0) e = errno;
         fd_ = -1;
         return err_ = e;
     }
 
 protected:
     int_type overflow(int_type c) override {
-        if (!drain())
-            return traits_type::eof();
+        if (!drain()) return traits_type::eof();
         if (!traits_type::eq_int_type(c, traits_type::eof())) {
             *pptr() = traits_type::to_char_type(c);
             pbump(1);
@@ -163,8 +153,7 @@ private:
 OutputFile::OutputFile(fs::path final_path, std::string rel)
     : final_(std::move(final_path)), rel_(std::move(rel)), tmp_(temp_name(final_.string())) {
     const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        throw std::runtime_error("cannot create '" + tmp_ + "': " + errno_text(errno));
+    if (fd < 0) throw std::runtime_error("cannot create '" + tmp_ + "': " + errno_text(errno));
     buf_ = std::make_unique<Buffer>(fd);
     os_ = std::make_unique<std::ostream>(buf_.get());
 }
@@ -172,8 +161,7 @@ OutputFile::OutputFile(fs::path final_path, std::string rel)
 OutputFile::OutputFile(fs::path final_path, std::string rel, std::uint64_t keep_bytes)
     : final_(std::move(final_path)), rel_(std::move(rel)), tmp_(final_.string() + ".resume"), resumable_(true) {
     const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-        throw std::runtime_error("cannot open '" + tmp_ + "': " + errno_text(errno));
+    if (fd < 0) throw std::runtime_error("cannot open '" + tmp_ + "': " + errno_text(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < keep_bytes) {
         const int e = errno;
@@ -200,14 +188,11 @@ std::uint64_t OutputFile::sync_size() {
     if (::fsync(buf_->fd()) != 0 && errno != EINVAL)
         throw std::runtime_error("cannot sync '" + tmp_ + "': " + errno_text(errno));
     const off_t at = ::lseek(buf_->fd(), 0, SEEK_CUR);
-    if (at < 0)
-        throw std::runtime_error("cannot tell the size of '" + tmp_ + "': " + errno_text(errno));
+    if (at < 0) throw std::runtime_error("cannot tell the size of '" + tmp_ + "': " + errno_text(errno));
     return static_cast<std::uint64_t>(at);
 }
 
-std::ostream& OutputFile::stream() {
-    return *os_;
-}
+std::ostream& OutputFile::stream() { return *os_; }
 
 void OutputFile::check() {
     if (buf_->error() != 0)
@@ -216,8 +201,7 @@ void OutputFile::check() {
 }
 
 void OutputFile::close() {
-    if (closed_)
-        return;
+    if (closed_) return;
     closed_ = true;
     os_->flush();
     buf_->finish();
@@ -230,8 +214,7 @@ OutputFolder::OutputFolder(const std::string& dir, const std::vector<std::string
     : dir_(dir), key_(key) {
     std::error_code ec;
     const bool existed = fs::exists(dir_, ec);
-    if (!existed)
-        created_ = fs::create_directories(dir_, ec);
+    if (!existed) created_ = fs::create_directories(dir_, ec);
     if (ec || !fs::is_directory(dir_))
         throw std::runtime_error(key + ": cannot create output folder '" + dir +
                                  "': " + (ec ? ec.message() : errno_text(ENOTDIR)));
@@ -274,8 +257,7 @@ OutputFolder::OutputFolder(const std::string& dir, const std::vector<std::string
             ::pwrite(lock_fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()))
             throw std::runtime_error(key + ": cannot write the lock file '" + lock + "': " + errno_text(errno));
         // Holding the lock, no live run writes here: every temporary is a dead process's leftover.
-        for (const std::string& rel : outputs_in(dir_, is_output_temp))
-            fs::remove(dir_ / rel, ec);
+        for (const std::string& rel : outputs_in(dir_, is_output_temp)) fs::remove(dir_ / rel, ec);
         for (const std::string& w : writes) {
             const bool folder = !w.empty() && w.back() == '/';
             const fs::path p = dir_ / (folder ? w.substr(0, w.size() - 1) : w);
@@ -308,8 +290,7 @@ OutputFile& OutputFolder::create(const std::string& rel) {
     if (rel.rfind("trajectories/", 0) == 0 && !fs::is_directory(dir_ / "trajectories")) {
         std::error_code ec;
         fs::create_directory(dir_ / "trajectories", ec);
-        if (ec)
-            throw std::runtime_error("cannot create '" + (dir_ / "trajectories").string() + "': " + ec.message());
+        if (ec) throw std::runtime_error("cannot create '" + (dir_ / "trajectories").string() + "': " + ec.message());
         trajectories_created_ = true;
     }
     files_.reserve(files_.size() + 1);
@@ -325,8 +306,7 @@ OutputFile& OutputFolder::create_resumable(const std::string& rel, std::uint64_t
 }
 
 void OutputFolder::commit() {
-    for (auto& f : files_)
-        f->close();
+    for (auto& f : files_) f->close();
     {
         // Summary last (under the lock: the signal watcher reads the list).
         std::lock_guard<std::mutex> g(registry_mutex());
@@ -351,14 +331,11 @@ void OutputFolder::commit() {
     if (::unlink(summary.c_str()) != 0 && errno != ENOENT)
         throw std::runtime_error("cannot replace '" + summary.string() + "': " + errno_text(errno) +
                                  "; the folder keeps its earlier contents");
-    if (const int e = sync_folder(dir_))
-        fail("cannot sync '" + dir_.string() + "'", e);
+    if (const int e = sync_folder(dir_)) fail("cannot sync '" + dir_.string() + "'", e);
     std::set<std::string> written;
-    for (auto& f : files_)
-        written.insert(f->rel());
+    for (auto& f : files_) written.insert(f->rel());
     for (const std::string& rel : outputs_in(dir_, is_output_name)) {
-        if (written.count(rel))
-            continue;
+        if (written.count(rel)) continue;
         commit_step(step);
         if (::unlink((dir_ / rel).c_str()) != 0 && errno != ENOENT)
             fail("cannot remove '" + (dir_ / rel).string() + "' of the earlier run", errno);
@@ -367,16 +344,14 @@ void OutputFolder::commit() {
         if (f->rel() == "summary.json") {
             if (const int e = sync_folder(dir_ / "trajectories"); e && e != ENOENT)
                 fail("cannot sync '" + (dir_ / "trajectories").string() + "'", e);
-            if (const int e = sync_folder(dir_))
-                fail("cannot sync '" + dir_.string() + "'", e);
+            if (const int e = sync_folder(dir_)) fail("cannot sync '" + dir_.string() + "'", e);
         }
         commit_step(step);
         if (::rename(f->temp_path().c_str(), f->final_path().c_str()) != 0)
             fail("cannot rename '" + f->temp_path() + "' to '" + f->final_path().string() + "'", errno);
     }
     files_.clear();
-    if (const int e = sync_folder(dir_))
-        fail("cannot sync '" + dir_.string() + "'", e);
+    if (const int e = sync_folder(dir_)) fail("cannot sync '" + dir_.string() + "'", e);
     // An earlier run's trajectories/ that this run emptied goes too (rmdir: only when empty).
     ::rmdir((dir_ / "trajectories").c_str());
     created_ = trajectories_created_ = false;
@@ -384,16 +359,13 @@ void OutputFolder::commit() {
 }
 
 void OutputFolder::abandon() noexcept {
-    if (released_)
-        return;
+    if (released_) return;
     for (auto& f : files_)
         if (!f->resumable()) // NOTE: kept for `--resume`; a run without it starts the file anew
             ::unlink(f->temp_path().c_str());
-    if (trajectories_created_)
-        ::rmdir((dir_ / "trajectories").c_str());
+    if (trajectories_created_) ::rmdir((dir_ / "trajectories").c_str());
     release();
-    if (created_)
-        ::rmdir(dir_.c_str()); // only if empty
+    if (created_) ::rmdir(dir_.c_str()); // only if empty
 }
 
 void OutputFolder::release() noexcept {
@@ -405,9 +377,7 @@ void OutputFolder::release() noexcept {
     released_ = true;
 }
 
-void set_stop_request(std::atomic<int>* flag) {
-    stop_request.store(flag);
-}
+void set_stop_request(std::atomic<int>* flag) { stop_request.store(flag); }
 
 // ---- signals -------------------------------------------------------------------------------------------------
 
@@ -425,20 +395,20 @@ void clean_up_outputs_on_signals() {
                 ++watched;
             }
         }
-        if (watched == 0)
-            return;
+        if (watched == 0) return;
         pthread_sigmask(SIG_BLOCK, &set, nullptr); // inherited by every thread started from here on
         std::thread([set] {
             int sig = 0;
             for (;;) {
-                while (sigwait(&set, &sig) != 0) {
-                }
+                while (sigwait(&set, &sig) != 0) {}
                 std::atomic<int>* flag = stop_request.load();
                 int none = 0;
-                if (!flag || !flag->compare_exchange_strong(none, sig))
-                    break;
+                if (!flag || !flag->compare_exchange_strong(none, sig)) break;
                 const std::string msg =
-                    std::string(::isatty(2) ? "\n" : "") + "nhvk: " + (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP") +
+                    std::string(::isatty(2) ? "\n" : "") + "nhvk: " +
+                    (sig == SIGINT    ? "SIGINT"
+                     : sig == SIGTERM ? "SIGTERM"
+                                      : "SIGHUP") +
                     ": stopping at the end of the current chunk and writing a resume record (send it again to stop "
                     "at once)\n";
                 if (::write(2, msg.data(), msg.size()) < 0) {

@@ -20,10 +20,10 @@
  */
 #pragma once
 
-#include <filesystem>
-#include <memory>
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
+#include <memory>
 #include <ostream>
 #include <stdexcept>
 #include <string>

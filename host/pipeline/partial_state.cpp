@@ -76,10 +76,10 @@ void add_tally(EnsembleResult& into, const EnsembleResult& from) {
             into.failed_by_dynamics_status[d][i] += from.failed_by_dynamics_status[d][i];
     }
     for (std::size_t i = 0; i < into.sampling.size(); ++i) into.sampling[i] += from.sampling[i];
-    if (into.onset.counts.empty() && into.onset.never == 0 && into.onset.censored == 0) // an empty tally takes the other's output times
+    if (into.onset.counts.empty() && into.onset.never == 0 &&
+        into.onset.censored == 0) // an empty tally takes the other's output times
         into.onset = from.onset;
-    else
-        into.onset.merge(from.onset);
+    else into.onset.merge(from.onset);
 }
 
 std::string encode_state(const PartialState& s) {
@@ -124,8 +124,8 @@ PartialState decode_state(const std::string& data, const std::string& what) {
     std::uint64_t n = 0;
     std::memcpy(&n, data.data() + sizeof magic, sizeof n);
     if (n != data.size() - sizeof magic - 16)
-        throw std::runtime_error(what + ": truncated or extended (payload of " + std::to_string(n) + " bytes, file of " +
-                                 std::to_string(data.size()) + ")");
+        throw std::runtime_error(what + ": truncated or extended (payload of " + std::to_string(n) +
+                                 " bytes, file of " + std::to_string(data.size()) + ")");
     const std::string payload = data.substr(sizeof magic + 8, static_cast<std::size_t>(n));
     std::uint64_t sum = 0;
     std::memcpy(&sum, data.data() + data.size() - 8, sizeof sum);
@@ -177,9 +177,7 @@ PartialState decode_state(const std::string& data, const std::string& what) {
     return s;
 }
 
-void write_state_file(const fs::path& path, const PartialState& s) {
-    write_file_atomic(path, encode_state(s));
-}
+void write_state_file(const fs::path& path, const PartialState& s) { write_file_atomic(path, encode_state(s)); }
 
 void write_file_atomic(const fs::path& path, const std::string& data) {
     const std::string tmp = path.string() + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
@@ -205,8 +203,8 @@ void write_file_atomic(const fs::path& path, const std::string& data) {
         ::unlink(tmp.c_str());
         throw std::runtime_error("cannot write '" + path.string() + "': " + std::strerror(err));
     }
-    const int dfd = ::open(path.parent_path().empty() ? "." : path.parent_path().c_str(),
-                           O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int dfd =
+        ::open(path.parent_path().empty() ? "." : path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         ::fsync(dfd);
         ::close(dfd);

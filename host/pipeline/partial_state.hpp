@@ -63,10 +63,10 @@ struct PartialState {
     std::string backend;
     double seconds = 0.0, sampling_seconds = 0.0, integration_seconds = 0.0, reduction_seconds = 0.0,
            transfer_seconds = 0.0;
-    EnsembleResult tally;      ///< valid, failed_*, sampling, onset (the rest unused)
-    std::string statistics;    ///< stats::EnsembleAccumulator::save
+    EnsembleResult tally;            ///< valid, failed_*, sampling, onset (the rest unused)
+    std::string statistics;          ///< stats::EnsembleAccumulator::save
     std::uint64_t samples_bytes = 0; ///< resume: bytes of samples.csv written by [range.first, next)
-    std::string saved;         ///< resume / MPI: SavedTrajectories::save
+    std::string saved;               ///< resume / MPI: SavedTrajectories::save
 
     bool complete() const { return next == range.end; }
 };

@@ -11,9 +11,9 @@
 namespace nhvk {
 
 ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r)
-    : cfg_(cfg), r_(r),
-      acc_(static_cast<std::size_t>(metric_rows(static_cast<int>(cfg.times.size()))), static_cast<std::uint64_t>(cfg.run.trajectories),
-           static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u) {
+    : cfg_(cfg), r_(r), acc_(static_cast<std::size_t>(metric_rows(static_cast<int>(cfg.times.size()))),
+                             static_cast<std::uint64_t>(cfg.run.trajectories),
+                             static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u) {
     r_.onset = stats::OnsetHistogram(cfg.times.size());
 }
 
@@ -31,7 +31,8 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
         // NOTE: valid_ is the sampler's verdict; a failed integration still counts at the times it reached when the
         // population is "alive" (ChunkView::fail_index).
         valid_[j] = ss == SampleStatus::ok ? 1u : 0u;
-        onset_in_[j] = ok || (cfg_.alive_population && ss == SampleStatus::ok && a.onset[j] != stats::onset_never) ? 1u : 0u;
+        onset_in_[j] =
+            ok || (cfg_.alive_population && ss == SampleStatus::ok && a.onset[j] != stats::onset_never) ? 1u : 0u;
         if (ok) {
             ++r_.valid;
         } else if (ss != SampleStatus::ok) {
@@ -118,8 +119,8 @@ void ReduceStage::finish() {
     r_.balance_flagged = std::isfinite(balance) && balance > cfg_.balance_tolerance;
     const double eps = cfg_.integrator.precision == Precision::f32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
     // NOTE: rounding can accumulate to about ε per step, and a run takes at most max_steps steps (states of order 1)
-    r_.growth_at_rounding_level = r_.growth_fit_q.points > 0 &&
-                                  r_.growth_fit_q.max_median < eps * static_cast<double>(cfg_.integrator.max_steps);
+    r_.growth_at_rounding_level =
+        r_.growth_fit_q.points > 0 && r_.growth_fit_q.max_median < eps * static_cast<double>(cfg_.integrator.max_steps);
 }
 
 } // namespace nhvk

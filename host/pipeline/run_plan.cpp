@@ -35,7 +35,8 @@ RunPlan make_run_plan(const RunConfig& cfg, long long capacity) {
     L.k = cfg.model.k;
     L.nt = static_cast<int>(cfg.times.size());
     L.n_params = static_cast<int>(cfg.params.size());
-    for (const Distribution& d : cfg.param_dists) L.per_member_params = L.per_member_params || d.kind != DistKind::fixed;
+    for (const Distribution& d : cfg.param_dists)
+        L.per_member_params = L.per_member_params || d.kind != DistKind::fixed;
     L.capacity = capacity;
     ChunkCommon& c = plan.common;
     c.model = cfg.model.name;

@@ -88,7 +88,8 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     tr["valid"] = r.valid;
     nlohmann::json failed;
     failed["total"] = r.failed();
-    for (int s = 1; s < status_count; ++s) failed["by_status"][status_name(static_cast<Status>(s))] = r.failed_by_status[s];
+    for (int s = 1; s < status_count; ++s)
+        failed["by_status"][status_name(static_cast<Status>(s))] = r.failed_by_status[s];
     failed["by_dynamics"]["nonholonomic"] = r.failed_by_dynamics[1];
     failed["by_dynamics"]["vakonomic"] = r.failed_by_dynamics[2];
     for (int d = 1; d < 3; ++d)
@@ -111,7 +112,8 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     }();
     j["divergence"]["weights"] = [&] {
         nlohmann::json w = nlohmann::json::object();
-        for (int i : cfg.divergence_coords) w[cfg.model.coords[i]] = cfg.divergence_weights[static_cast<std::size_t>(i)];
+        for (int i : cfg.divergence_coords)
+            w[cfg.model.coords[i]] = cfg.divergence_weights[static_cast<std::size_t>(i)];
         return w;
     }();
     j["divergence"]["metric"] = cfg.divergence_kinetic ? "kinetic" : "euclidean";
@@ -154,8 +156,8 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     j["growth_exponent"]["v"] = num(r.growth_v);
     j["growth_exponent"]["t_max"] = cfg.growth_t_max;
     j["growth_exponent"]["definition"] = "least-squares slope of log median d against log t over 0 < t <= t_max";
-    for (const auto& [name, f] : {std::pair<const char*, const stats::GrowthFit*>{"q", &r.growth_fit_q},
-                                  {"v", &r.growth_fit_v}}) {
+    for (const auto& [name, f] :
+         {std::pair<const char*, const stats::GrowthFit*>{"q", &r.growth_fit_q}, {"v", &r.growth_fit_v}}) {
         nlohmann::json& fit = j["growth_exponent"]["fit"][name];
         fit["points"] = f->points;
         fit["r_squared"] = num(f->r_squared);
@@ -171,8 +173,8 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     on["censored"] = r.onset.censored;
     const stats::SeriesSummary& ot = r.onset_times();
     on["crossed"] = ot.count;
-    on["quantiles"] = {{"p05", num(ot.p05)}, {"p25", num(ot.p25)}, {"p50", num(ot.p50)},
-                       {"p75", num(ot.p75)}, {"p95", num(ot.p95)}};
+    on["quantiles"] = {
+        {"p05", num(ot.p05)}, {"p25", num(ot.p25)}, {"p50", num(ot.p50)}, {"p75", num(ot.p75)}, {"p95", num(ot.p95)}};
     on["mean"] = num(ot.mean);
     on["definition"] =
         "onset time: where d_q first rises through the threshold, interpolated between the two output times that "
@@ -260,8 +262,9 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
            << md_num(r.growth_fit_q.r_squared) << ", " << r.growth_fit_q.points << " points)";
     if (r.growth_at_rounding_level) os << "; **at rounding level: the exponent means nothing**";
     os << "\n";
-    os << "- onset (d_q > " << md_num(cfg.onset_threshold) << ", interpolated): median t = "
-       << md_num(r.onset_times().p50) << " over " << r.onset_times().count << " crossings, never " << r.onset.never;
+    os << "- onset (d_q > " << md_num(cfg.onset_threshold)
+       << ", interpolated): median t = " << md_num(r.onset_times().p50) << " over " << r.onset_times().count
+       << " crossings, never " << r.onset.never;
     if (r.onset.censored > 0) os << ", censored by a failure " << r.onset.censored;
     os << "\n";
     os << "- energy balance residual (relative, nonholonomic): max " << md_num(r.max_over_times(metric_balance_nh))
@@ -285,8 +288,8 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
     }
     for (int i : rows) {
         const stats::SeriesSummary& q = r.at(metric_dq, i);
-        os << "| " << md_num(r.times[i]) << " | " << md_num(q.p05) << " | " << md_num(q.p50) << " | "
-           << md_num(q.p95) << " | " << md_num(r.at(metric_dv, i).p50) << " | " << q.count << " |\n";
+        os << "| " << md_num(r.times[i]) << " | " << md_num(q.p05) << " | " << md_num(q.p50) << " | " << md_num(q.p95)
+           << " | " << md_num(r.at(metric_dv, i).p50) << " | " << q.count << " |\n";
     }
     return os.str();
 }
@@ -341,8 +344,7 @@ void SamplesWriter::add_chunk(const ChunkArgs& a, std::uint64_t first, long long
         if (valid)
             out << ',' << a.metrics[(metric_dq * nt + nt - 1) * a.ld + j] << ','
                 << a.metrics[(metric_dv * nt + nt - 1) * a.ld + j] << ',';
-        else
-            out << ",,,";
+        else out << ",,,";
         // NOTE: the interpolated onset, also of a member that failed after crossing.
         const double onset = a.metrics[member_series_row(nt, member_onset_time) * a.ld + j];
         if (sampled && std::isfinite(onset)) out << onset;
@@ -357,8 +359,8 @@ bool SavedTrajectories::wants(std::uint64_t first) const {
     return first < static_cast<std::uint64_t>(cfg_.run.save_trajectories);
 }
 
-TrajectoryRequest SavedTrajectories::request(std::vector<double> params, std::vector<double> q0,
-                                             std::vector<double> v0, std::vector<double> mu0) const {
+TrajectoryRequest SavedTrajectories::request(std::vector<double> params, std::vector<double> q0, std::vector<double> v0,
+                                             std::vector<double> mu0) const {
     const ChunkCommon& common = plan_.common;
     TrajectoryRequest q;
     q.model = cfg_.model.name;

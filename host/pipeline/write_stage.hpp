@@ -69,7 +69,8 @@ private:
  *         exponent with its fit, onset, largest residuals and drifts, and d_q/d_v quantiles at five output times. */
 std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r);
 
-/** @brief `stats.csv`, `summary.md`, `report.html` and `summary.json` (moved into place last by `OutputFolder::commit`). */
+/** @brief `stats.csv`, `summary.md`, `report.html` and `summary.json` (moved into place last by
+ * `OutputFolder::commit`). */
 void write_statistics(const RunConfig& cfg, const EnsembleResult& r, OutputFolder& out);
 
 } // namespace nhvk

@@ -42,8 +42,7 @@ struct Stats {
     std::vector<Metric> metrics; ///< in the order of their first row
     const Metric* find(const std::string& name) const {
         for (const Metric& m : metrics)
-            if (m.name == name)
-                return &m;
+            if (m.name == name) return &m;
         return nullptr;
     }
 };
@@ -65,8 +64,7 @@ std::vector<std::string> split(const std::string& line) {
     while (true) {
         const std::size_t c = line.find(',', at);
         f.push_back(line.substr(at, c == std::string::npos ? std::string::npos : c - at));
-        if (c == std::string::npos)
-            break;
+        if (c == std::string::npos) break;
         at = c + 1;
     }
     return f;
@@ -78,14 +76,11 @@ Stats parse_stats(const std::string& text, const std::string& name, const std::v
     };
     std::istringstream in(text);
     std::string line;
-    if (!std::getline(in, line))
-        bad(0, "empty: expected the stats.csv of an nhvk run (a header line, then rows)");
-    if (!line.empty() && line.back() == '\r')
-        line.pop_back();
+    if (!std::getline(in, line)) bad(0, "empty: expected the stats.csv of an nhvk run (a header line, then rows)");
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::vector<std::string> header = split(line);
     std::map<std::string, std::size_t> col;
-    for (std::size_t i = 0; i < header.size(); ++i)
-        col[header[i]] = i;
+    for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
     for (const char* c :
          {"time_index", "t", "metric", "count", "min", "p01", "p05", "p25", "p50", "p75", "p95", "p99", "max"})
         if (!col.count(c))
@@ -96,10 +91,8 @@ Stats parse_stats(const std::string& text, const std::string& name, const std::v
     std::size_t ln = 1, rows = 0;
     while (std::getline(in, line)) {
         ++ln;
-        if (!line.empty() && line.back() == '\r')
-            line.pop_back();
-        if (line.empty())
-            continue;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty()) continue;
         const std::vector<std::string> f = split(line);
         if (f.size() != header.size())
             bad(ln, "expected " + std::to_string(header.size()) + " fields as in the header, got " +
@@ -121,8 +114,7 @@ Stats parse_stats(const std::string& text, const std::string& name, const std::v
             bad(ln, "metric: expected a metric name (letters, digits, _), got '" + mname + "'");
         Metric* m = nullptr;
         for (Metric& x : s.metrics)
-            if (x.name == mname)
-                m = &x;
+            if (x.name == mname) m = &x;
         if (!m) {
             s.metrics.push_back(Metric{mname, {}, std::vector<bool>(nt, false)});
             m = &s.metrics.back();
@@ -130,12 +122,10 @@ Stats parse_stats(const std::string& text, const std::string& name, const std::v
                 if (header[c] != "time_index" && header[c] != "t" && header[c] != "metric")
                     m->col[header[c]].assign(nt, NAN);
         }
-        if (m->seen[i])
-            bad(ln, "a second row for time_index " + ti + " and metric " + mname + ": expected one");
+        if (m->seen[i]) bad(ln, "a second row for time_index " + ti + " and metric " + mname + ": expected one");
         m->seen[i] = true;
         for (std::size_t c = 0; c < header.size(); ++c) {
-            if (header[c] == "time_index" || header[c] == "t" || header[c] == "metric")
-                continue;
+            if (header[c] == "time_index" || header[c] == "t" || header[c] == "metric") continue;
             double v = NAN;
             if (!parse_double(f[c], v))
                 bad(ln, header[c] + ": expected a number or an empty field, got '" + f[c] + "'");
@@ -143,8 +133,7 @@ Stats parse_stats(const std::string& text, const std::string& name, const std::v
         }
         ++rows;
     }
-    if (rows == 0)
-        bad(0, "no rows: expected one row per output time and metric");
+    if (rows == 0) bad(0, "no rows: expected one row per output time and metric");
     for (const Metric& m : s.metrics)
         for (std::size_t i = 0; i < nt; ++i)
             if (!m.seen[i])
@@ -163,14 +152,11 @@ const json* find(const json& j, const std::string& dotted) {
     while (at <= dotted.size()) {
         const std::size_t dot = dotted.find('.', at);
         const std::string key = dotted.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
-        if (!cur->is_object())
-            return nullptr;
+        if (!cur->is_object()) return nullptr;
         const auto it = cur->find(key);
-        if (it == cur->end())
-            return nullptr;
+        if (it == cur->end()) return nullptr;
         cur = &*it;
-        if (dot == std::string::npos)
-            break;
+        if (dot == std::string::npos) break;
         at = dot + 1;
     }
     return cur;
@@ -183,28 +169,20 @@ double number(const json& j, const std::string& path) {
 
 /** A JSON value for people (escaped for HTML): numbers with 6 digits, strings as they are, null as "–". */
 std::string show(const json* v) {
-    if (!v || v->is_null())
-        return "\u2013";
-    if (v->is_string())
-        return xml_escape(v->get<std::string>());
-    if (v->is_boolean())
-        return v->get<bool>() ? "true" : "false";
-    if (v->is_number_integer() || v->is_number_unsigned())
-        return v->dump();
-    if (v->is_number())
-        return fmt(v->get<double>(), 6);
+    if (!v || v->is_null()) return "\u2013";
+    if (v->is_string()) return xml_escape(v->get<std::string>());
+    if (v->is_boolean()) return v->get<bool>() ? "true" : "false";
+    if (v->is_number_integer() || v->is_number_unsigned()) return v->dump();
+    if (v->is_number()) return fmt(v->get<double>(), 6);
     if (v->is_array()) {
         std::string s;
-        for (const json& e : *v)
-            s += (s.empty() ? "" : ", ") + show(&e);
+        for (const json& e : *v) s += (s.empty() ? "" : ", ") + show(&e);
         return "[" + s + "]";
     }
     return xml_escape(v->dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
-std::string show(const json& j, const std::string& path) {
-    return show(find(j, path));
-}
+std::string show(const json& j, const std::string& path) { return show(find(j, path)); }
 
 json parse_summary(const std::string& text, const std::string& name, std::vector<double>& times) {
     json j;
@@ -214,8 +192,7 @@ json parse_summary(const std::string& text, const std::string& name, std::vector
         throw ReportInputError(name + ": not valid JSON (" + e.what() + "): expected the summary.json of an nhvk run");
     }
     auto need = [&](const std::string& path, bool ok, const std::string& what) {
-        if (!ok)
-            throw ReportInputError(name + ": field '" + path + "': expected " + what);
+        if (!ok) throw ReportInputError(name + ": field '" + path + "': expected " + what);
     };
     const json* schema = find(j, "schema");
     need("schema", schema && schema->is_string() && schema->get<std::string>().rfind("nhvk.summary/", 0) == 0,
@@ -264,8 +241,7 @@ MetricInfo metric_info(const std::string& m) {
          {"energy_rel_vk: vakonomic drift / energy scale", "relative energy drift (dimensionless)", "energy_rel"}},
     };
     const auto it = known.find(m);
-    if (it != known.end())
-        return it->second;
+    if (it != known.end()) return it->second;
     return {m, m, m};
 }
 
@@ -289,18 +265,13 @@ struct Page {
     void section_plot(const std::string& heading, report::Plot p, const std::string& empty_reason,
                       const std::vector<std::string>& extra = {}) {
         std::vector<std::string> notes;
-        if (p.id.empty())
-            p.id = "plot-" + std::to_string(++plot_no);
+        if (p.id.empty()) p.id = "plot-" + std::to_string(++plot_no);
         h << "<h3>" << xml_escape(heading) << "</h3>\n";
         const std::string svg = report::render_svg(p, notes);
-        if (svg.empty())
-            h << "<p class=\"nodata\">No data to plot: " << xml_escape(empty_reason) << "</p>\n";
-        else
-            h << "<figure>\n" << svg << "</figure>\n";
-        for (const std::string& e : extra)
-            h << "<p class=\"note\">" << e << "</p>\n";
-        for (const std::string& n : notes)
-            h << "<p class=\"note\">" << xml_escape(n) << "</p>\n";
+        if (svg.empty()) h << "<p class=\"nodata\">No data to plot: " << xml_escape(empty_reason) << "</p>\n";
+        else h << "<figure>\n" << svg << "</figure>\n";
+        for (const std::string& e : extra) h << "<p class=\"note\">" << e << "</p>\n";
+        for (const std::string& n : notes) h << "<p class=\"note\">" << xml_escape(n) << "</p>\n";
     }
 
     void row(const std::string& k, const std::string& v) {
@@ -422,16 +393,13 @@ void Page::classification() {
         for (const json& e : *cons)
             if (e.is_object())
                 for (auto it = e.begin(); it != e.end(); ++it)
-                    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
-                        keys.push_back(it.key());
+                    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) keys.push_back(it.key());
         h << "<table>\n<tr>";
-        for (const std::string& k : keys)
-            h << "<th>" << xml_escape(k) << "</th>";
+        for (const std::string& k : keys) h << "<th>" << xml_escape(k) << "</th>";
         h << "</tr>\n";
         for (const json& e : *cons) {
             h << "<tr>";
-            for (const std::string& k : keys)
-                h << "<td>" << show(e.is_object() ? find(e, k) : nullptr) << "</td>";
+            for (const std::string& k : keys) h << "<td>" << show(e.is_object() ? find(e, k) : nullptr) << "</td>";
             h << "</tr>\n";
         }
         h << "</table>\n";
@@ -439,15 +407,13 @@ void Page::classification() {
     const json* sys = find(*c, "system");
     if (sys && sys->is_object() && !sys->empty()) {
         h << "<table>\n<tr><th>system</th><th></th></tr>\n";
-        for (auto it = sys->begin(); it != sys->end(); ++it)
-            row(it.key(), show(&it.value()));
+        for (auto it = sys->begin(); it != sys->end(); ++it) row(it.key(), show(&it.value()));
         h << "</table>\n";
     }
     const json* st_ = find(*c, "statements");
     if (st_ && st_->is_array() && !st_->empty()) {
         h << "<ul>\n";
-        for (const json& e : *st_)
-            h << "<li>" << show(&e) << "</li>\n";
+        for (const json& e : *st_) h << "<li>" << show(&e) << "</li>\n";
         h << "</ul>\n";
     }
 }
@@ -473,12 +439,10 @@ void Page::divergence(const std::string& metric, const std::string& key) {
         if (const json* ci = find(s, fit + ".ci95"); ci && ci->is_array() && ci->size() == 2)
             text += " (95 % CI " + show(&(*ci)[0]) + " to " + show(&(*ci)[1]) + ", R\u00b2 " +
                     fmt(number(s, fit + ".r_squared"), 6) + ", " + show(s, fit + ".points") + " points";
-        else
-            text += " (R\u00b2 " + fmt(number(s, fit + ".r_squared"), 6) + ", " + show(s, fit + ".points") + " points";
+        else text += " (R\u00b2 " + fmt(number(s, fit + ".r_squared"), 6) + ", " + show(s, fit + ".points") + " points";
         text += ", least squares over " + xml_escape(p.x_title.substr(0, p.x_title.find(' '))) + " in (t0, " +
                 fmt(t_max, 4) + "])";
-        if (at_rounding && metric == "d_q")
-            text += ": <strong>at rounding level: exponent meaningless</strong>";
+        if (at_rounding && metric == "d_q") text += ": <strong>at rounding level: exponent meaningless</strong>";
         extra.push_back(text + ".");
         // NOTE: the least-squares line passes through the mean of (log τ, log median) over the fit's points, so
         // its intercept follows from the exponent and the medians in the window (summary.json holds no intercept).
@@ -502,8 +466,7 @@ void Page::divergence(const std::string& metric, const std::string& key) {
                            {lo, hi},
                            {std::exp(b + expo * std::log(lo)), std::exp(b + expo * std::log(hi))},
                            {"#d94801", "8 4", 2.4}};
-            if (at_rounding && metric == "d_q")
-                f.label = "fit (rounding level!)";
+            if (at_rounding && metric == "d_q") f.label = "fit (rounding level!)";
             p.lines.push_back(f);
         }
     }
@@ -524,20 +487,17 @@ void Page::distribution() {
     if (m) {
         std::vector<std::size_t> alive;
         for (std::size_t i = 0; i < times.size(); ++i)
-            if ((*m)["count"][i] > 0)
-                alive.push_back(i);
+            if ((*m)["count"][i] > 0) alive.push_back(i);
         std::vector<std::size_t> pick;
         for (int k = 0; k <= 4 && !alive.empty(); ++k) {
             const std::size_t i = alive[(alive.size() - 1) * k / 4];
-            if (pick.empty() || pick.back() != i)
-                pick.push_back(i);
+            if (pick.empty() || pick.back() != i) pick.push_back(i);
         }
         for (std::size_t i : pick) {
             report::Box b;
             b.label = "t = " + fmt(times[i], 3);
             b.sublabel = "n = " + fmt((*m)["count"][i], 10);
-            for (int k = 0; k < 9; ++k)
-                b.q[k] = (*m)[box_columns[k]][i];
+            for (int k = 0; k < 9; ++k) b.q[k] = (*m)[box_columns[k]][i];
             p.boxes.push_back(b);
         }
     }
@@ -566,8 +526,7 @@ void Page::onset() {
         for (std::size_t i = 0; i < times.size(); ++i) {
             const double right = tau[i];
             double left = i > 0 ? tau[i - 1] : 0.0;
-            if (i == 0 && p.log_x)
-                left = times.size() > 1 && tau[1] > 0 ? tau[0] * tau[0] / tau[1] : tau[0] / 2;
+            if (i == 0 && p.log_x) left = times.size() > 1 && tau[1] > 0 ? tau[0] * tau[0] / tau[1] : tau[0] / 2;
             b.x0.push_back(left);
             b.x1.push_back(right);
             b.y.push_back((*counts)[i].is_number() ? (*counts)[i].get<double>() : NAN);
@@ -605,8 +564,7 @@ void Page::metric_groups() {
             if (metric_info(m.name).group == g && m.name != "d_q" && m.name != "d_v") {
                 bool neg = false;
                 for (const char* c : box_columns)
-                    for (double v : m[c])
-                        neg = neg || v < 0;
+                    for (double v : m[c]) neg = neg || v < 0;
                 (neg ? signed_ : positive).push_back(&m);
             }
         auto plot = [&](const std::vector<const Metric*>& ms, bool log_y, const std::string& suffix) {
@@ -639,10 +597,8 @@ void Page::metric_groups() {
                              (log_y ? " that a log axis can show (all are 0 or missing)" : ""),
                          meaning);
         };
-        if (!positive.empty())
-            plot(positive, true, "");
-        for (const Metric* m : signed_)
-            plot({m}, false, "-" + m->name);
+        if (!positive.empty()) plot(positive, true, "");
+        for (const Metric* m : signed_) plot({m}, false, "-" + m->name);
     }
 }
 
@@ -651,8 +607,7 @@ void flatten(const json& j, const std::string& prefix, std::vector<std::string>&
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
         const json& v = it.value();
-        if (v.is_object() && !v.contains("dist") && !v.empty())
-            flatten(v, key, out);
+        if (v.is_object() && !v.contains("dist") && !v.empty()) flatten(v, key, out);
         else
             out.push_back(xml_escape(key) + " = " + xml_escape(v.dump(-1, ' ', false, json::error_handler_t::replace)));
     }
@@ -668,8 +623,7 @@ std::string read_file(const fs::path& p, const std::string& what) {
                                " of a completed nhvk run");
     std::ostringstream ss;
     ss << in.rdbuf();
-    if (in.bad())
-        throw ReportInputError(p.string() + ": cannot read (" + std::strerror(errno) + ")");
+    if (in.bad()) throw ReportInputError(p.string() + ": cannot read (" + std::strerror(errno) + ")");
     return ss.str();
 }
 
@@ -683,10 +637,8 @@ std::string render_report(const std::string& summary_text, const std::string& st
     Page pg(s, st);
     pg.times = times;
     pg.t0 = number(s, "config.initial.t0");
-    if (!std::isfinite(pg.t0))
-        pg.t0 = 0;
-    for (double t : times)
-        pg.tau.push_back(t - pg.t0);
+    if (!std::isfinite(pg.t0)) pg.t0 = 0;
+    for (double t : times) pg.tau.push_back(t - pg.t0);
 
     pg.header();
     pg.counts();
@@ -705,8 +657,7 @@ std::string render_report(const std::string& summary_text, const std::string& st
         std::vector<std::string> lines;
         flatten(*cfg, "", lines);
         pg.h << "<div class=\"cfg\">\n";
-        for (const std::string& l : lines)
-            pg.h << "<code>" << l << "</code><br/>\n";
+        for (const std::string& l : lines) pg.h << "<code>" << l << "</code><br/>\n";
         pg.h << "</div>\n";
     } else {
         pg.h << "<p>(not in summary.json)</p>\n";

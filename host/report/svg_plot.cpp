@@ -48,15 +48,12 @@ bool fit_axis(Axis& a, const std::vector<double>& vals, bool log, bool from_zero
             lo = std::min(lo, a.unit(v));
             hi = std::max(hi, a.unit(v));
         }
-    if (!(lo <= hi))
-        return false;
-    if (from_zero && !log)
-        lo = std::min(lo, 0.0);
+    if (!(lo <= hi)) return false;
+    if (from_zero && !log) lo = std::min(lo, 0.0);
     if (log) {
         lo = std::floor(lo);
         hi = std::ceil(hi);
-        if (hi - lo < 1)
-            hi = lo + 1;
+        if (hi - lo < 1) hi = lo + 1;
     } else {
         if (hi - lo <= 0) {
             const double d = lo == 0 ? 1 : std::fabs(lo) * 0.1;
@@ -91,11 +88,9 @@ std::vector<std::pair<double, std::string>> ticks(const Axis& a) {
             char b[48];
             if (std::fabs(s) >= 1e-4 && std::fabs(a.hi) < 1e6 && std::fabs(a.lo) < 1e6)
                 std::snprintf(b, sizeof b, "%.*f", decimals, r);
-            else
-                std::snprintf(b, sizeof b, "%.3g", r);
+            else std::snprintf(b, sizeof b, "%.3g", r);
             std::string txt = b;
-            if (!txt.empty() && txt[0] == '-')
-                txt = "\u2212" + txt.substr(1);
+            if (!txt.empty() && txt[0] == '-') txt = "\u2212" + txt.substr(1);
             t.emplace_back(r, txt);
         }
     }
@@ -109,10 +104,8 @@ std::string dash_attr(const std::string& dash) {
 struct Skipped {
     long nonpositive = 0, nonfinite = 0;
     void count(const Axis& a, double v) {
-        if (!std::isfinite(v))
-            ++nonfinite;
-        else if (a.log && v <= 0)
-            ++nonpositive;
+        if (!std::isfinite(v)) ++nonfinite;
+        else if (a.log && v <= 0) ++nonpositive;
     }
 };
 
@@ -180,10 +173,8 @@ std::string render_boxes(const Plot& p, std::vector<std::string>& notes) {
     y.p0 = bottom;
     y.p1 = top;
     std::vector<double> all;
-    for (const Box& b : p.boxes)
-        all.insert(all.end(), b.q, b.q + 9);
-    if (!fit_axis(y, all, p.log_y))
-        return {};
+    for (const Box& b : p.boxes) all.insert(all.end(), b.q, b.q + 9);
+    if (!fit_axis(y, all, p.log_y)) return {};
     Axis x; // unused for ticks
     std::ostringstream os;
     os << open_svg(p);
@@ -194,8 +185,7 @@ std::string render_boxes(const Plot& p, std::vector<std::string>& notes) {
     for (std::size_t i = 0; i < p.boxes.size(); ++i) {
         const Box& b = p.boxes[i];
         const double cx = left + slot * (i + 0.5), hw = std::min(28.0, slot * 0.3);
-        for (double v : b.q)
-            sk.count(y, v);
+        for (double v : b.q) sk.count(y, v);
         auto Y = [&](int k) { return px(y.map(b.q[k])); };
         auto seg = [&](int k0, int k1, double w, const std::string& dash) {
             if (y.ok(b.q[k0]) && y.ok(b.q[k1]))
@@ -253,8 +243,7 @@ std::string series_fill(int i) {
 std::string xml_escape(const std::string& s) {
     std::string o;
     o.reserve(s.size());
-    for (char c : s)
-        switch (c) {
+    for (char c : s) switch (c) {
         case '&':
             o += "&amp;";
             break;
@@ -277,16 +266,14 @@ std::string xml_escape(const std::string& s) {
 }
 
 std::string fmt(double x, int digits) {
-    if (!std::isfinite(x))
-        return "\u2013";
+    if (!std::isfinite(x)) return "\u2013";
     char b[48];
     std::snprintf(b, sizeof b, "%.*g", digits, x);
     return b;
 }
 
 std::string render_svg(const Plot& p, std::vector<std::string>& notes) {
-    if (!p.boxes.empty())
-        return render_boxes(p, notes);
+    if (!p.boxes.empty()) return render_boxes(p, notes);
     Axis x, y;
     x.p0 = left;
     x.p1 = right;
@@ -307,13 +294,10 @@ std::string render_svg(const Plot& p, std::vector<std::string>& notes) {
         xs.insert(xs.end(), b.x0.begin(), b.x0.end());
         xs.insert(xs.end(), b.x1.begin(), b.x1.end());
         ys.insert(ys.end(), b.y.begin(), b.y.end());
-        for (double v : b.y)
-            any_bar = any_bar || (std::isfinite(v) && v != 0);
+        for (double v : b.y) any_bar = any_bar || (std::isfinite(v) && v != 0);
     }
-    if (!p.bars.empty() && !any_bar && p.lines.empty())
-        return {};
-    if (!fit_axis(x, xs, p.log_x) || !fit_axis(y, ys, p.log_y, !p.bars.empty()))
-        return {};
+    if (!p.bars.empty() && !any_bar && p.lines.empty()) return {};
+    if (!fit_axis(x, xs, p.log_x) || !fit_axis(y, ys, p.log_y, !p.bars.empty())) return {};
 
     std::ostringstream os;
     os << open_svg(p);
@@ -325,8 +309,7 @@ std::string render_svg(const Plot& p, std::vector<std::string>& notes) {
        << "-clip)\">\n";
     for (const Bars& b : p.bars) {
         for (std::size_t i = 0; i < b.y.size(); ++i) {
-            if (!(std::isfinite(b.y[i]) && b.y[i] > 0) || !x.ok(b.x0[i]) || !x.ok(b.x1[i]))
-                continue;
+            if (!(std::isfinite(b.y[i]) && b.y[i] > 0) || !x.ok(b.x0[i]) || !x.ok(b.x1[i])) continue;
             const double x0 = x.map(b.x0[i]), x1 = x.map(b.x1[i]), y1 = y.map(b.y[i]), y0 = y.map(0.0);
             os << "<rect class=\"bar\" x=\"" << px(x0) << "\" y=\"" << px(y1) << "\" width=\"" << px(x1 - x0)
                << "\" height=\"" << px(y0 - y1) << "\" fill=\"" << series_fill(0) << "\" stroke=\""
@@ -348,14 +331,11 @@ std::string render_svg(const Plot& p, std::vector<std::string>& notes) {
             notes.push_back(b.label + " band: not drawn at " + std::to_string(gaps) + " of " +
                             std::to_string(b.x.size()) + " output times, where a bound is " +
                             (y.log ? "0 (which a log axis cannot show) or " : "") + "missing.");
-        if (up.empty())
-            continue;
+        if (up.empty()) continue;
         os << "<polygon class=\"" << xml_escape(b.cls) << "\" fill=\"" << b.fill << "\" fill-opacity=\"" << b.opacity
            << "\" stroke=\"none\" points=\"";
-        for (const auto& [a, c] : up)
-            os << px(a) << "," << px(c) << " ";
-        for (auto it = down.rbegin(); it != down.rend(); ++it)
-            os << px(it->first) << "," << px(it->second) << " ";
+        for (const auto& [a, c] : up) os << px(a) << "," << px(c) << " ";
+        for (auto it = down.rbegin(); it != down.rend(); ++it) os << px(it->first) << "," << px(it->second) << " ";
         os << "\"/>\n";
     }
     for (const Line& l : p.lines) {
@@ -364,13 +344,11 @@ std::string render_svg(const Plot& p, std::vector<std::string>& notes) {
         Skipped sk;
         for (std::size_t i = 0; i < l.x.size() && i < l.y.size(); ++i) {
             sk.count(y, l.y[i]);
-            if (!x.ok(l.x[i]) || !y.ok(l.y[i]))
-                continue;
+            if (!x.ok(l.x[i]) || !y.ok(l.y[i])) continue;
             pts << (n++ ? " " : "") << px(x.map(l.x[i])) << "," << px(y.map(l.y[i]));
         }
         skipped_notes(sk, l.label, notes);
-        if (n == 0)
-            continue;
+        if (n == 0) continue;
         os << "<polyline class=\"" << xml_escape(l.cls) << "\" fill=\"none\" stroke=\"" << l.style.color
            << "\" stroke-width=\"" << l.style.width << "\"" << dash_attr(l.style.dash)
            << " stroke-linejoin=\"round\" points=\"" << pts.str() << "\"/>\n";
@@ -380,14 +358,11 @@ std::string render_svg(const Plot& p, std::vector<std::string>& notes) {
     }
     os << "</g>\n";
     for (const Bars& b : p.bars)
-        if (!b.label.empty())
-            lg.box(b.label, series_fill(0), 1);
+        if (!b.label.empty()) lg.box(b.label, series_fill(0), 1);
     for (const Band& b : p.bands)
-        if (!b.label.empty())
-            lg.box(b.label, b.fill, b.opacity);
+        if (!b.label.empty()) lg.box(b.label, b.fill, b.opacity);
     for (const Line& l : p.lines)
-        if (!l.label.empty())
-            lg.line(l.label, l.style);
+        if (!l.label.empty()) lg.line(l.label, l.style);
     os << lg.os.str() << "</svg>\n";
     return os.str();
 }

@@ -15,9 +15,7 @@
 
 namespace nhvk::bytes {
 
-inline void put_raw(std::string& out, const void* p, std::size_t n) {
-    out.append(static_cast<const char*>(p), n);
-}
+inline void put_raw(std::string& out, const void* p, std::size_t n) { out.append(static_cast<const char*>(p), n); }
 
 template <class T> void put(std::string& out, const T& v) {
     static_assert(std::is_trivially_copyable_v<T>, "put: trivially copyable values only");

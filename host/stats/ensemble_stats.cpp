@@ -23,7 +23,7 @@ constexpr std::size_t kMinParallelValues = 1u << 15;
 
 constexpr double kQuantileLevels[7] = {0.01, 0.05, 0.25, 0.50, 0.75, 0.95, 0.99};
 
-void set_quantiles(SeriesSummary &r, const double (&q)[7]) {
+void set_quantiles(SeriesSummary& r, const double (&q)[7]) {
     r.p01 = q[0];
     r.p05 = q[1];
     r.p25 = q[2];
@@ -35,7 +35,7 @@ void set_quantiles(SeriesSummary &r, const double (&q)[7]) {
 
 } // namespace
 
-double quantile_type7(const double *sorted, std::size_t n, double p) {
+double quantile_type7(const double* sorted, std::size_t n, double p) {
     if (n == 0u) {
         return std::numeric_limits<double>::quiet_NaN();
     }
@@ -61,7 +61,7 @@ EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_t
       counts_(n_series * n_bins_, 0u) {
     if (exact_) {
         values_.resize(n_series);
-        for (auto &v : values_) {
+        for (auto& v : values_) {
             v.reserve(static_cast<std::size_t>(n_total_expected));
         }
     }
@@ -69,7 +69,7 @@ EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_t
 
 std::uint64_t EnsembleAccumulator::stored_total() const {
     std::uint64_t total = 0u;
-    for (const auto &p : partials_) {
+    for (const auto& p : partials_) {
         total += p.count;
     }
     return total;
@@ -80,8 +80,8 @@ void EnsembleAccumulator::drop_values() {
     std::vector<std::vector<double>>().swap(values_);
 }
 
-void EnsembleAccumulator::add_chunk(const double *values, std::size_t chunk, std::size_t ld,
-                                    const std::uint8_t *valid) {
+void EnsembleAccumulator::add_chunk(const double* values, std::size_t chunk, std::size_t ld,
+                                    const std::uint8_t* valid) {
     if (chunk == 0u || n_series_ == 0u) {
         return;
     }
@@ -97,7 +97,7 @@ void EnsembleAccumulator::add_chunk(const double *values, std::size_t chunk, std
     add_chunk(in);
 }
 
-void EnsembleAccumulator::add_chunk(const ChunkView &in) {
+void EnsembleAccumulator::add_chunk(const ChunkView& in) {
     if (in.chunk == 0u || n_series_ == 0u) {
         return;
     }
@@ -114,7 +114,7 @@ void EnsembleAccumulator::add_chunk(const ChunkView &in) {
     }
 }
 
-template <class Policy> void EnsembleAccumulator::add_chunk_with(const Policy &policy, const ChunkView &in) {
+template <class Policy> void EnsembleAccumulator::add_chunk_with(const Policy& policy, const ChunkView& in) {
     // one sequential pass per series (n_tiles = 1), series in parallel; deterministic (exact partials, integer counts)
     accumulate_chunk(policy, in, 1, partials_.data(), counts_.data(), binner());
     if (!exact_) {
@@ -125,7 +125,7 @@ template <class Policy> void EnsembleAccumulator::add_chunk_with(const Policy &p
         drop_values();
         return;
     }
-    std::vector<double *> out(n_series_);
+    std::vector<double*> out(n_series_);
     std::vector<std::size_t> n_out(n_series_);
     for (std::size_t s = 0; s < n_series_; ++s) {
         values_[s].resize(values_[s].size() + in.chunk);
@@ -137,7 +137,7 @@ template <class Policy> void EnsembleAccumulator::add_chunk_with(const Policy &p
     }
 }
 
-void EnsembleAccumulator::add_partials(const SeriesPartial *partials, const std::uint64_t *counts) {
+void EnsembleAccumulator::add_partials(const SeriesPartial* partials, const std::uint64_t* counts) {
     bool any = false;
     for (std::size_t s = 0; s < n_series_; ++s) {
         any = any || partials[s].count != 0u;
@@ -151,7 +151,7 @@ void EnsembleAccumulator::add_partials(const SeriesPartial *partials, const std:
     }
 }
 
-void EnsembleAccumulator::merge(const EnsembleAccumulator &other) {
+void EnsembleAccumulator::merge(const EnsembleAccumulator& other) {
     if (&other == this) {
         const EnsembleAccumulator copy = other;
         merge(copy);
@@ -178,7 +178,7 @@ void EnsembleAccumulator::merge(const EnsembleAccumulator &other) {
     }
 }
 
-void EnsembleAccumulator::save(std::string &out) const {
+void EnsembleAccumulator::save(std::string& out) const {
     bytes::put<std::uint64_t>(out, n_series_);
     bytes::put<std::uint64_t>(out, n_bins_);
     bytes::put(out, spec_.lo);
@@ -189,13 +189,13 @@ void EnsembleAccumulator::save(std::string &out) const {
     bytes::put_vector(out, partials_);
     bytes::put_vector(out, counts_);
     if (exact_) {
-        for (const auto &v : values_) {
+        for (const auto& v : values_) {
             bytes::put_vector(out, v);
         }
     }
 }
 
-void EnsembleAccumulator::load(bytes::Reader &in) {
+void EnsembleAccumulator::load(bytes::Reader& in) {
     const std::string what = in.what();
     const auto n_series = in.get<std::uint64_t>();
     const auto n_bins = in.get<std::uint64_t>();
@@ -239,8 +239,8 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize() {
     const LogBinner b = binner();
     std::vector<SeriesSummary> out(n_series_);
     for (std::size_t s = 0; s < n_series_; ++s) {
-        const SeriesPartial &p = partials_[s];
-        SeriesSummary &r = out[s];
+        const SeriesPartial& p = partials_[s];
+        SeriesSummary& r = out[s];
         r.count = p.count;
         r.nonfinite = p.nonfinite;
         r.exact = exact_;
@@ -258,7 +258,7 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize() {
         r.max = p.max;
         double q[7];
         if (exact_) {
-            std::vector<double> &v = values_[s];
+            std::vector<double>& v = values_[s];
             if (v.size() != p.count) {
                 throw std::logic_error("EnsembleAccumulator: stored values out of step with counts");
             }
@@ -287,7 +287,7 @@ void OnsetHistogram::add(std::int32_t time_index) {
     }
 }
 
-void OnsetHistogram::add_chunk(const std::int32_t *onset_index, std::size_t chunk, const std::uint8_t *valid) {
+void OnsetHistogram::add_chunk(const std::int32_t* onset_index, std::size_t chunk, const std::uint8_t* valid) {
     for (std::size_t j = 0; j < chunk; ++j) {
         if (valid == nullptr || valid[j] != 0u) {
             add(onset_index[j]);
@@ -295,7 +295,7 @@ void OnsetHistogram::add_chunk(const std::int32_t *onset_index, std::size_t chun
     }
 }
 
-void OnsetHistogram::merge(const OnsetHistogram &other) {
+void OnsetHistogram::merge(const OnsetHistogram& other) {
     if (other.counts.size() != counts.size()) {
         throw std::invalid_argument("OnsetHistogram::merge: different numbers of output times");
     }
@@ -314,7 +314,7 @@ std::uint64_t OnsetHistogram::total() const {
     return n;
 }
 
-double OnsetHistogram::quantile(double p, const std::vector<double> &t, bool include_never) const {
+double OnsetHistogram::quantile(double p, const std::vector<double>& t, bool include_never) const {
     if (t.size() != counts.size()) {
         throw std::invalid_argument("OnsetHistogram::quantile: t.size() != number of output times");
     }
@@ -339,9 +339,9 @@ double OnsetHistogram::quantile(double p, const std::vector<double> &t, bool inc
 // ---- growth exponent -------------------------------------------------------------------------------------------
 
 double student_t975(std::size_t dof) {
-    static const double table[31] = {0.0,    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                     2.201,  2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
-                                     2.074,  2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    static const double table[31] = {0.0,   12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                     2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
+                                     2.074, 2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
     if (dof == 0u) {
         return std::numeric_limits<double>::quiet_NaN();
     }
@@ -352,7 +352,7 @@ double student_t975(std::size_t dof) {
     return z + (z * z * z + z) / (4.0 * n) + (5.0 * std::pow(z, 5) + 16.0 * z * z * z + 3.0 * z) / (96.0 * n * n);
 }
 
-GrowthFit growth_fit(const std::vector<double> &t, const std::vector<double> &median, double t_max) {
+GrowthFit growth_fit(const std::vector<double>& t, const std::vector<double>& median, double t_max) {
     if (t.size() != median.size()) {
         throw std::invalid_argument("growth_exponent: t and median differ in length");
     }
@@ -406,7 +406,7 @@ GrowthFit growth_fit(const std::vector<double> &t, const std::vector<double> &me
     return f;
 }
 
-double growth_exponent(const std::vector<double> &t, const std::vector<double> &median, double t_max) {
+double growth_exponent(const std::vector<double>& t, const std::vector<double>& median, double t_max) {
     return growth_fit(t, median, t_max).slope;
 }
 

@@ -62,30 +62,30 @@ public:
      * @brief Adds a chunk of trajectories: series s of trajectory j is values[s·ld + j]; valid[j] != 0 includes it
      *        (valid may be nullptr: all valid). Parallel over series with Thrust's OpenMP system.
      */
-    void add_chunk(const double *values, std::size_t chunk, std::size_t ld, const std::uint8_t *valid);
+    void add_chunk(const double* values, std::size_t chunk, std::size_t ld, const std::uint8_t* valid);
     /** @brief Adds a chunk described by a ChunkView (nhvk/stats/chunk_reduce.hpp): which series of which trajectory
      *  count is its `included` (the per-time population, per-member series); `in.n_series` must equal n_series(). */
-    void add_chunk(const ChunkView &in);
+    void add_chunk(const ChunkView& in);
 
     /**
      * @brief Adds per-series partials and histogram rows reduced elsewhere (e.g. on the GPU with accumulate_chunk and
      *        combine_tiles): partials[s], counts[s·n_bins() + b]. Values are not available this way, so an exact
      *        accumulator switches to histogram mode (unless the partials are all empty).
      */
-    void add_partials(const SeriesPartial *partials, const std::uint64_t *counts);
+    void add_partials(const SeriesPartial* partials, const std::uint64_t* counts);
 
     /** @brief Adds another accumulator's data (exact in both modes). The result stays exact only when both are
      *  exact and the combined values fit this accumulator's budget. Throws std::invalid_argument when the series
      *  count or histogram spec differ. */
-    void merge(const EnsembleAccumulator &other);
+    void merge(const EnsembleAccumulator& other);
 
     /** @brief Appends the whole state (mode, partials, histogram rows, stored values) to `out` (stats/byte_io.hpp),
      *  for a partial-state file (`nhvk merge`, resume records). */
-    void save(std::string &out) const;
+    void save(std::string& out) const;
     /** @brief Replaces the data with a state written by save() of an accumulator of the same shape (series count,
      *  histogram spec, exact-memory budget); throws std::runtime_error saying what differs, or that the data ends
      *  early. */
-    void load(bytes::Reader &in);
+    void load(bytes::Reader& in);
 
     /** @brief Summaries of every series. Sorts the stored values in place (exact mode); the accumulator stays
      *  usable. */
@@ -100,18 +100,18 @@ public:
     /** @brief Number of histogram bins per series (see HistogramBin for the layout). */
     std::size_t n_bins() const { return n_bins_; }
     /** @brief The histogram specification. */
-    const LogHistogramSpec &spec() const { return spec_; }
+    const LogHistogramSpec& spec() const { return spec_; }
     /** @brief The histogram bin edges and lookup table (a CUDA backend mirrors edges and start on the device). */
-    const LogBinTable &bin_table() const { return table_; }
+    const LogBinTable& bin_table() const { return table_; }
     /** @brief Bin-index view into bin_table() (host memory). */
     LogBinner binner() const { return LogBinner::make(table_); }
     /** @brief Partial statistics of series s. */
-    const SeriesPartial &partial(std::size_t s) const { return partials_[s]; }
+    const SeriesPartial& partial(std::size_t s) const { return partials_[s]; }
     /** @brief Histogram counts of series s (n_bins() entries), maintained in both modes. */
-    const std::uint64_t *histogram(std::size_t s) const { return counts_.data() + s * n_bins_; }
+    const std::uint64_t* histogram(std::size_t s) const { return counts_.data() + s * n_bins_; }
 
 private:
-    template <class Policy> void add_chunk_with(const Policy &policy, const ChunkView &in);
+    template <class Policy> void add_chunk_with(const Policy& policy, const ChunkView& in);
     std::uint64_t stored_total() const;
     void drop_values();
 
@@ -144,9 +144,9 @@ struct OnsetHistogram {
     /** @brief Adds one trajectory; `onset_never` (or an index >= counts.size()) counts as never. */
     void add(std::int32_t time_index);
     /** @brief Adds onset indices of a chunk; valid[j] != 0 includes trajectory j (valid may be nullptr). */
-    void add_chunk(const std::int32_t *onset_index, std::size_t chunk, const std::uint8_t *valid);
+    void add_chunk(const std::int32_t* onset_index, std::size_t chunk, const std::uint8_t* valid);
     /** @brief Adds another histogram over the same number of output times (throws std::invalid_argument if not). */
-    void merge(const OnsetHistogram &other);
+    void merge(const OnsetHistogram& other);
     /** @brief Trajectories counted, including never. */
     std::uint64_t total() const;
     /**
@@ -156,14 +156,14 @@ struct OnsetHistogram {
      *        with an onset are ranked. NaN when no trajectory is ranked. t holds the output times (t.size() ==
      *        counts.size()).
      */
-    double quantile(double p, const std::vector<double> &t, bool include_never = true) const;
+    double quantile(double p, const std::vector<double>& t, bool include_never = true) const;
 };
 
 /**
  * @brief Least-squares slope of log(median) against log(t) over the points with 0 < t <= t_max and median > 0
  *        (finite). NaN when fewer than two such points (or all their t equal); the caller reports it. Deterministic.
  */
-double growth_exponent(const std::vector<double> &t, const std::vector<double> &median, double t_max);
+double growth_exponent(const std::vector<double>& t, const std::vector<double>& median, double t_max);
 
 /** @brief The growth-exponent fit with its quality: the slope p of log(median) = log(c) + p·log(t) over the points
  *         growth_exponent() uses, their number, R², the slope's standard error and 95 % confidence interval (Student
@@ -174,7 +174,7 @@ struct GrowthFit {
     double r_squared = 0.0, standard_error = 0.0, ci_low = 0.0, ci_high = 0.0;
     double max_median = 0.0; ///< the largest median among the points (0 when none)
 };
-GrowthFit growth_fit(const std::vector<double> &t, const std::vector<double> &median, double t_max);
+GrowthFit growth_fit(const std::vector<double>& t, const std::vector<double>& median, double t_max);
 
 /** @brief The 0.975 quantile of Student's t with `dof` ≥ 1 degrees of freedom (a table to 30, then a Cornish–Fisher
  *         expansion, within 1e-4). */
@@ -182,6 +182,6 @@ double student_t975(std::size_t dof);
 
 /** @brief Type-7 quantile (numpy's default) of sorted values: h = (n−1)p, x[⌊h⌋] + (h−⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋]). NaN
  *  when n == 0. */
-double quantile_type7(const double *sorted, std::size_t n, double p);
+double quantile_type7(const double* sorted, std::size_t n, double p);
 
 } // namespace nhvk::stats

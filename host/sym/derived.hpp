@@ -30,11 +30,11 @@ struct DerivedVariant {
 
 /** @brief A derived model: sizes, parameter names (in `visit_params` order), its variants, and where it came from. */
 struct DerivedModel {
-    std::string cpp_type;   ///< e.g. "nhvk::models::NhParticle"
-    std::string header;     ///< e.g. "nhvk/models/nh_particle.hpp"
+    std::string cpp_type; ///< e.g. "nhvk::models::NhParticle"
+    std::string header;   ///< e.g. "nhvk/models/nh_particle.hpp"
     int n = 0, k = 0;
     std::vector<std::string> params;
-    std::vector<int> bool_params;        ///< indices into `params` of the boolean ones (variant bit i = bool_params[i])
+    std::vector<int> bool_params; ///< indices into `params` of the boolean ones (variant bit i = bool_params[i])
     std::vector<DerivedVariant> variants; ///< 2^(bool_params.size()) entries
 };
 

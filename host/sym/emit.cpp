@@ -18,9 +18,7 @@ namespace {
 constexpr unsigned param_bit = 1u << static_cast<unsigned>(Var::param);
 
 /** @brief A node that depends on nothing but the parameters (and is not a bare constant). */
-bool is_param_level(const Graph& g, int id) {
-    return !g.is_constant(id) && (g.dep_mask(id) & ~param_bit) == 0u;
-}
+bool is_param_level(const Graph& g, int id) { return !g.is_constant(id) && (g.dep_mask(id) & ~param_bit) == 0u; }
 
 std::string literal(double x) {
     char buf[64];
@@ -31,38 +29,59 @@ std::string literal(double x) {
 const char* function_name(Op op) {
     switch (op) {
     // NOTE: sin and cos through nhvk/trig.hpp: on the device an argument reduction without local memory.
-    case Op::sin: return "trig_sin";
-    case Op::cos: return "trig_cos";
-    case Op::tan: return "tan";
-    case Op::asin: return "asin";
-    case Op::acos: return "acos";
-    case Op::atan: return "atan";
-    case Op::sinh: return "sinh";
-    case Op::cosh: return "cosh";
-    case Op::tanh: return "tanh";
-    case Op::asinh: return "asinh";
-    case Op::exp: return "exp";
-    case Op::log: return "log";
-    case Op::sqrt: return "sqrt";
-    default: return nullptr;
+    case Op::sin:
+        return "trig_sin";
+    case Op::cos:
+        return "trig_cos";
+    case Op::tan:
+        return "tan";
+    case Op::asin:
+        return "asin";
+    case Op::acos:
+        return "acos";
+    case Op::atan:
+        return "atan";
+    case Op::sinh:
+        return "sinh";
+    case Op::cosh:
+        return "cosh";
+    case Op::tanh:
+        return "tanh";
+    case Op::asinh:
+        return "asinh";
+    case Op::exp:
+        return "exp";
+    case Op::log:
+        return "log";
+    case Op::sqrt:
+        return "sqrt";
+    default:
+        return nullptr;
     }
 }
 
 /** @brief The right-hand side of one node given the names of its arguments. */
 std::string node_expr(const Node& nd, const std::string& a, const std::string& b) {
     switch (nd.op) {
-    case Op::add: return a + " + " + b;
-    case Op::sub: return a + " - " + b;
-    case Op::mul: return a + " * " + b;
-    case Op::div: return a + " / " + b;
-    case Op::neg: return "-" + a;
-    case Op::atan2: return "atan2(" + a + ", " + b + ")";
+    case Op::add:
+        return a + " + " + b;
+    case Op::sub:
+        return a + " - " + b;
+    case Op::mul:
+        return a + " * " + b;
+    case Op::div:
+        return a + " / " + b;
+    case Op::neg:
+        return "-" + a;
+    case Op::atan2:
+        return "atan2(" + a + ", " + b + ")";
     case Op::pow:
         if (nd.value == 2.0) return a + " * " + a;
         if (nd.value == 0.5) return "sqrt(" + a + ")";
         if (nd.value == -1.0) return "T(1) / " + a;
         return "pow(" + a + ", " + literal(nd.value) + ")";
-    default: break;
+    default:
+        break;
     }
     if (const char* f = function_name(nd.op)) return std::string(f) + "(" + a + ")";
     throw std::logic_error("emit: unexpected node");
@@ -98,12 +117,18 @@ public:
         if (is_param_level(g_, id)) return "K.c[" + std::to_string(k_.slot(id)) + "]";
         if (nd.op == Op::variable) {
             switch (nd.var) {
-            case Var::q: return "q[" + std::to_string(nd.index) + "]";
-            case Var::v: return "v[" + std::to_string(nd.index) + "]";
-            case Var::t: return "t";
-            case Var::mu: return "mu[" + std::to_string(nd.index) + "]";
-            case Var::lambda: return "lam_" + std::to_string(nd.index);
-            case Var::param: break;
+            case Var::q:
+                return "q[" + std::to_string(nd.index) + "]";
+            case Var::v:
+                return "v[" + std::to_string(nd.index) + "]";
+            case Var::t:
+                return "t";
+            case Var::mu:
+                return "mu[" + std::to_string(nd.index) + "]";
+            case Var::lambda:
+                return "lam_" + std::to_string(nd.index);
+            case Var::param:
+                break;
             }
             throw std::logic_error("emit: unexpected variable");
         }
@@ -185,8 +210,8 @@ template <class Name> void emit_power(Body& body, const std::vector<int>& jv, co
 
 /** @brief The code that solves `[Wt −Jᵀ; J 0][a; m] = [−bt; γ]` into `a[]` and `mult[]` (and, with `power`, the
  *         reaction power `m·(J·v)` into `*power` when that pointer is not null), then returns ok. */
-void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant& dv, int n, int k,
-                const char* mult, bool power = false) {
+void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant& dv, int n, int k, const char* mult,
+                bool power = false) {
     const std::string M(mult);
     auto J = [&](int c, int j) { return dv.J[static_cast<std::size_t>(c * n + j)]; };
     const std::vector<int> jv = power ? emit_jv(g, body, dv, n, k) : std::vector<int>{};
@@ -195,13 +220,15 @@ void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant
                   "S = J Wt⁻¹ Jᵀ, a = Wt⁻¹ (Jᵀ m − bt)");
         std::vector<int> winv(static_cast<std::size_t>(n));
         for (int j = 0; j < n; ++j)
-            winv[static_cast<std::size_t>(j)] = g.binary(Op::div, g.constant(1.0), s.W[static_cast<std::size_t>(j * n + j)]);
+            winv[static_cast<std::size_t>(j)] =
+                g.binary(Op::div, g.constant(1.0), s.W[static_cast<std::size_t>(j * n + j)]);
         std::vector<int> S(static_cast<std::size_t>(k * k)), r(static_cast<std::size_t>(k));
         for (int a = 0; a < k; ++a) {
             for (int c = a; c < k; ++c) {
                 std::vector<int> terms;
                 for (int j = 0; j < n; ++j)
-                    terms.push_back(g.binary(Op::mul, g.binary(Op::mul, J(a, j), J(c, j)), winv[static_cast<std::size_t>(j)]));
+                    terms.push_back(
+                        g.binary(Op::mul, g.binary(Op::mul, J(a, j), J(c, j)), winv[static_cast<std::size_t>(j)]));
                 S[static_cast<std::size_t>(a * k + c)] = S[static_cast<std::size_t>(c * k + a)] = sum(g, terms);
             }
             std::vector<int> terms;
@@ -216,21 +243,25 @@ void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant
         if (k == 1) {
             const std::string s00 = body.ref(S[0]);
             // NOTE: one test for 0, ±∞ and NaN (NaN fails both comparisons)
-            body.line("if (!(abs(" + s00 + ") > T(0) && abs(" + s00 + ") <= NumericLimits<T>::max())) return Status::singular;");
+            body.line("if (!(abs(" + s00 + ") > T(0) && abs(" + s00 +
+                      ") <= NumericLimits<T>::max())) return Status::singular;");
             body.line("const T lam_0 = " + body.ref(r[0]) + " / " + s00 + ";");
         } else {
             body.lu_system("S_", S, r, k);
-            for (int a = 0; a < k; ++a) body.line("const T lam_" + std::to_string(a) + " = r_[" + std::to_string(a) + "];");
+            for (int a = 0; a < k; ++a)
+                body.line("const T lam_" + std::to_string(a) + " = r_[" + std::to_string(a) + "];");
         }
         std::vector<int> acc(static_cast<std::size_t>(n));
         for (int i = 0; i < n; ++i) {
             std::vector<int> terms;
             for (int c = 0; c < k; ++c) terms.push_back(g.binary(Op::mul, J(c, i), g.variable(Var::lambda, c)));
             acc[static_cast<std::size_t>(i)] =
-                g.binary(Op::mul, winv[static_cast<std::size_t>(i)], g.binary(Op::sub, sum(g, terms), s.b[static_cast<std::size_t>(i)]));
+                g.binary(Op::mul, winv[static_cast<std::size_t>(i)],
+                         g.binary(Op::sub, sum(g, terms), s.b[static_cast<std::size_t>(i)]));
         }
         body.need(acc);
-        for (int i = 0; i < n; ++i) body.line("a[" + std::to_string(i) + "] = " + body.ref(acc[static_cast<std::size_t>(i)]) + ";");
+        for (int i = 0; i < n; ++i)
+            body.line("a[" + std::to_string(i) + "] = " + body.ref(acc[static_cast<std::size_t>(i)]) + ";");
         for (int c = 0; c < k; ++c) body.line(M + "[" + std::to_string(c) + "] = lam_" + std::to_string(c) + ";");
         if (power) emit_power(body, jv, [](int c) { return "lam_" + std::to_string(c); });
         body.line("return Status::ok;");
@@ -299,21 +330,29 @@ std::string emit_header(Graph& g, const DerivedModel& m) {
     const std::size_t nv = m.variants.size();
     std::vector<ConstTable> consts(nv);
     const std::string ind = nv == 1 ? "        " : "            ";
-    Function nh{"NHVK_HD NHVK_FORCEINLINE static Status nh_accel(const Consts<T>& K, const T* q, const T* v, T t, T* a, "
-                "T* lambda, T* power = nullptr)",
-                "        (void)K; (void)q; (void)v; (void)t; (void)power;\n", {}};
+    Function nh{
+        "NHVK_HD NHVK_FORCEINLINE static Status nh_accel(const Consts<T>& K, const T* q, const T* v, T t, T* a, "
+        "T* lambda, T* power = nullptr)",
+        "        (void)K; (void)q; (void)v; (void)t; (void)power;\n",
+        {}};
     Function vk{"NHVK_HD NHVK_FORCEINLINE static Status vk_accel(const Consts<T>& K, const T* q, const T* v, "
                 "const T* mu, T t, T* a, T* mudot)",
-                "        (void)K; (void)q; (void)v; (void)mu; (void)t;\n", {}};
+                "        (void)K; (void)q; (void)v; (void)mu; (void)t;\n",
+                {}};
     Function cp{"NHVK_HD NHVK_FORCEINLINE static void constraint_parts(const Consts<T>& K, const T* q, const T* v, "
-                "T t, T (&phi)[" + std::to_string(k) + "], T (&J)[" + std::to_string(k) + "][" + std::to_string(n) +
-                    "], T (&gamma)[" + std::to_string(k) + "])",
-                "        (void)K; (void)q; (void)v; (void)t;\n", {}};
+                "T t, T (&phi)[" +
+                    std::to_string(k) + "], T (&J)[" + std::to_string(k) + "][" + std::to_string(n) + "], T (&gamma)[" +
+                    std::to_string(k) + "])",
+                "        (void)K; (void)q; (void)v; (void)t;\n",
+                {}};
     Function km{"NHVK_HD NHVK_FORCEINLINE static void kinetic_metric(const Consts<T>& K, const T* q, const T* v, T t, "
-                "T (&W)[" + std::to_string(n) + "][" + std::to_string(n) + "])",
-                "        (void)K; (void)q; (void)v; (void)t;\n", {}};
+                "T (&W)[" +
+                    std::to_string(n) + "][" + std::to_string(n) + "])",
+                "        (void)K; (void)q; (void)v; (void)t;\n",
+                {}};
     Function en{"NHVK_HD NHVK_FORCEINLINE static T energy(const Consts<T>& K, const T* q, const T* v, T t)",
-                "        (void)K; (void)q; (void)v; (void)t;\n", {}};
+                "        (void)K; (void)q; (void)v; (void)t;\n",
+                {}};
     std::vector<std::string> nh_kinds, vk_kinds;
     for (std::size_t vi = 0; vi < nv; ++vi) {
         const DerivedVariant& dv = m.variants[vi];
@@ -411,8 +450,8 @@ std::string emit_header(Graph& g, const DerivedModel& m) {
     os << "// SPDX-License-Identifier: MIT\n"
        << "// Generated by nhvk-codegen from " << m.header << " (host/sym/): do not edit; edit the model and rebuild.\n"
        << "// The equations of " << m.cpp_type << " derived once by the reference AD over a symbolic scalar, folded "
-       << "and\n// with common subexpressions shared. Saddle-point solves (per variant): nonholonomic " << join(nh_kinds)
-       << ", vakonomic " << join(vk_kinds) << ".\n"
+       << "and\n// with common subexpressions shared. Saddle-point solves (per variant): nonholonomic "
+       << join(nh_kinds) << ", vakonomic " << join(vk_kinds) << ".\n"
        << "#pragma once\n\n#include \"nhvk/generated.hpp\"\n#include \"" << m.header << "\"\n\nnamespace nhvk {\n\n"
        << "template <> struct Generated<" << m.cpp_type << "> {\n"
        << "    static constexpr int n = " << n << ", k = " << k << ", n_params = " << m.params.size()
@@ -422,8 +461,12 @@ std::string emit_header(Graph& g, const DerivedModel& m) {
        << "    /** @brief Parameter-only subexpressions, evaluated once per trajectory. */\n"
        << "    template <class T> struct Consts {\n        int variant;\n        T c[" << (n_consts ? n_consts : 1)
        << "];\n    };\n\n";
-    os << assemble(cf) << '\n' << assemble(nh) << '\n' << assemble(vk) << '\n' << assemble(cp) << '\n'
-       << assemble(km) << '\n' << assemble(en);
+    os << assemble(cf) << '\n'
+       << assemble(nh) << '\n'
+       << assemble(vk) << '\n'
+       << assemble(cp) << '\n'
+       << assemble(km) << '\n'
+       << assemble(en);
     os << "};\n\n} // namespace nhvk\n";
     return os.str();
 }

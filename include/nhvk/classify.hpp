@@ -105,27 +105,20 @@ namespace detail {
  *         than `rel` · |x|; true when it did. */
 inline bool add_direction(std::vector<std::vector<double>>& basis, std::vector<double> x, double rel) {
     double n0 = 0.0;
-    for (double e : x)
-        n0 += e * e;
+    for (double e : x) n0 += e * e;
     n0 = std::sqrt(n0);
-    if (!(n0 > 0.0))
-        return false;
+    if (!(n0 > 0.0)) return false;
     for (int pass = 0; pass < 2; ++pass) // NOTE: twice, for orthogonality to rounding
         for (const auto& b : basis) {
             double d = 0.0;
-            for (std::size_t i = 0; i < x.size(); ++i)
-                d += b[i] * x[i];
-            for (std::size_t i = 0; i < x.size(); ++i)
-                x[i] -= d * b[i];
+            for (std::size_t i = 0; i < x.size(); ++i) d += b[i] * x[i];
+            for (std::size_t i = 0; i < x.size(); ++i) x[i] -= d * b[i];
         }
     double n1 = 0.0;
-    for (double e : x)
-        n1 += e * e;
+    for (double e : x) n1 += e * e;
     n1 = std::sqrt(n1);
-    if (!(n1 > rel * n0))
-        return false;
-    for (double& e : x)
-        e /= n1;
+    if (!(n1 > rel * n0)) return false;
+    for (double& e : x) e /= n1;
     basis.push_back(std::move(x));
     return true;
 }
@@ -236,12 +229,10 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
         bool ok = model.in_chart(s.q) && model.in_velocity_chart(s.q, s.v);
         for (double sc : scales) {
             double sv[n];
-            for (int j = 0; j < n; ++j)
-                sv[j] = sc * s.v[j];
+            for (int j = 0; j < n; ++j) sv[j] = sc * s.v[j];
             ok = ok && model.in_velocity_chart(s.q, sv);
         }
-        if (ok)
-            states.push_back(s);
+        if (ok) states.push_back(s);
     }
     if (states.empty())
         throw std::runtime_error(std::string("classification of '") + M::name +
@@ -251,14 +242,12 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
     // ---- per-state derivatives ----
     std::vector<detail::ConstraintDerivs<n, k>> der;
     der.reserve(states.size());
-    for (const State& s : states)
-        der.push_back(detail::constraint_derivs(model, s.q, s.v, s.t));
+    for (const State& s : states) der.push_back(detail::constraint_derivs(model, s.q, s.v, s.t));
 
     // |φ| + Σ_i |J_i v_i|: the size of the terms of φ at a state (what each identity is measured against)
     auto size_of = [&](std::size_t m, int a) {
         double x = std::fabs(der[m].phi[a]);
-        for (int i = 0; i < n; ++i)
-            x += std::fabs(der[m].J[a][i] * states[m].v[i]);
+        for (int i = 0; i < n; ++i) x += std::fabs(der[m].J[a][i] * states[m].v[i]);
         return x;
     };
 
@@ -273,15 +262,11 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
             for (int i = 0; i < n; ++i) {
                 v2 += states[m].v[i] * states[m].v[i];
                 Jv += d.J[a][i] * states[m].v[i];
-                for (int j = 0; j < n; ++j)
-                    hmax = std::max(hmax, std::fabs(d.Hv[a][i][j]));
+                for (int j = 0; j < n; ++j) hmax = std::max(hmax, std::fabs(d.Hv[a][i][j]));
             }
-            if (!(hmax * v2 <= tol * size))
-                affine = false;
-            if (!(std::fabs(d.phi[a] - Jv) <= tol * size))
-                linear = false;
-            if (!(std::fabs(d.phi_t[a]) <= tol * std::max(size, 1.0)))
-                c.time_dependent = true;
+            if (!(hmax * v2 <= tol * size)) affine = false;
+            if (!(std::fabs(d.phi[a] - Jv) <= tol * size)) linear = false;
+            if (!(std::fabs(d.phi_t[a]) <= tol * std::max(size, 1.0))) c.time_dependent = true;
         }
         c.velocity = !affine  ? VelocityDependence::nonlinear
                      : linear ? VelocityDependence::linear
@@ -291,30 +276,24 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
         std::vector<double> sigma;
         for (std::size_t m = 0; m < states.size(); ++m) {
             double Jv = 0.0;
-            for (int i = 0; i < n; ++i)
-                Jv += der[m].J[a][i] * states[m].v[i];
-            if (std::fabs(der[m].phi[a]) > 1e-3 * size_of(m, a))
-                sigma.push_back(Jv / der[m].phi[a]);
+            for (int i = 0; i < n; ++i) Jv += der[m].J[a][i] * states[m].v[i];
+            if (std::fabs(der[m].phi[a]) > 1e-3 * size_of(m, a)) sigma.push_back(Jv / der[m].phi[a]);
         }
         if (!sigma.empty()) {
             std::nth_element(sigma.begin(), sigma.begin() + sigma.size() / 2, sigma.end());
             double s0 = sigma[sigma.size() / 2];
-            if (std::fabs(s0 - std::round(s0)) <= 1e-6)
-                s0 = std::round(s0);
+            if (std::fabs(s0 - std::round(s0)) <= 1e-6) s0 = std::round(s0);
             bool hom = true;
             for (std::size_t m = 0; m < states.size() && hom; ++m)
                 for (double sc : scales) {
                     double sv[n], ph[k];
-                    for (int j = 0; j < n; ++j)
-                        sv[j] = sc * states[m].v[j];
+                    for (int j = 0; j < n; ++j) sv[j] = sc * states[m].v[j];
                     model.constraints(states[m].q, sv, states[m].t, ph);
                     const double want = std::pow(sc, s0) * der[m].phi[a];
-                    if (!(std::fabs(ph[a] - want) <= tol * std::pow(sc, s0) * size_of(m, a)))
-                        hom = false;
+                    if (!(std::fabs(ph[a] - want) <= tol * std::pow(sc, s0) * size_of(m, a))) hom = false;
                 }
             c.homogeneous = hom;
-            if (hom)
-                c.degree = s0;
+            if (hom) c.degree = s0;
         }
 
         // integrability of a linear constraint: Cronström–Raita (29) and (33)
@@ -323,8 +302,7 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
             for (std::size_t m = 0; m < states.size(); ++m) {
                 const auto& d = der[m];
                 double M_[n][n], amax = 0.0, dmax = 0.0;
-                for (int i = 0; i < n; ++i)
-                    amax = std::max(amax, std::fabs(d.J[a][i]));
+                for (int i = 0; i < n; ++i) amax = std::max(amax, std::fabs(d.J[a][i]));
                 for (int i = 0; i < n; ++i)
                     for (int j = 0; j < n; ++j) {
                         M_[i][j] = d.dJdq[a][i][j] - d.dJdq[a][j][i]; // ∂_i a_j − ∂_j a_i
@@ -332,12 +310,10 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
                     }
                 for (int i = 0; i < n; ++i)
                     for (int j = 0; j < n; ++j) {
-                        if (!(std::fabs(M_[i][j]) <= tol * dmax))
-                            exact = false;
+                        if (!(std::fabs(M_[i][j]) <= tol * dmax)) exact = false;
                         for (int l = 0; l < n; ++l) {
                             const double C = d.J[a][i] * M_[j][l] + d.J[a][j] * M_[l][i] + d.J[a][l] * M_[i][j];
-                            if (!(std::fabs(C) <= tol * amax * dmax))
-                                factor = false;
+                            if (!(std::fabs(C) <= tol * amax * dmax)) factor = false;
                         }
                     }
             }
@@ -366,15 +342,12 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
             for (int a = 0; a < k; ++a) {
                 std::vector<double> r(d.J[a], d.J[a] + n);
                 double nr = 0.0;
-                for (double e : r)
-                    nr += e * e;
+                for (double e : r) nr += e * e;
                 if (nr > 0.0)
-                    for (double& e : r)
-                        e /= std::sqrt(nr);
+                    for (double& e : r) e /= std::sqrt(nr);
                 detail::add_direction(rows, r, rel);
                 for (int i = 0; i < n; ++i)
-                    for (int j = 0; j < n; ++j)
-                        dmax = std::max(dmax, std::fabs(d.dJdq[a][i][j]));
+                    for (int j = 0; j < n; ++j) dmax = std::max(dmax, std::fabs(d.dJdq[a][i][j]));
             }
             const std::vector<std::vector<double>> D = detail::complement(rows, n, rel);
             for (std::size_t p = 0; p < D.size(); ++p)
@@ -387,35 +360,29 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
                                 row[a] += D[p][i] * (d.dJdq[a][i][j] - d.dJdq[a][j][i]) * D[r][j];
                         rmax = std::max(rmax, std::fabs(row[a]));
                     }
-                    if (rmax > tol * dmax)
-                        detail::add_direction(curvature_span, row, rel);
+                    if (rmax > tol * dmax) detail::add_direction(curvature_span, row, rel);
                 }
             for (int i = 0; i < n; ++i) {
                 std::vector<double> col(k);
-                for (int a = 0; a < k; ++a)
-                    col[a] = d.J[a][i];
+                for (int a = 0; a < k; ++a) col[a] = d.J[a][i];
                 detail::add_direction(form_span, col, rel);
             }
         }
         const bool involutive = curvature_span.empty();
-        if (!involutive)
-            sys.integrable = false;
-        else if (all_linear)
-            sys.integrable = true;
+        if (!involutive) sys.integrable = false;
+        else if (all_linear) sys.integrable = true;
         if (all_linear) {
             // S = {c : Σ c_ν dω_ν|D×D ≡ 0} = complement of curvature_span; T = {c : Σ c_ν a_ν ≡ 0} ⊂ S
             const std::vector<std::vector<double>> S = detail::complement(curvature_span, k, rel);
             std::vector<std::vector<double>> basis = detail::complement(form_span, k, rel); // T
             const std::size_t trivial = basis.size();
-            for (const auto& c : S)
-                detail::add_direction(basis, c, rel);
+            for (const auto& c : S) detail::add_direction(basis, c, rel);
             sys.integrable_combinations = static_cast<int>(basis.size() - trivial);
             for (std::size_t b = trivial; b < basis.size(); ++b) {
                 std::vector<double> c = basis[b];
                 double cmax = 0.0, sign = 1.0;
                 for (double e : c)
-                    if (std::fabs(e) > cmax)
-                        cmax = std::fabs(e);
+                    if (std::fabs(e) > cmax) cmax = std::fabs(e);
                 for (double e : c)
                     if (std::fabs(e) > 1e-12 * cmax) {
                         sign = e > 0 ? 1.0 : -1.0;
@@ -423,10 +390,8 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
                     }
                 for (double& e : c) {
                     e = sign * e / cmax;
-                    if (std::fabs(e - std::round(e)) < 1e-9)
-                        e = std::round(e);
-                    if (e == 0.0)
-                        e = 0.0; // no −0
+                    if (std::fabs(e - std::round(e)) < 1e-9) e = std::round(e);
+                    if (e == 0.0) e = 0.0; // no −0
                 }
                 sys.combinations.push_back(c);
             }
@@ -437,8 +402,7 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
     for (const State& s : states) {
         double L = 0.0, Lt = 0.0;
         detail::lagrangian_time_derivative(model, s.q, s.v, s.t, L, Lt);
-        if (!(std::fabs(Lt) <= tol * std::max(1.0, std::fabs(L))))
-            sys.lagrangian_time_dependent = true;
+        if (!(std::fabs(Lt) <= tol * std::max(1.0, std::fabs(L)))) sys.lagrangian_time_dependent = true;
     }
     sys.has_force = M::has_force;
     if constexpr (M::has_force)
@@ -450,8 +414,7 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
                 Fmax = std::max(Fmax, std::fabs(F[j]));
                 vmax = std::max(vmax, std::fabs(s.v[j]));
             }
-            if (!(std::fabs(Fv) <= tol * n * Fmax * vmax))
-                sys.force_does_no_work = false;
+            if (!(std::fabs(Fv) <= tol * n * Fmax * vmax)) sys.force_does_no_work = false;
         }
     const bool all_homogeneous = std::all_of(out.constraints.begin(), out.constraints.end(),
                                              [](const ConstraintClass& c) { return c.homogeneous; });
@@ -464,10 +427,8 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
     std::vector<std::string>& st = out.statements;
     for (const ConstraintClass& c : out.constraints) {
         std::string s = phi_name(c.index) + " is " + to_string(c.velocity) + " in the velocities";
-        if (c.homogeneous)
-            s += ", positively homogeneous of degree " + detail::format_coefficient(*c.degree);
-        else
-            s += ", not homogeneous";
+        if (c.homogeneous) s += ", positively homogeneous of degree " + detail::format_coefficient(*c.degree);
+        else s += ", not homogeneous";
         s += c.time_dependent ? ", and depends on time explicitly (rheonomic)" : ", and does not depend on time";
         switch (c.integrability) {
         case Integrability::exact:
@@ -523,16 +484,12 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
     std::string e = sys.energy_conserved ? "The nonholonomic energy E = v·L_v − L is conserved (Talamucci (41)-(44))"
                                          : "The nonholonomic energy E = v·L_v − L is not conserved in general";
     std::vector<std::string> why;
-    if (!all_homogeneous)
-        why.push_back("a constraint is not homogeneous");
-    if (sys.lagrangian_time_dependent)
-        why.push_back("L depends on time");
-    if (!sys.force_does_no_work)
-        why.push_back("the applied force does work");
+    if (!all_homogeneous) why.push_back("a constraint is not homogeneous");
+    if (sys.lagrangian_time_dependent) why.push_back("L depends on time");
+    if (!sys.force_does_no_work) why.push_back("the applied force does work");
     if (!why.empty()) {
         e += ": ";
-        for (std::size_t i = 0; i < why.size(); ++i)
-            e += (i ? ", " : "") + why[i];
+        for (std::size_t i = 0; i < why.size(); ++i) e += (i ? ", " : "") + why[i];
     } else {
         e += ": L does not depend on time and ";
         e += sys.has_force ? "the applied force does no work (F·v = 0 at every sample)"

@@ -11,38 +11,28 @@
 namespace nhvk {
 
 /** @brief Carries a stepper template through a generic lambda: `typename decltype(tag)::template tmpl<Sys, T>`. */
-template <template <class, class> class S> struct StepperTag {
-    template <class Sys, class T> using tmpl = S<Sys, T>;
-};
+template <template <class, class> class S> struct StepperTag { template <class Sys, class T> using tmpl = S<Sys, T>; };
 
 /** @brief Call `f(T{}, StepperTag<S>{})` for the scalar type and stepper chosen at run time. */
 template <class F> void dispatch_numeric(Method method, Precision precision, F&& f) {
     if (precision == Precision::f64) {
-        if (method == Method::dopri5)
-            f(double{}, StepperTag<Dopri5>{});
-        else
-            f(double{}, StepperTag<Rk4>{});
+        if (method == Method::dopri5) f(double{}, StepperTag<Dopri5>{});
+        else f(double{}, StepperTag<Rk4>{});
     } else {
-        if (method == Method::dopri5)
-            f(float{}, StepperTag<Dopri5>{});
-        else
-            f(float{}, StepperTag<Rk4>{});
+        if (method == Method::dopri5) f(float{}, StepperTag<Dopri5>{});
+        else f(float{}, StepperTag<Rk4>{});
     }
 }
 
 /** @brief Carries an equations template (`AdEquations`, `GenEquations`) through a generic lambda. */
-template <template <class, class> class E> struct EquationsTag {
-    template <class M, class T> using tmpl = E<M, T>;
-};
+template <template <class, class> class E> struct EquationsTag { template <class M, class T> using tmpl = E<M, T>; };
 
 /** @brief Call `f(T{}, StepperTag<S>{}, EquationsTag<E>{})` for the run-time choices (the model's generated header
  *         must be included for `EquationsKind::generated`). */
 template <class F> void dispatch_run(Method method, Precision precision, EquationsKind equations, F&& f) {
     dispatch_numeric(method, precision, [&](auto tt, auto st) {
-        if (equations == EquationsKind::ad)
-            f(tt, st, EquationsTag<AdEquations>{});
-        else
-            f(tt, st, EquationsTag<GenEquations>{});
+        if (equations == EquationsKind::ad) f(tt, st, EquationsTag<AdEquations>{});
+        else f(tt, st, EquationsTag<GenEquations>{});
     });
 }
 

@@ -69,8 +69,7 @@ template <class T, int N> struct Dual {
         for (int i = 0; i < N; ++i) d[i] = T(0);
     }
     /** @brief A constant of the inner type (for nested duals). */
-    template <class TT = T, std::enable_if_t<!is_scalar<TT>::value, int> = 0>
-    NHVK_HD Dual(const T& c) : val(c) {
+    template <class TT = T, std::enable_if_t<!is_scalar<TT>::value, int> = 0> NHVK_HD Dual(const T& c) : val(c) {
         NHVK_UNROLL
         for (int i = 0; i < N; ++i) d[i] = T(0);
     }
@@ -196,7 +195,9 @@ template <class T, int N> NHVK_HD NHVK_FORCEINLINE Dual<T, N> chain(const Dual<T
 } // namespace detail
 
 // Elementary functions of duals. Each uses the elementary functions of T, so nesting works recursively.
-template <class T, int N> NHVK_HD Dual<T, N> sin(const Dual<T, N>& a) { return detail::chain(a, sin(a.val), cos(a.val)); }
+template <class T, int N> NHVK_HD Dual<T, N> sin(const Dual<T, N>& a) {
+    return detail::chain(a, sin(a.val), cos(a.val));
+}
 template <class T, int N> NHVK_HD Dual<T, N> cos(const Dual<T, N>& a) {
     return detail::chain(a, cos(a.val), -sin(a.val));
 }

@@ -73,8 +73,7 @@ template <class T> NHVK_HD constexpr T velocity_chart_margin() {
 template <int N, class T> NHVK_HD T velocity_chart_floor(const T* v) {
     T s = T(1);
     NHVK_UNROLL
-    for (int j = 0; j < N; ++j)
-        s = abs(v[j]) > s ? abs(v[j]) : s;
+    for (int j = 0; j < N; ++j) s = abs(v[j]) > s ? abs(v[j]) : s;
     return velocity_chart_margin<T>() * s;
 }
 
@@ -89,14 +88,11 @@ template <class T> NHVK_HD constexpr T source_tolerance() {
  *         by more than `source_tolerance<T>()`; `Status::ok` otherwise (also for NaN, which the callers classify). */
 template <class M, class T> NHVK_HD Status check_model_state(const M& model, const T* q, const T* v, T t) {
     if constexpr (M::has_chart)
-        if (!model.in_chart(q))
-            return Status::chart_singular;
+        if (!model.in_chart(q)) return Status::chart_singular;
     if constexpr (M::has_velocity_chart)
-        if (!model.in_velocity_chart(q, v))
-            return Status::chart_singular;
+        if (!model.in_velocity_chart(q, v)) return Status::chart_singular;
     if constexpr (M::has_source_constraints)
-        if (model.source_residual(q, v, t) > source_tolerance<T>())
-            return Status::chart_singular;
+        if (model.source_residual(q, v, t) > source_tolerance<T>()) return Status::chart_singular;
     return Status::ok;
 }
 
@@ -185,7 +181,8 @@ NHVK_HD LagrangianParts<M, T> lagrangian_parts(const M& model, const T* q, const
 
 /** @brief `φ`, `J` and `γ` with one `Dual<T, n+1>` pass: tangents `j < n` seed `v_j`, tangent `n` the direction
  *         `(v, 0, 1)`, so `φ.d[n] = φ_q·v + φ_t = −γ`. */
-template <class M, class T> NHVK_HD ConstraintParts<M, T> constraint_parts(const M& model, const T* q, const T* v, T t) {
+template <class M, class T>
+NHVK_HD ConstraintParts<M, T> constraint_parts(const M& model, const T* q, const T* v, T t) {
     constexpr int n = M::n, k = M::k;
     using S = Dual<T, n + 1>;
     S qq[n], vv[n];
@@ -251,14 +248,14 @@ NHVK_HD NHVK_FORCEINLINE void saddle_matrix(const T (&W)[N][N], const T (&J)[K][
         }
     }
     NHVK_UNROLL
-    for (int a = 0; a < K; ++a)
-        NHVK_UNROLL
-        for (int c = 0; c < K; ++c) A[N + a][N + c] = T(0);
+    for (int a = 0; a < K; ++a) NHVK_UNROLL
+    for (int c = 0; c < K; ++c) A[N + a][N + c] = T(0);
 }
 
 /** @brief `Σ_c m_c (J·v)_c`: with the multipliers `λ` the power of the reactions, with `μ` the vakonomic energy's
  *         correction (`E − μ·(J·v)`). */
-template <int N, int K, class T> NHVK_HD NHVK_FORCEINLINE T multiplier_power(const T (&J)[K][N], const T* v, const T* m) {
+template <int N, int K, class T>
+NHVK_HD NHVK_FORCEINLINE T multiplier_power(const T (&J)[K][N], const T* v, const T* m) {
     T p = T(0);
     NHVK_UNROLL
     for (int c = 0; c < K; ++c) {
@@ -342,10 +339,9 @@ NHVK_HD ProjectionResult project_onto_constraints(const Eq& eq, const T* q, T* v
         for (int a = 0; a < k; ++a) r[n + a] = -cp.phi[a];
         if (!lu_solve(A, r).ok) {
             NHVK_UNROLL
-            for (int i = 0; i < m; ++i)
-                NHVK_UNROLL
-                for (int j = 0; j < m; ++j)
-                    if (!is_finite(A[i][j])) return ProjectionResult::non_finite;
+            for (int i = 0; i < m; ++i) NHVK_UNROLL
+            for (int j = 0; j < m; ++j)
+                if (!is_finite(A[i][j])) return ProjectionResult::non_finite;
             return ProjectionResult::singular;
         }
         NHVK_UNROLL
@@ -358,9 +354,12 @@ NHVK_HD ProjectionResult project_onto_constraints(const Eq& eq, const T* q, T* v
  *         here (the residual is measured and reported by the observer). */
 template <class Eq, class T> NHVK_HD Status project_velocity(const Eq& eq, const T* q, T* v, T t) {
     switch (project_onto_constraints(eq, q, v, t, T(4) * NumericLimits<T>::epsilon(), 8)) {
-    case ProjectionResult::singular: return Status::singular;
-    case ProjectionResult::non_finite: return Status::non_finite;
-    default: return Status::ok;
+    case ProjectionResult::singular:
+        return Status::singular;
+    case ProjectionResult::non_finite:
+        return Status::non_finite;
+    default:
+        return Status::ok;
     }
 }
 } // namespace detail
@@ -403,8 +402,7 @@ template <class M, class T> struct AdEquations {
     NHVK_HD void kinetic_metric(const T* q, const T* v, T t, T (&W)[n][n]) const {
         const LagrangianParts<M, T> lp = lagrangian_parts(model, q, v, t, static_cast<const T*>(nullptr));
         NHVK_UNROLL
-        for (int i = 0; i < n; ++i)
-            NHVK_UNROLL
+        for (int i = 0; i < n; ++i) NHVK_UNROLL
         for (int j = 0; j < n; ++j) W[i][j] = lp.W[i][j];
     }
     NHVK_HD T energy(const T* q, const T* v, T t) const { return ::nhvk::energy(model, q, v, t); }
@@ -445,15 +443,13 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct NonholonomicSys
         if constexpr (M::has_chart)
             if (!eq.in_chart(q)) return Status::chart_singular;
         if constexpr (M::has_velocity_chart)
-            if (!eq.model.in_velocity_chart(q, v))
-                return Status::chart_singular;
+            if (!eq.model.in_velocity_chart(q, v)) return Status::chart_singular;
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) dy[i] = v[i];
         T mult[k > 0 ? k : 1];
         const Status s = eq.nh_accel(t, q, v, dy + n, mult, power);
         if (s != Status::ok) return detail::classify_failure<dim>(s, y);
-        if (lambda)
-            NHVK_UNROLL
+        if (lambda) NHVK_UNROLL
         for (int a = 0; a < k; ++a) lambda[a] = mult[a];
         if constexpr (Eq::checks_every_rhs) return detail::all_finite<dim>(dy) ? Status::ok : Status::non_finite;
         return Status::ok;
@@ -491,7 +487,6 @@ template <class M, class T> NHVK_HD NHVK_FORCEINLINE T applied_power(const M& mo
     }
     return p;
 }
-
 
 /**
  * @brief The nonholonomic system with its energy balance: state `y = (q, v, w_λ[, w_F])`, the motion of
@@ -539,14 +534,12 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct VakonomicSystem
         if constexpr (M::has_chart)
             if (!eq.in_chart(q)) return Status::chart_singular;
         if constexpr (M::has_velocity_chart)
-            if (!eq.model.in_velocity_chart(q, v))
-                return Status::chart_singular;
+            if (!eq.model.in_velocity_chart(q, v)) return Status::chart_singular;
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) dy[i] = v[i];
         const Status s = eq.vk_accel(t, q, v, mu, dy + n, dy + 2 * n);
         if (s != Status::ok) return detail::classify_failure<dim>(s, y);
-        if (mudot)
-            NHVK_UNROLL
+        if (mudot) NHVK_UNROLL
         for (int a = 0; a < k; ++a) mudot[a] = dy[2 * n + a];
         if constexpr (Eq::checks_every_rhs) return detail::all_finite<dim>(dy) ? Status::ok : Status::non_finite;
         return Status::ok;
@@ -563,7 +556,8 @@ template <class T> struct StateDiagnostics {
 
 /** @brief The diagnostics of one state from equations `eq` (AD or generated). */
 template <class Eq, class T>
-NHVK_HD NHVK_FORCEINLINE StateDiagnostics<T> diagnose_with(const Eq& eq, const T* q, const T* v, T t, const T* mu = nullptr) {
+NHVK_HD NHVK_FORCEINLINE StateDiagnostics<T> diagnose_with(const Eq& eq, const T* q, const T* v, T t,
+                                                           const T* mu = nullptr) {
     StateDiagnostics<T> d;
     const auto cp = eq.constraint_parts(q, v, t);
     d.residual = max_abs_residual<Eq::k>(cp.phi);

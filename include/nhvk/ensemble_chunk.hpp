@@ -19,8 +19,8 @@ namespace nhvk {
  *        coordinate `c` (likewise `v0`, `mu0`, `params` with `params_ld`, 0 meaning one shared parameter set) and
  *        writes `metrics[(metric * nt + i) * ld + j]`, its interpolated onset time at
  *        `metrics[member_series_row(nt, member_onset_time) * ld + j]` (`metric_rows(nt)` rows in all), `status[j]`,
- *        `failed[j]`, `fail_index[j]`, `onset[j]`. A member that fails keeps the metrics and the onset of the output times it reached.
- *        Pointers are host pointers for the CPU backend and device pointers inside the CUDA kernel.
+ *        `failed[j]`, `fail_index[j]`, `onset[j]`. A member that fails keeps the metrics and the onset of the output
+ * times it reached. Pointers are host pointers for the CPU backend and device pointers inside the CUDA kernel.
  */
 struct ChunkArgs {
     long long m = 0;  ///< members in this chunk
@@ -37,19 +37,19 @@ struct ChunkArgs {
     StepControl ctl;
     DivergenceSpec divergence;
     double onset_threshold = 1e-3;
-    bool alive_population = true; ///< per-time statistics over the members alive at each time (else survivors)
-    double* metrics = nullptr;       ///< metric_rows(nt) · ld
-    std::uint8_t* status = nullptr;  ///< Status per member
-    std::uint8_t* failed = nullptr;  ///< Dynamics that failed per member
+    bool alive_population = true;       ///< per-time statistics over the members alive at each time (else survivors)
+    double* metrics = nullptr;          ///< metric_rows(nt) · ld
+    std::uint8_t* status = nullptr;     ///< Status per member
+    std::uint8_t* failed = nullptr;     ///< Dynamics that failed per member
     std::int32_t* fail_index = nullptr; ///< output index that could not be reached
-    std::int32_t* onset = nullptr;   ///< first output index with d_q > threshold, stats::onset_never if none reached
+    std::int32_t* onset = nullptr;      ///< first output index with d_q > threshold, stats::onset_never if none reached
     std::uint8_t* sample_status = nullptr; ///< SampleStatus per member, written by the sampling stage
 };
 
-
 /** @brief Integrate member `j` of the chunk with both dynamics and write its metrics (no trajectory stored).
  *         `Equations`: `AdEquations` (the reference) or `GenEquations` (the generated code). */
-template <class M, class T, template <class, class> class Stepper, template <class, class> class Equations = AdEquations>
+template <class M, class T, template <class, class> class Stepper,
+          template <class, class> class Equations = AdEquations>
 NHVK_HD NHVK_FORCEINLINE void run_chunk_member(const ChunkArgs& a, long long j) {
     constexpr int n = M::n, k = M::k;
     if (!(a.q0[j] == a.q0[j])) {
@@ -80,8 +80,8 @@ NHVK_HD NHVK_FORCEINLINE void run_chunk_member(const ChunkArgs& a, long long j) 
     }
     NHVK_UNROLL
     for (int c = 0; c < k; ++c) mu0[c] = a.mu0 ? T(a.mu0[c * a.ld + j]) : T(0);
-    DivergenceObserver<M, T, Equations<M, T>> obs{
-        Equations<M, T>(model), a.divergence, a.nt, a.metrics + j, a.ld, a.onset_threshold};
+    DivergenceObserver<M, T, Equations<M, T>> obs{Equations<M, T>(model), a.divergence, a.nt,
+                                                  a.metrics + j,          a.ld,         a.onset_threshold};
     const MemberOutcome out =
         integrate_member<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs);
     a.status[j] = static_cast<std::uint8_t>(out.status);

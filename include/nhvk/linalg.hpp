@@ -69,7 +69,8 @@ NHVK_HD NHVK_FORCEINLINE float pow2_inverse(float m) {
  * is false and `b` is left unspecified: callers turn that into a per-trajectory status, never into NaNs.
  */
 template <int N, class T>
-NHVK_HD NHVK_FORCEINLINE SolveInfo lu_solve(T (&A)[N][N], T (&b)[N], T rcond_min = T(1e3) * NumericLimits<T>::epsilon()) {
+NHVK_HD NHVK_FORCEINLINE SolveInfo lu_solve(T (&A)[N][N], T (&b)[N],
+                                            T rcond_min = T(1e3) * NumericLimits<T>::epsilon()) {
     SolveInfo info;
     T col_scale[N];
     // Row equilibration, then column equilibration of the row-scaled matrix.
@@ -103,8 +104,7 @@ NHVK_HD NHVK_FORCEINLINE SolveInfo lu_solve(T (&A)[N][N], T (&b)[N], T rcond_min
     }
     T scale = T(0);
     NHVK_UNROLL
-    for (int i = 0; i < N; ++i)
-        NHVK_UNROLL
+    for (int i = 0; i < N; ++i) NHVK_UNROLL
     for (int j = 0; j < N; ++j) {
         const T a = abs(A[i][j]);
         scale = a > scale ? a : scale;
@@ -158,6 +158,5 @@ NHVK_HD NHVK_FORCEINLINE SolveInfo lu_solve(T (&A)[N][N], T (&b)[N], T rcond_min
     info.ok = true;
     return info;
 }
-
 
 } // namespace nhvk

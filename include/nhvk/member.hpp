@@ -8,8 +8,8 @@
 
 #include "nhvk/config.hpp"
 #include "nhvk/dynamics.hpp"
-#include "nhvk/status.hpp"
 #include "nhvk/stats/onset.hpp"
+#include "nhvk/status.hpp"
 #include "nhvk/steppers.hpp"
 
 namespace nhvk {
@@ -31,8 +31,8 @@ enum Metric : int {
     metric_energy_vk = 5,     ///< |Ẽ(t) − Ẽ(t0)|, Ẽ = E − μ·(J·v), along the vakonomic motion
     metric_energy_rel_nh = 6, ///< |E(t) − E(t0)| / s, s the energy scale of the member (`energy_scale`)
     metric_energy_rel_vk = 7, ///< |Ẽ(t) − Ẽ(t0)| / s
-    metric_balance_nh = 8,    ///< |E(t) − E(t0) − ∫(λ·(J·v) + F·v − ∂L/∂t) dt| / s: the nonholonomic energy balance
-    metric_work_nh = 9,       ///< ∫ λ·(J·v) dt: the work of the reaction forces (signed)
+    metric_balance_nh = 8, ///< |E(t) − E(t0) − ∫(λ·(J·v) + F·v − ∂L/∂t) dt| / s: the nonholonomic energy balance
+    metric_work_nh = 9, ///< ∫ λ·(J·v) dt: the work of the reaction forces (signed)
     metric_count = 10
 };
 
@@ -41,7 +41,9 @@ enum Metric : int {
 enum MemberSeries : int { member_onset_time = 0, member_series_count = 1 };
 
 /** @brief Rows of one chunk's metrics array: the per-time metrics, then the per-member series. */
-NHVK_HD constexpr long long metric_rows(int nt) { return static_cast<long long>(metric_count) * nt + member_series_count; }
+NHVK_HD constexpr long long metric_rows(int nt) {
+    return static_cast<long long>(metric_count) * nt + member_series_count;
+}
 /** @brief The row of per-member series `s` in a chunk's metrics array (after the `metric_count · nt` per-time rows). */
 NHVK_HD constexpr long long member_series_row(int nt, MemberSeries s) {
     return static_cast<long long>(metric_count) * nt + s;
@@ -78,10 +80,8 @@ template <class T> NHVK_HD T wrap_angle(T d) {
 template <class M, class T>
 NHVK_HD NHVK_FORCEINLINE Dynamics source_breach(const M& model, const T* y_nh, const T* y_vk, T t) {
     if constexpr (M::has_source_constraints) {
-        if (model.source_residual(y_nh, y_nh + M::n, t) > source_tolerance<T>())
-            return Dynamics::nonholonomic;
-        if (model.source_residual(y_vk, y_vk + M::n, t) > source_tolerance<T>())
-            return Dynamics::vakonomic;
+        if (model.source_residual(y_nh, y_nh + M::n, t) > source_tolerance<T>()) return Dynamics::nonholonomic;
+        if (model.source_residual(y_vk, y_vk + M::n, t) > source_tolerance<T>()) return Dynamics::vakonomic;
     }
     return Dynamics::none;
 }
@@ -97,7 +97,8 @@ NHVK_HD NHVK_FORCEINLINE Dynamics source_breach(const M& model, const T* y_nh, c
 template <template <class, class> class Stepper, template <class, class> class Equations = AdEquations, class M,
           class T, class Observer>
 NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T* q0, const T* v0, const T* mu0, T t0,
-                                       const double* times, int nt, const StepControl& ctl, Observer& obs) {
+                                                        const double* times, int nt, const StepControl& ctl,
+                                                        Observer& obs) {
     constexpr int n = M::n, k = M::k;
     using NH = BalancedNonholonomicSystem<M, T, Equations<M, T>>;
     using VK = VakonomicSystem<M, T, Equations<M, T>>;
@@ -244,8 +245,7 @@ NHVK_HD NHVK_FORCEINLINE void divergence_between(const Eq& eq, const Metric& d, 
         T W[n][n];
         eq.kinetic_metric(y_nh, y_nh + n, t, W);
         NHVK_UNROLL
-        for (int i = 0; i < n; ++i)
-            NHVK_UNROLL
+        for (int i = 0; i < n; ++i) NHVK_UNROLL
         for (int j = 0; j < n; ++j) {
             sq += eq_[i] * double(W[i][j]) * eq_[j];
             sv += ev[i] * double(W[i][j]) * ev[j];
@@ -268,8 +268,7 @@ template <class Eq, class T> NHVK_HD T energy_scale(const Eq& eq, const T* q, co
     eq.kinetic_metric(q, v, t, W);
     T kin = T(0);
     NHVK_UNROLL
-    for (int i = 0; i < n; ++i)
-        NHVK_UNROLL
+    for (int i = 0; i < n; ++i) NHVK_UNROLL
     for (int j = 0; j < n; ++j) kin += v[i] * W[i][j] * v[j];
     kin = T(0.5) * kin;
     const T e = abs(energy);

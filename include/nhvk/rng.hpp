@@ -101,14 +101,13 @@ NHVK_HD inline double det_log(double u) {
     // ln u = e·ln2_hi − ((f²/2 − (s·(f²/2 + R) + e·ln2_lo)) − f), fdlibm's order of operations
     const double lo = fma(s, hfsq_r, de * ln2_lo);
     const double small = fma(h, f, -lo) - f; // f²/2 − lo, fused (a plain h·f − lo is what compilers contract)
-    return fma(de, ln2_hi, -small); // e·ln2_hi is exact, so this is fdlibm's last subtraction
+    return fma(de, ln2_hi, -small);          // e·ln2_hi is exact, so this is fdlibm's last subtraction
 }
 
 /** @brief sin(x) and cos(x) for |x| ≤ π/4 (fdlibm k_sin.c / k_cos.c kernels, no tail), explicit fma. */
 NHVK_HD inline double det_sin_kernel(double x) {
-    const double s1 = -1.66666666666666324348e-01, s2 = 8.33333333332248946124e-03,
-                 s3 = -1.98412698298579493134e-04, s4 = 2.75573137070700676789e-06,
-                 s5 = -2.50507602534068634195e-08, s6 = 1.58969099521155010221e-10;
+    const double s1 = -1.66666666666666324348e-01, s2 = 8.33333333332248946124e-03, s3 = -1.98412698298579493134e-04,
+                 s4 = 2.75573137070700676789e-06, s5 = -2.50507602534068634195e-08, s6 = 1.58969099521155010221e-10;
     const double z = x * x;
     const double v = z * x;
     double p = fma(z, s6, s5);
@@ -121,17 +120,16 @@ NHVK_HD inline double det_sin_kernel(double x) {
 
 /** @copydoc det_sin_kernel */
 NHVK_HD inline double det_cos_kernel(double x) {
-    const double c1 = 4.16666666666666019037e-02, c2 = -1.38888888888741095749e-03,
-                 c3 = 2.48015872894767294178e-05, c4 = -2.75573143513906633035e-07,
-                 c5 = 2.08757232129817482790e-09, c6 = -1.13596475577881948265e-11;
+    const double c1 = 4.16666666666666019037e-02, c2 = -1.38888888888741095749e-03, c3 = 2.48015872894767294178e-05,
+                 c4 = -2.75573143513906633035e-07, c5 = 2.08757232129817482790e-09, c6 = -1.13596475577881948265e-11;
     const double z = x * x;
     double p = fma(z, c6, c5);
     p = fma(z, p, c4);
     p = fma(z, p, c3);
     p = fma(z, p, c2);
     p = fma(z, p, c1);
-    const double zr = z * p;               // cos x = 1 − z/2 + z²·p
-    const double hz = 0.5 * z;             // exact
+    const double zr = z * p;   // cos x = 1 − z/2 + z²·p
+    const double hz = 0.5 * z; // exact
     const double w = 1.0 - hz;
     const double tail = fma(z, zr, (1.0 - w) - hz); // recovers the rounding of 1 − z/2 (fdlibm)
     return w + tail;
@@ -144,7 +142,7 @@ NHVK_HD inline double det_cos_2pi(double u) {
     // the neighbouring quarter, leaving |r| ≤ 1/8 + 2^-53, which the kernels handle just as well.
     const double n = floor(fma(u, 4.0, 0.5));
     const double r = fma(-0.25, n, u); // u − n/4, exact: a multiple of 2^-53 with |r| < 1/4
-    const double x = r * two_pi;              // |x| ≤ π/4
+    const double x = r * two_pi;       // |x| ≤ π/4
     const int quadrant = static_cast<int>(n) & 3;
     if (quadrant == 0) return det_cos_kernel(x);
     if (quadrant == 1) return -det_sin_kernel(x); // cos(x + π/2)

@@ -15,8 +15,8 @@
 
 #include "nhvk/config.hpp"
 #include "nhvk/distribution.hpp"
-#include "nhvk/ensemble_chunk.hpp"
 #include "nhvk/dynamics.hpp"
+#include "nhvk/ensemble_chunk.hpp"
 #include "nhvk/linalg.hpp"
 #include "nhvk/model_params.hpp"
 #include "nhvk/rng.hpp"
@@ -39,11 +39,16 @@ inline constexpr int sample_status_count = 6;
 /** @brief The name used in outputs. */
 inline const char* sample_status_name(SampleStatus s) {
     switch (s) {
-    case SampleStatus::ok: return "ok";
-    case SampleStatus::projection_failed: return "projection_failed";
-    case SampleStatus::singular_constraints: return "singular_constraints";
-    case SampleStatus::energy_unreachable: return "energy_unreachable";
-    case SampleStatus::non_finite: return "non_finite";
+    case SampleStatus::ok:
+        return "ok";
+    case SampleStatus::projection_failed:
+        return "projection_failed";
+    case SampleStatus::singular_constraints:
+        return "singular_constraints";
+    case SampleStatus::energy_unreachable:
+        return "energy_unreachable";
+    case SampleStatus::non_finite:
+        return "non_finite";
     case SampleStatus::chart_singular:
         return "chart_singular";
     }
@@ -73,10 +78,14 @@ template <class Eq> NHVK_HD SampleStatus project(const Eq& eq, const double* q, 
     NHVK_UNROLL
     for (int j = 0; j < Eq::n; ++j) anchor[j] = v[j];
     switch (detail::project_onto_constraints(eq, q, v, t, sample_tolerance, 60, anchor)) {
-    case detail::ProjectionResult::converged: return SampleStatus::ok;
-    case detail::ProjectionResult::singular: return SampleStatus::singular_constraints;
-    case detail::ProjectionResult::non_finite: return SampleStatus::non_finite;
-    default: return SampleStatus::projection_failed;
+    case detail::ProjectionResult::converged:
+        return SampleStatus::ok;
+    case detail::ProjectionResult::singular:
+        return SampleStatus::singular_constraints;
+    case detail::ProjectionResult::non_finite:
+        return SampleStatus::non_finite;
+    default:
+        return SampleStatus::projection_failed;
     }
 }
 
@@ -187,8 +196,7 @@ NHVK_HD SampleStatus place(const SampleSpec<M>& spec, const Eq& eq, uint64_t g, 
 template <class M, class Eq>
 NHVK_HD SampleStatus sample_member(const SampleSpec<M>& spec, uint64_t g, double* p, double* q, double* v, double* mu) {
     const DrawKey kp = make_draw_key(spec.seed, g, Stream::params);
-    for (int i = 0; i < spec.n_params; ++i)
-        p[i] = sample(spec.params[i], kp, static_cast<uint32_t>(i));
+    for (int i = 0; i < spec.n_params; ++i) p[i] = sample(spec.params[i], kp, static_cast<uint32_t>(i));
     const Eq eq(make_model<M>(spec.n_params > 0 ? p : nullptr));
     const SampleStatus s = sampling_detail::place<M>(spec, eq, g, q, v, mu);
     // NOTE: a state on φ = 0 is a state of the model only inside its charts and on its source constraints, checked

@@ -24,12 +24,18 @@ inline constexpr int status_count = 6;
 /** @brief The name used in outputs (`summary.json`, CSV, messages). */
 NHVK_HD inline const char* status_name(Status s) {
     switch (s) {
-    case Status::ok: return "ok";
-    case Status::singular: return "singular";
-    case Status::non_finite: return "non_finite";
-    case Status::step_underflow: return "step_underflow";
-    case Status::step_limit: return "step_limit";
-    case Status::chart_singular: return "chart_singular";
+    case Status::ok:
+        return "ok";
+    case Status::singular:
+        return "singular";
+    case Status::non_finite:
+        return "non_finite";
+    case Status::step_underflow:
+        return "step_underflow";
+    case Status::step_limit:
+        return "step_limit";
+    case Status::chart_singular:
+        return "chart_singular";
     }
     return "unknown";
 }

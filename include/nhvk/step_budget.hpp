@@ -18,8 +18,6 @@ namespace nhvk {
  * the old default of 10^7 let it run for seconds. A budget in steps, not in seconds, keeps the statuses independent
  * of the machine, the backend and the load. The same rule holds for RK4, whose steps are planned per interval.
  */
-inline long long default_max_steps(long long nt) {
-    return 100000 + 1000 * (nt > 0 ? nt : 0);
-}
+inline long long default_max_steps(long long nt) { return 100000 + 1000 * (nt > 0 ? nt : 0); }
 
 } // namespace nhvk

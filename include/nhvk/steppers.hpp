@@ -19,12 +19,8 @@
 namespace nhvk {
 
 namespace detail {
-template <class Sys, class = void> struct ErrDim {
-    static constexpr int value = Sys::dim;
-};
-template <class Sys> struct ErrDim<Sys, decltype(void(Sys::err_dim))> {
-    static constexpr int value = Sys::err_dim;
-};
+template <class Sys, class = void> struct ErrDim { static constexpr int value = Sys::dim; };
+template <class Sys> struct ErrDim<Sys, decltype(void(Sys::err_dim))> { static constexpr int value = Sys::err_dim; };
 } // namespace detail
 
 /** @brief Integrator settings shared by both steppers (doubles also for float runs). */
@@ -36,7 +32,7 @@ struct StepControl {
     double min_step = StepDefaults::min_step; ///< dopri5: a proposed step below this is a step-size underflow
     /// attempted steps per trajectory and dynamics (a config's default is `default_max_steps` of its output times)
     long long max_steps = 10000000;
-    bool project = false;      ///< project `v` onto `φ = 0` after each accepted step
+    bool project = false; ///< project `v` onto `φ = 0` after each accepted step
 };
 
 /** @brief Classical 4th-order Runge–Kutta with a fixed step, shortened uniformly to land on output times. */

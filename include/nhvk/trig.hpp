@@ -5,15 +5,15 @@
  *
  *  CUDA's `sin`/`cos` reduce arguments beyond about 10^5 with the Payne–Hanek algorithm into a local array:
  *  every kernel that calls them gets a stack frame (40 bytes in double, 32 in float with nvcc 13, sm_90), even when no
- *  argument is ever that large. `trig_sin`/`trig_cos` reduce instead by the Cody–Waite method with π/2 split into three doubles and
- *  fused multiply-adds (`r = x − n·π/2`, the first product exact), then evaluate the FreeBSD msun kernels `__kernel_sin`
- *  and `__kernel_cos` (Sun fdlibm, rewritten by Bruce Evans; error below 1 ulp on [−π/4, π/4]). For |x| > 2^30 the
- *  argument is first reduced by the double nearest 2π, `x − q·fl(2π)` with one rounding: the result is then the sine
- *  of a point within half an ulp of `x` (|q (2π − fl(2π))| < 2^−54 |x|), for angles whose own rounding is already
+ *  argument is ever that large. `trig_sin`/`trig_cos` reduce instead by the Cody–Waite method with π/2 split into three
+ * doubles and fused multiply-adds (`r = x − n·π/2`, the first product exact), then evaluate the FreeBSD msun kernels
+ * `__kernel_sin` and `__kernel_cos` (Sun fdlibm, rewritten by Bruce Evans; error below 1 ulp on [−π/4, π/4]). For |x| >
+ * 2^30 the argument is first reduced by the double nearest 2π, `x − q·fl(2π)` with one rounding: the result is then the
+ * sine of a point within half an ulp of `x` (|q (2π − fl(2π))| < 2^−54 |x|), for angles whose own rounding is already
  *  10^−7. Above 2^80 (float: 2^40) the result is NaN, which the integrators count as `non_finite`; the host's C library
  *  would still give a value there, of an angle that has lost every digit.
- *  `detail::sin_cw`/`cos_cw` (double and float) are the same code callable on the host, so the tests measure its error against the C
- *  library.
+ *  `detail::sin_cw`/`cos_cw` (double and float) are the same code callable on the host, so the tests measure its error
+ * against the C library.
  */
 #pragma once
 
@@ -38,9 +38,9 @@ NHVK_HD NHVK_FORCEINLINE double kernel_sin(double x) {
 
 /** @brief cos(r) for |r| ≤ π/4 (FreeBSD msun k_cos.c, y = 0). */
 NHVK_HD NHVK_FORCEINLINE double kernel_cos(double x) {
-    constexpr double C1 = 4.16666666666666019037e-02, C2 = -1.38888888888741095749e-03,
-                     C3 = 2.48015872894767294178e-05, C4 = -2.75573143513906633035e-07,
-                     C5 = 2.08757232129817482790e-09, C6 = -1.13596475577881948265e-11;
+    constexpr double C1 = 4.16666666666666019037e-02, C2 = -1.38888888888741095749e-03, C3 = 2.48015872894767294178e-05,
+                     C4 = -2.75573143513906633035e-07, C5 = 2.08757232129817482790e-09,
+                     C6 = -1.13596475577881948265e-11;
     const double z = x * x, w = z * z;
     const double r = z * (C1 + z * (C2 + z * C3)) + w * w * (C4 + z * (C5 + z * C6));
     const double hz = 0.5 * z;
@@ -113,10 +113,14 @@ template <class T> NHVK_HD NHVK_FORCEINLINE T sin_cw(T x) {
     const auto a = reduce_half_pi(x);
     const T s = kernel_sin(a.r), c = kernel_cos(a.r);
     switch (a.quadrant) {
-    case 0: return s;
-    case 1: return c;
-    case 2: return -s;
-    default: return -c;
+    case 0:
+        return s;
+    case 1:
+        return c;
+    case 2:
+        return -s;
+    default:
+        return -c;
     }
 }
 
@@ -124,10 +128,14 @@ template <class T> NHVK_HD NHVK_FORCEINLINE T cos_cw(T x) {
     const auto a = reduce_half_pi(x);
     const T s = kernel_sin(a.r), c = kernel_cos(a.r);
     switch (a.quadrant) {
-    case 0: return c;
-    case 1: return -s;
-    case 2: return -c;
-    default: return s;
+    case 0:
+        return c;
+    case 1:
+        return -s;
+    case 2:
+        return -c;
+    default:
+        return s;
     }
 }
 

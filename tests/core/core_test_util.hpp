@@ -145,19 +145,16 @@ inline void nh_particle_exact(const double* q0, const double* v0, double t, doub
 /** Random nh_particle initial state on the constraint set (v_z = y0 v_x). */
 inline void nh_particle_random_state(std::mt19937_64& rng, double* q0, double* v0) {
     std::uniform_real_distribution<double> u(-1.0, 1.0);
-    for (int j = 0; j < 3; ++j)
-        q0[j] = u(rng);
+    for (int j = 0; j < 3; ++j) q0[j] = u(rng);
     v0[0] = u(rng);
     v0[1] = 0.2 + 0.8 * std::fabs(u(rng)) * (u(rng) < 0 ? -1 : 1); // |ẏ0| ≥ 0.2
     v0[2] = q0[1] * v0[0];
 }
 
-
 /** Geometric grid of `count` points from a to b. */
 inline std::vector<double> geom_grid(double a, double b, int count) {
     std::vector<double> g(count);
-    for (int i = 0; i < count; ++i)
-        g[i] = a * std::pow(b / a, double(i) / double(count - 1));
+    for (int i = 0; i < count; ++i) g[i] = a * std::pow(b / a, double(i) / double(count - 1));
     return g;
 }
 

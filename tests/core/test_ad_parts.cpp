@@ -87,8 +87,7 @@ TEST(AdParts, LocalModelInFloat) {
         for (int i = 0; i < 2; ++i) {
             EXPECT_NEAR(lv.b[i], h.b[i] - muf[0] * h.c[i], tol);
             EXPECT_NEAR(cp.J[0][i], h.J[i], tol);
-            for (int j = 0; j < 2; ++j)
-                EXPECT_NEAR(lv.W[i][j], h.W[i][j] - muf[0] * h.H[i][j], tol);
+            for (int j = 0; j < 2; ++j) EXPECT_NEAR(lv.W[i][j], h.W[i][j] - muf[0] * h.H[i][j], tol);
         }
         EXPECT_NEAR(cp.gamma[0], h.gamma, tol);
     }
@@ -129,8 +128,7 @@ TEST(AdParts, RollingDisc) {
                 EXPECT_NEAR(lp.W[i][j], i == j ? W[i] : 0.0, 1e-14);
                 EXPECT_NEAR(lv.W[i][j], i == j ? W[i] : 0.0, 1e-14); // linear constraints: H = 0
             }
-            for (int a = 0; a < 2; ++a)
-                EXPECT_NEAR(cp.J[a][i], J[a][i], 1e-14);
+            for (int a = 0; a < 2; ++a) EXPECT_NEAR(cp.J[a][i], J[a][i], 1e-14);
         }
         for (int a = 0; a < 2; ++a) {
             EXPECT_NEAR(cp.gamma[a], gam[a], 1e-13);

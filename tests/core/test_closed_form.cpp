@@ -58,8 +58,7 @@ std::vector<T> record_nh(const M& model, const T* q0, const T* v0, const std::ve
 template <class T> double closed_form_error(std::mt19937_64& rng, int trials) {
     const NhParticle model;
     std::vector<double> times;
-    for (int i = 1; i <= 30; ++i)
-        times.push_back(0.1 * i);
+    for (int i = 1; i <= 30; ++i) times.push_back(0.1 * i);
     double worst = 0;
     for (int trial = 0; trial < trials; ++trial) {
         double qd[3], vd[3];
@@ -80,8 +79,7 @@ template <class T> double closed_form_error(std::mt19937_64& rng, int trials) {
             double qe[3];
             nhvk_test::nh_particle_exact(qe0, ve0, times[i], qe);
             const T* q = rows.data() + (i + 1) * 13;
-            for (int j = 0; j < 3; ++j)
-                worst = std::max(worst, std::fabs(double(q[j]) - qe[j]));
+            for (int j = 0; j < 3; ++j) worst = std::max(worst, std::fabs(double(q[j]) - qe[j]));
         }
     }
     return worst;
@@ -113,15 +111,13 @@ TYPED_TEST(ClosedFormTyped, NhParticle) {
 TYPED_TEST(ClosedFormTyped, NonholonomicEnergyConservedForHomogeneousConstraints) {
     using T = TypeParam;
     std::vector<double> times;
-    for (int i = 1; i <= 50; ++i)
-        times.push_back(0.1 * i);
+    for (int i = 1; i <= 50; ++i) times.push_back(0.1 * i);
     double drift_p = 0, drift_pv = 0, least_e = 1e300, least_moved = 1e300;
     // not vacuous: E is not 0 and the state moves (a motion at rest conserves everything); rows of width w
     auto guard = [&](const std::vector<T>& rows, int w, int n, double e0) {
         const T* last = rows.data() + times.size() * w;
         double s = 0;
-        for (int j = 0; j < 2 * n; ++j)
-            s += (double(last[j]) - double(rows[j])) * (double(last[j]) - double(rows[j]));
+        for (int j = 0; j < 2 * n; ++j) s += (double(last[j]) - double(rows[j])) * (double(last[j]) - double(rows[j]));
         least_e = std::min(least_e, std::fabs(e0));
         least_moved = std::min(least_moved, std::sqrt(s));
     };
@@ -133,8 +129,7 @@ TYPED_TEST(ClosedFormTyped, NonholonomicEnergyConservedForHomogeneousConstraints
             const T* v = rows.data() + r * 13 + 3;
             return 0.5 * (double(v[0]) * v[0] + double(v[1]) * v[1] + double(v[2]) * v[2]);
         };
-        for (std::size_t r = 1; r <= times.size(); ++r)
-            drift_p = std::max(drift_p, std::fabs(E(r) - E(0)));
+        for (std::size_t r = 1; r <= times.size(); ++r) drift_p = std::max(drift_p, std::fabs(E(r) - E(0)));
         guard(rows, 13, 3, E(0));
     }
     {
@@ -157,8 +152,7 @@ TYPED_TEST(ClosedFormTyped, NonholonomicEnergyConservedForHomogeneousConstraints
             const double s = std::sqrt(d2) - 1.0;
             return 0.5 * 1.5 * T1 + 0.5 * T2 + 0.5 * 2.0 * s * s;
         };
-        for (std::size_t r = 1; r <= times.size(); ++r)
-            drift_pv = std::max(drift_pv, std::fabs(E(r) - E(0)));
+        for (std::size_t r = 1; r <= times.size(); ++r) drift_pv = std::max(drift_pv, std::fabs(E(r) - E(0)));
         guard(rows, 25, 6, E(0));
     }
     std::printf("    %s: energy drift nh_particle %.3e, perpendicular_velocities %.3e (accepted %.0e)\n",

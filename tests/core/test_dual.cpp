@@ -255,8 +255,7 @@ TEST(Dual, MultivariateGradientAndHessian) {
     for (int i = 0; i < 3; ++i) {
         EXPECT_NEAR(f.val.d[i], g[i], 1e-14);
         EXPECT_NEAR(f.d[i].val, g[i], 1e-14);
-        for (int j = 0; j < 3; ++j)
-            EXPECT_NEAR(f.d[i].d[j], H[i][j], 1e-14) << i << "," << j;
+        for (int j = 0; j < 3; ++j) EXPECT_NEAR(f.d[i].d[j], H[i][j], 1e-14) << i << "," << j;
     }
 }
 

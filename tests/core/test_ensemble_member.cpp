@@ -93,8 +93,7 @@ template <class M> Alone run_alone(const M& model, const Chunk& c, long long j) 
         q0[i] = c.q0[i * c.ld + j];
         v0[i] = c.v0[i * c.ld + j];
     }
-    for (int i = 0; i < k; ++i)
-        mu0[i] = c.mu0[i * c.ld + j];
+    for (int i = 0; i < k; ++i) mu0[i] = c.mu0[i * c.ld + j];
     Alone r;
     r.metrics.assign(std::size_t(nhvk::metric_rows(a.nt)), sentinel);
     nhvk::DivergenceObserver<M, double> obs{model, a.divergence, a.nt, r.metrics.data(), 1, a.onset_threshold};
@@ -115,8 +114,7 @@ void expect_chunk_equals_alone(const Chunk& c, const std::vector<Alone>& alone, 
     for (long long j = 0; j < c.ld; ++j) {
         if (j >= c.m) { // padding: nothing written
             EXPECT_EQ(c.status[j], 0xEE);
-            for (int q = 0; q < nhvk::metric_rows(nt); ++q)
-                EXPECT_EQ(c.metrics[q * c.ld + j], sentinel);
+            for (int q = 0; q < nhvk::metric_rows(nt); ++q) EXPECT_EQ(c.metrics[q * c.ld + j], sentinel);
             continue;
         }
         const Alone& r = alone[j];
@@ -131,20 +129,17 @@ void expect_chunk_equals_alone(const Chunk& c, const std::vector<Alone>& alone, 
 
 template <class M> void run_all_orders(Chunk& c, const std::vector<Alone>& alone) {
     c.reset_outputs();
-    for (long long j = 0; j < c.m; ++j)
-        nhvk::run_chunk_member<M, double, Dopri5>(c.args, j);
+    for (long long j = 0; j < c.m; ++j) nhvk::run_chunk_member<M, double, Dopri5>(c.args, j);
     expect_chunk_equals_alone(c, alone, "forward order");
 
     c.reset_outputs();
-    for (long long j = c.m - 1; j >= 0; --j)
-        nhvk::run_chunk_member<M, double, Dopri5>(c.args, j);
+    for (long long j = c.m - 1; j >= 0; --j) nhvk::run_chunk_member<M, double, Dopri5>(c.args, j);
     expect_chunk_equals_alone(c, alone, "reverse order");
 
     c.reset_outputs();
     const ChunkArgs args = c.args;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(4)
-    for (long long j = 0; j < c.m; ++j)
-        nhvk::run_chunk_member<M, double, Dopri5>(args, j);
+    for (long long j = 0; j < c.m; ++j) nhvk::run_chunk_member<M, double, Dopri5>(args, j);
     expect_chunk_equals_alone(c, alone, "OpenMP loop");
 }
 
@@ -199,8 +194,7 @@ TEST(EnsembleMember, RollingDiscChunkEqualsMembersAlone) {
     std::vector<Alone> alone(c.m);
     int crossed = 0;
     for (long long j = 0; j < c.m; ++j) {
-        if (j == skipped)
-            continue;
+        if (j == skipped) continue;
         alone[j] = run_alone(models[j], c, j);
         ASSERT_EQ(alone[j].outcome.status, Status::ok) << "member " << j;
         crossed += alone[j].onset >= 0;
@@ -251,11 +245,9 @@ TEST(EnsembleMember, SharedParameterSetReachesEveryMember) {
     c.args.params_ld = 0; // shared
     c.args.ctl.dt = 0.0;
     std::vector<Alone> alone(c.m);
-    for (long long j = 0; j < c.m; ++j)
-        alone[j] = run_alone(md, c, j);
+    for (long long j = 0; j < c.m; ++j) alone[j] = run_alone(md, c, j);
     c.reset_outputs();
-    for (long long j = 0; j < c.m; ++j)
-        nhvk::run_chunk_member<RollingDisc, double, Dopri5>(c.args, j);
+    for (long long j = 0; j < c.m; ++j) nhvk::run_chunk_member<RollingDisc, double, Dopri5>(c.args, j);
     expect_chunk_equals_alone(c, alone, "shared parameters");
 }
 
@@ -279,8 +271,7 @@ TEST(EnsembleMember, PerpendicularVelocitiesChunkWithFailingMember) {
             v[i] = u(rng);
         }
         const double p = (v[0] * v[3] + v[1] * v[4] + v[2] * v[5]) / (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-        for (int i = 0; i < 3; ++i)
-            v[3 + i] -= p * v[i]; // ṗ2 ⟂ ṗ1
+        for (int i = 0; i < 3; ++i) v[3 + i] -= p * v[i]; // ṗ2 ⟂ ṗ1
         for (int i = 0; i < 6; ++i) {
             c.q0[i * c.ld + j] = q[i];
             c.v0[i * c.ld + j] = v[i];
@@ -296,16 +287,14 @@ TEST(EnsembleMember, PerpendicularVelocitiesChunkWithFailingMember) {
 
     const PerpendicularVelocities model{};
     std::vector<Alone> alone(c.m);
-    for (long long j = 0; j < c.m; ++j)
-        alone[j] = run_alone(model, c, j);
+    for (long long j = 0; j < c.m; ++j) alone[j] = run_alone(model, c, j);
     EXPECT_EQ(alone[bad].outcome.status, Status::singular);
     EXPECT_EQ(alone[bad].outcome.failed, nhvk::Dynamics::vakonomic);
     EXPECT_EQ(alone[bad].outcome.time_index, -1);
     run_all_orders<PerpendicularVelocities>(c, alone);
     // the failing member's per-time metrics are left unwritten (no NaN ever reaches the statistics); its onset time
     // is NaN, which the reduction reads as "no onset"
-    for (int q = 0; q < nhvk::metric_count * c.args.nt; ++q)
-        EXPECT_EQ(c.metrics[q * c.ld + bad], sentinel);
+    for (int q = 0; q < nhvk::metric_count * c.args.nt; ++q) EXPECT_EQ(c.metrics[q * c.ld + bad], sentinel);
     EXPECT_TRUE(std::isnan(c.metrics[nhvk::member_series_row(c.args.nt, nhvk::member_onset_time) * c.ld + bad]));
 }
 
@@ -323,8 +312,8 @@ TEST(EnsembleMember, DivergenceObserverMetricsFromRecordedStates) {
     nhvk::StepControl ctl;
     ctl.dt = 0.0;
     std::vector<double> metrics(std::size_t(nhvk::metric_rows(nt)), sentinel);
-    nhvk::DivergenceObserver<RollingDisc, double> obs{model, divergence_over(0b1101u, 0b1100u), nt,
-                                                      metrics.data(), 1, 0.1};
+    nhvk::DivergenceObserver<RollingDisc, double> obs{model, divergence_over(0b1101u, 0b1100u), nt, metrics.data(), 1,
+                                                      0.1};
     ASSERT_EQ(nhvk::integrate_member<Dopri5>(model, q0, v0, mu0, 0.0, times.data(), nt, ctl, obs).status, Status::ok);
     std::vector<double> rows((nt + 1) * 18);
     nhvk::StateRecorder<RollingDisc, double> rec{rows.data()};
@@ -354,8 +343,7 @@ TEST(EnsembleMember, DivergenceObserverMetricsFromRecordedStates) {
             if (j >= 2) {
                 const double raw = d;
                 d = std::remainder(d, 2 * pi); // in [−π, π]
-                if (d == -pi)
-                    d = pi;
+                if (d == -pi) d = pi;
                 wrapped_somewhere = wrapped_somewhere || std::fabs(raw - d) > 1.0;
             }
             dq2 += d * d;
@@ -368,14 +356,14 @@ TEST(EnsembleMember, DivergenceObserverMetricsFromRecordedStates) {
         EXPECT_NEAR(metrics[nhvk::metric_res_vk * nt + i], res(qk, vk), tol);
         EXPECT_NEAR(metrics[nhvk::metric_energy_nh * nt + i], std::fabs(E(qn, vn) - E0nh), 1e-9);
         EXPECT_NEAR(metrics[nhvk::metric_energy_vk * nt + i], std::fabs(Evk(qk, vk, mu) - E0vk), 1e-9);
-        if (onset < 0 && std::sqrt(dq2) > 0.1)
-            onset = i;
+        if (onset < 0 && std::sqrt(dq2) > 0.1) onset = i;
     }
     EXPECT_TRUE(wrapped_somewhere) << "choose a state whose angle difference leaves (−π, π]";
     EXPECT_EQ(obs.onset_index, onset);
     // the interpolated onset lies in the bracketing interval of output times
     ASSERT_GE(onset, 0);
-    const double onset_time = nhvk::onset_time_of<double>(metrics.data(), 1, nt, times.data(), 0.0, obs.onset_index, 0.1);
+    const double onset_time =
+        nhvk::onset_time_of<double>(metrics.data(), 1, nt, times.data(), 0.0, obs.onset_index, 0.1);
     EXPECT_GT(onset_time, onset > 0 ? times[onset - 1] : 0.0);
     EXPECT_LE(onset_time, times[onset]);
     // relative drifts: divided by s = max(|E0|, T0), T0 the kinetic energy at t0 (by hand)
@@ -478,7 +466,7 @@ TEST(EnsembleMember, Rk4LockstepEqualsEachDynamicsAlone) {
         for (int j = 0; j < 10; ++j)
             EXPECT_EQ(bits(row[8 + j]), bits(b.y[j])) << "vakonomic, time " << i << ", component " << j;
     }
-    EXPECT_NE(bits(rows[(nt) * 18 + 0]), bits(rows[(nt) * 18 + 8])) << "the two motions must differ here";
+    EXPECT_NE(bits(rows[(nt)*18 + 0]), bits(rows[(nt)*18 + 8])) << "the two motions must differ here";
     // A step limit reached in the third interval: the nonholonomic motion is reported, at output index 2.
     const long long needed = (long long)std::ceil(0.05 / 7e-3) + (long long)std::ceil(0.25 / 7e-3);
     ctl.max_steps = needed; // room for two intervals exactly

@@ -22,9 +22,7 @@
 namespace {
 
 template <class List> struct AsTypes;
-template <class... Ms> struct AsTypes<nhvk::ModelList<Ms...>> {
-    using type = ::testing::Types<Ms...>;
-};
+template <class... Ms> struct AsTypes<nhvk::ModelList<Ms...>> { using type = ::testing::Types<Ms...>; };
 
 template <class M> class GeneratedEquations : public ::testing::Test {};
 TYPED_TEST_SUITE(GeneratedEquations, AsTypes<nhvk::BuiltinModels>::type);
@@ -46,10 +44,8 @@ template <class M> M random_model(std::mt19937_64& rng, unsigned bits) {
     int bit = 0;
     m.visit_params([&](const char*, auto& value, auto...) {
         using V = std::decay_t<decltype(value)>;
-        if constexpr (std::is_same<V, bool>::value)
-            value = ((bits >> bit++) & 1u) != 0;
-        else
-            value = value == 0.0 ? 0.1 * (f(rng) - 1.0) : value * f(rng);
+        if constexpr (std::is_same<V, bool>::value) value = ((bits >> bit++) & 1u) != 0;
+        else value = value == 0.0 ? 0.1 * (f(rng) - 1.0) : value * f(rng);
     });
     return m;
 }
@@ -107,7 +103,8 @@ TYPED_TEST(GeneratedEquations, AgreeWithTheDualNumberReference) {
         }
     }
     this->RecordProperty("max_relative_difference", std::to_string(worst));
-    std::printf("    %s: max relative difference %.3g over %d solves (%d singular)\n", M::name, worst, compared, singular);
+    std::printf("    %s: max relative difference %.3g over %d solves (%d singular)\n", M::name, worst, compared,
+                singular);
     EXPECT_LE(worst, 1e-12) << M::name;
     // NOTE: the random states are regular: a test that compared nothing would pass by accident.
     EXPECT_GE(compared, 300) << M::name << ": " << singular << " singular states";

@@ -20,16 +20,13 @@ template <class T> class LuSolve : public ::testing::Test {};
 using Scalars = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(LuSolve, Scalars);
 
-template <class T> T eps() {
-    return std::numeric_limits<T>::epsilon();
-}
+template <class T> T eps() { return std::numeric_limits<T>::epsilon(); }
 
 /** Random well-conditioned matrix: uniform(−1, 1) entries plus a diagonal shift of N (diagonally dominant). */
 template <int N, class T> void random_matrix(std::mt19937_64& rng, T (&A)[N][N], bool shift) {
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     for (int i = 0; i < N; ++i)
-        for (int j = 0; j < N; ++j)
-            A[i][j] = T(u(rng) + (shift && i == j ? (u(rng) < 0 ? -N : N) : 0));
+        for (int j = 0; j < N; ++j) A[i][j] = T(u(rng) + (shift && i == j ? (u(rng) < 0 ? -N : N) : 0));
 }
 
 template <int N, class T> void check_against_eigen(std::mt19937_64& rng) {
@@ -42,20 +39,17 @@ template <int N, class T> void check_against_eigen(std::mt19937_64& rng) {
         // Half the trials diagonally dominant, half plain random with a condition check (these exercise pivoting).
         random_matrix(rng, A, trial % 2 == 0);
         std::uniform_real_distribution<double> u(-1.0, 1.0);
-        for (int i = 0; i < N; ++i)
-            b[i] = T(u(rng));
+        for (int i = 0; i < N; ++i) b[i] = T(u(rng));
         Mat Ae(N, N);
         Vec be(N);
         for (int i = 0; i < N; ++i) {
             be(i) = double(b[i]);
             bc[i] = b[i];
-            for (int j = 0; j < N; ++j)
-                Ae(i, j) = Ac[i][j] = A[i][j];
+            for (int j = 0; j < N; ++j) Ae(i, j) = Ac[i][j] = A[i][j];
         }
         const Eigen::JacobiSVD<Mat> svd(Ae); // singular values only
         const double cond = svd.singularValues()(0) / svd.singularValues()(N - 1);
-        if (cond > 1e3)
-            continue; // well-conditioned only: the comparison below is then meaningful in float too
+        if (cond > 1e3) continue; // well-conditioned only: the comparison below is then meaningful in float too
         const Vec xe = Ae.partialPivLu().solve(be);
         const nhvk::SolveInfo info = nhvk::lu_solve(A, b);
         ASSERT_TRUE(info.ok) << "N = " << N << " cond = " << cond;
@@ -64,16 +58,14 @@ template <int N, class T> void check_against_eigen(std::mt19937_64& rng) {
         EXPECT_LE(info.rcond, 1.0);
         // forward error ≤ C · cond · ε · |x|, residual ≤ C · N · ε · |A| |x|
         Vec x(N);
-        for (int i = 0; i < N; ++i)
-            x(i) = double(b[i]);
+        for (int i = 0; i < N; ++i) x(i) = double(b[i]);
         const double e = double(eps<T>());
         EXPECT_LE((x - xe).norm(), 20.0 * N * cond * e * xe.norm()) << "N = " << N;
         Mat A0(N, N);
         Vec b0(N);
         for (int i = 0; i < N; ++i) {
             b0(i) = double(bc[i]);
-            for (int j = 0; j < N; ++j)
-                A0(i, j) = double(Ac[i][j]);
+            for (int j = 0; j < N; ++j) A0(i, j) = double(Ac[i][j]);
         }
         EXPECT_LE((A0 * x - b0).norm(), 10.0 * N * e * A0.norm() * x.norm()) << "N = " << N;
     }
@@ -97,16 +89,14 @@ TYPED_TEST(LuSolve, ScaleInvariant) {
         T A[3][3] = {{T(2) * s, T(1) * s, T(0)}, {T(1) * s, T(3) * s, T(1) * s}, {T(0), T(1) * s, T(4) * s}};
         T b[3] = {T(3) * s, T(5) * s, T(5) * s}; // x = (1, 1, 1)
         ASSERT_TRUE(nhvk::lu_solve(A, b).ok);
-        for (T xi : b)
-            EXPECT_NEAR(double(xi), 1.0, 10 * double(eps<T>()));
+        for (T xi : b) EXPECT_NEAR(double(xi), 1.0, 10 * double(eps<T>()));
     }
 }
 
 template <int N, class T> void check_singular(std::mt19937_64& rng) {
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     T b[N];
-    for (int i = 0; i < N; ++i)
-        b[i] = T(u(rng));
+    for (int i = 0; i < N; ++i) b[i] = T(u(rng));
     // zero matrix
     {
         T A[N][N] = {};
@@ -121,8 +111,7 @@ template <int N, class T> void check_singular(std::mt19937_64& rng) {
             random_matrix(rng, A, false);
             for (int j = 0; j < N; ++j) {
                 double s = 0;
-                for (int i = 0; i + 1 < N; ++i)
-                    s += (0.5 + 0.1 * i) * double(A[i][j]);
+                for (int i = 0; i + 1 < N; ++i) s += (0.5 + 0.1 * i) * double(A[i][j]);
                 A[N - 1][j] = T(s + (j == 0 ? delta : 0.0));
             }
             std::copy(b, b + N, bb);
@@ -169,8 +158,7 @@ TEST(SaddleSolve, SubRiemannianSingularW) {
         EXPECT_EQ(lp.W[2][2], 0.0);
         const auto s_nh = nhvk::solve_saddle(lp, cp);
         ASSERT_EQ(s_nh.status, nhvk::Status::ok);
-        for (int i = 0; i < 3; ++i)
-            EXPECT_NEAR(s_nh.a[i], 0.0, 1e-14);
+        for (int i = 0; i < 3; ++i) EXPECT_NEAR(s_nh.a[i], 0.0, 1e-14);
         EXPECT_NEAR(s_nh.mult[0], 0.0, 1e-14);
 
         const auto lv = nhvk::lagrangian_parts(model, q, v, 0.0, mu);
@@ -187,8 +175,7 @@ TEST(SaddleSolve, SubRiemannianSingularW) {
         Eigen::MatrixXd Ae = Eigen::MatrixXd::Zero(4, 4);
         Eigen::VectorXd re(4);
         for (int i = 0; i < 3; ++i) {
-            for (int j = 0; j < 3; ++j)
-                A[i][j] = lv.W[i][j];
+            for (int j = 0; j < 3; ++j) A[i][j] = lv.W[i][j];
             A[i][3] = -cp.J[0][i];
             A[3][i] = cp.J[0][i];
             r[i] = -lv.b[i];
@@ -196,13 +183,11 @@ TEST(SaddleSolve, SubRiemannianSingularW) {
         r[3] = cp.gamma[0];
         for (int i = 0; i < 4; ++i) {
             re(i) = r[i];
-            for (int j = 0; j < 4; ++j)
-                Ae(i, j) = A[i][j];
+            for (int j = 0; j < 4; ++j) Ae(i, j) = A[i][j];
         }
         const Eigen::VectorXd xe = Ae.fullPivLu().solve(re);
         ASSERT_TRUE(nhvk::lu_solve(A, r).ok);
-        for (int i = 0; i < 4; ++i)
-            EXPECT_NEAR(r[i], xe(i), 1e-13);
+        for (int i = 0; i < 4; ++i) EXPECT_NEAR(r[i], xe(i), 1e-13);
     }
 }
 
@@ -219,16 +204,14 @@ TEST(SaddleSolve, FloatSmallCoinIsNotSingular) {
     const double th = 2.0, ph = 0.7;
     const double yd[8] = {0, 0, 0.3, ph, model.R * th * std::cos(ph), model.R * th * std::sin(ph), th, 1.0};
     float yf[8];
-    for (int i = 0; i < 8; ++i)
-        yf[i] = float(yd[i]);
+    for (int i = 0; i < 8; ++i) yf[i] = float(yd[i]);
     double dyd[8], lamd[2];
     float dyf[8], lamf[2];
     const nhvk::NonholonomicSystem<nhvk::models::RollingDisc, double> sd{model};
     const nhvk::NonholonomicSystem<nhvk::models::RollingDisc, float> sf{model};
     ASSERT_EQ(sd.rhs(0.0, yd, dyd, lamd), nhvk::Status::ok);
     ASSERT_EQ(sf.rhs(0.0f, yf, dyf, lamf), nhvk::Status::ok) << "a well-posed float saddle point declared singular";
-    for (int i = 0; i < 8; ++i)
-        EXPECT_NEAR(dyf[i], dyd[i], 1e-5 * (1 + std::fabs(dyd[i])));
+    for (int i = 0; i < 8; ++i) EXPECT_NEAR(dyf[i], dyd[i], 1e-5 * (1 + std::fabs(dyd[i])));
 }
 
 // A saddle-point matrix whose constraint row vanishes (J = 0) is reported singular, not solved into NaNs.

@@ -65,15 +65,13 @@ Recorded<M, T> record(const M& model, const T* q0, const T* v0, const T* mu0, co
 
 std::vector<double> linear_grid(double a, double b, int count) {
     std::vector<double> g(count);
-    for (int i = 0; i < count; ++i)
-        g[i] = a + (b - a) * double(i + 1) / double(count);
+    for (int i = 0; i < count; ++i) g[i] = a + (b - a) * double(i + 1) / double(count);
     return g;
 }
 
 double dist(const double* a, const double* b, int n) {
     double s = 0;
-    for (int j = 0; j < n; ++j)
-        s += (a[j] - b[j]) * (a[j] - b[j]);
+    for (int j = 0; j < n; ++j) s += (a[j] - b[j]) * (a[j] - b[j]);
     return std::sqrt(s);
 }
 
@@ -92,14 +90,10 @@ TEST(Physics, SphereHolonomicMotionsCoincideForEveryMu0) {
             r += q0[j] * q0[j];
         }
         r = std::sqrt(r);
-        for (int j = 0; j < 3; ++j)
-            q0[j] *= 1.5 / r; // radius 1.5
-        for (int j = 0; j < 3; ++j)
-            qv += q0[j] * v0[j];
-        for (int j = 0; j < 3; ++j)
-            v0[j] -= qv / (1.5 * 1.5) * q0[j];
-        for (int j = 0; j < 3; ++j)
-            vv += v0[j] * v0[j];
+        for (int j = 0; j < 3; ++j) q0[j] *= 1.5 / r; // radius 1.5
+        for (int j = 0; j < 3; ++j) qv += q0[j] * v0[j];
+        for (int j = 0; j < 3; ++j) v0[j] -= qv / (1.5 * 1.5) * q0[j];
+        for (int j = 0; j < 3; ++j) vv += v0[j] * v0[j];
         const double mu[1] = {mu0};
         const auto rec = record(model, q0, v0, mu, times, tight());
         ASSERT_EQ(rec.outcome.status, Status::ok) << "mu0 = " << mu0;
@@ -160,8 +154,7 @@ struct EnergyBalanceSys {
     Status rhs(double t, const double* y, double* dy) const {
         double lambda[1];
         const Status s = nh.rhs(t, y, dy, lambda);
-        if (s != Status::ok)
-            return s;
+        if (s != Status::ok) return s;
         const nhvk_test::ModelAHand h(y, y + 2, t, true);
         const double Jv = h.J[0] * y[2] + h.J[1] * y[3];
         dy[4] = lambda[0] * Jv + h.F[0] * y[2] + h.F[1] * y[3] - h.Lt;
@@ -231,8 +224,7 @@ VkEnergyResult vk_energy_run(const M& model, const double* q0, const double* v0,
     EXPECT_EQ(rec.outcome.status, Status::ok);
     auto vk = [&](int r) {
         double s = efn(rec.q_vk(r), rec.v_vk(r));
-        for (int a = 0; a < M::k; ++a)
-            s -= rec.mu(r)[a] * jvfn(rec.q_vk(r), rec.v_vk(r), a);
+        for (int a = 0; a < M::k; ++a) s -= rec.mu(r)[a] * jvfn(rec.q_vk(r), rec.v_vk(r), a);
         return s;
     };
     VkEnergyResult res{0, 0, std::fabs(vk(0)), 0};
@@ -330,10 +322,8 @@ TEST(Physics, VakonomicEnergyConservedHomogeneousCatalogueModels) {
         const double mu0[1] = {0.2};
         auto E = [&](const double* q, const double* v) {
             double T = 0, d2 = 0;
-            for (int j = 0; j < 6; ++j)
-                T += 0.5 * v[j] * v[j];
-            for (int j = 0; j < 3; ++j)
-                d2 += (q[j] - q[j + 3]) * (q[j] - q[j + 3]);
+            for (int j = 0; j < 6; ++j) T += 0.5 * v[j] * v[j];
+            for (int j = 0; j < 3; ++j) d2 += (q[j] - q[j + 3]) * (q[j] - q[j + 3]);
             const double s = std::sqrt(d2) - 1.0;
             return T + 0.5 * s * s;
         };
@@ -361,11 +351,9 @@ Drift max_residual(const M& model, const double* q0, const double* v0, const dou
     for (std::size_t i = 0; i <= times.size(); ++i) {
         double phi[M::k];
         model.constraints(rec.q_nh(int(i)), rec.v_nh(int(i)), 0.0, phi);
-        for (double p : phi)
-            d.nh = std::max(d.nh, std::fabs(p));
+        for (double p : phi) d.nh = std::max(d.nh, std::fabs(p));
         model.constraints(rec.q_vk(int(i)), rec.v_vk(int(i)), 0.0, phi);
-        for (double p : phi)
-            d.vk = std::max(d.vk, std::fabs(p));
+        for (double p : phi) d.vk = std::max(d.vk, std::fabs(p));
     }
     return d;
 }

@@ -33,10 +33,8 @@ template <class M> struct CountingObserver {
     bool all_finite = true;
     template <class T> void operator()(int, T, const T* a, const T* b) {
         ++calls;
-        for (int j = 0; j < 2 * M::n; ++j)
-            all_finite = all_finite && std::isfinite(double(a[j]));
-        for (int j = 0; j < 2 * M::n + M::k; ++j)
-            all_finite = all_finite && std::isfinite(double(b[j]));
+        for (int j = 0; j < 2 * M::n; ++j) all_finite = all_finite && std::isfinite(double(a[j]));
+        for (int j = 0; j < 2 * M::n + M::k; ++j) all_finite = all_finite && std::isfinite(double(b[j]));
     }
 };
 
@@ -180,8 +178,7 @@ TEST(Status, ChunkMembersReportFailuresWithoutNaNMetrics) {
         a.failed = failed.data();
         a.fail_index = fail_index.data();
         a.onset = onset.data();
-        for (long long j = 0; j < m; ++j)
-            nhvk::run_chunk_member<M, double, Dopri5>(a, j);
+        for (long long j = 0; j < m; ++j) nhvk::run_chunk_member<M, double, Dopri5>(a, j);
         // the per-time metrics are finite or unwritten; the onset-time row is NaN where d_q never crossed
         for (std::size_t i = 0; i < std::size_t(nhvk::metric_count) * nt * ld; ++i)
             EXPECT_TRUE(std::isfinite(metrics[i]));
@@ -212,8 +209,7 @@ TEST(Status, ChunkMembersReportFailuresWithoutNaNMetrics) {
         EXPECT_EQ(failed[1], std::uint8_t(Dynamics::nonholonomic));
         EXPECT_EQ(fail_index[1], -1);
         EXPECT_EQ(status[2], std::uint8_t(Status::ok));
-        for (int q = 0; q < nhvk::metric_count * nt; ++q)
-            EXPECT_EQ(metrics[q * ld + 1], -1.0);
+        for (int q = 0; q < nhvk::metric_count * nt; ++q) EXPECT_EQ(metrics[q * ld + 1], -1.0);
         EXPECT_EQ(status[3], 0xEE); // padding untouched
     }
 }

@@ -37,8 +37,7 @@ std::vector<double> run_fixed(const Sys& sys, const double* y0, double t_end, in
     ctl.min_step = 0.0;
     Stepper<Sys, double> st;
     EXPECT_EQ(st.init(sys, 0.0, y0, ctl), Status::ok);
-    for (int i = 1; i <= steps; ++i)
-        EXPECT_EQ(st.advance_to(sys, i == steps ? t_end : i * h), Status::ok);
+    for (int i = 1; i <= steps; ++i) EXPECT_EQ(st.advance_to(sys, i == steps ? t_end : i * h), Status::ok);
     EXPECT_EQ(st.steps, steps) << "not one step per grid interval";
     EXPECT_EQ(st.t, t_end);
     return std::vector<double>(st.y, st.y + Sys::dim);
@@ -47,16 +46,12 @@ std::vector<double> run_fixed(const Sys& sys, const double* y0, double t_end, in
 /** Observed orders log2(e(h)/e(h/2)) for the given error function of the step count. */
 template <class ErrFn> std::vector<double> observed_orders(ErrFn err, int n0, int levels) {
     std::vector<double> e, p;
-    for (int l = 0; l < levels; ++l)
-        e.push_back(err(n0 << l));
-    for (int l = 0; l + 1 < levels; ++l)
-        p.push_back(std::log2(e[l] / e[l + 1]));
+    for (int l = 0; l < levels; ++l) e.push_back(err(n0 << l));
+    for (int l = 0; l + 1 < levels; ++l) p.push_back(std::log2(e[l] / e[l + 1]));
     std::printf("    errors:");
-    for (double x : e)
-        std::printf(" %.3e", x);
+    for (double x : e) std::printf(" %.3e", x);
     std::printf("\n    orders:");
-    for (double x : p)
-        std::printf(" %.3f", x);
+    for (double x : p) std::printf(" %.3f", x);
     std::printf("\n");
     return p;
 }
@@ -82,25 +77,16 @@ template <template <class, class> class Stepper> double nh_particle_error(int st
 }
 
 void expect_order(const std::vector<double>& p, double order) {
-    for (double x : p)
-        EXPECT_NEAR(x, order, 0.3);
+    for (double x : p) EXPECT_NEAR(x, order, 0.3);
 }
 
-TEST(StepperOrder, Rk4HarmonicOscillator) {
-    expect_order(observed_orders(harmonic_error<Rk4>, 20, 5), 4.0);
-}
+TEST(StepperOrder, Rk4HarmonicOscillator) { expect_order(observed_orders(harmonic_error<Rk4>, 20, 5), 4.0); }
 
-TEST(StepperOrder, Dopri5HarmonicOscillator) {
-    expect_order(observed_orders(harmonic_error<Dopri5>, 20, 4), 5.0);
-}
+TEST(StepperOrder, Dopri5HarmonicOscillator) { expect_order(observed_orders(harmonic_error<Dopri5>, 20, 4), 5.0); }
 
-TEST(StepperOrder, Rk4NonholonomicParticle) {
-    expect_order(observed_orders(nh_particle_error<Rk4>, 15, 5), 4.0);
-}
+TEST(StepperOrder, Rk4NonholonomicParticle) { expect_order(observed_orders(nh_particle_error<Rk4>, 15, 5), 4.0); }
 
-TEST(StepperOrder, Dopri5NonholonomicParticle) {
-    expect_order(observed_orders(nh_particle_error<Dopri5>, 16, 4), 5.0);
-}
+TEST(StepperOrder, Dopri5NonholonomicParticle) { expect_order(observed_orders(nh_particle_error<Dopri5>, 16, 4), 5.0); }
 
 // The adaptive controller meets its tolerance: the global error on the harmonic oscillator shrinks with rtol and
 // stays within a modest multiple of it (a loose check of the step control, not of the order).

@@ -45,17 +45,17 @@ TEST(Trig, FloatWithinTwoUlpsUpToTwoToTheSeventeen) {
     for (const float r : {0.785f, 3.2f, 100.0f, 1e4f, 131072.0f}) expect_within_ulps<float>(r, 2.0, 100000);
 }
 
-// Beyond the Cody–Waite range the argument is first reduced by fl(2π) with one rounding: the result is the exact sine of a point
-// within half an ulp of x, so the forward error is bounded by |cos x|·h + h²/2 (Taylor, |sin''| ≤ 1) with h = ulp(x)/2,
-// plus the polynomial's rounding.
+// Beyond the Cody–Waite range the argument is first reduced by fl(2π) with one rounding: the result is the exact sine
+// of a point within half an ulp of x, so the forward error is bounded by |cos x|·h + h²/2 (Taylor, |sin''| ≤ 1) with h
+// = ulp(x)/2, plus the polynomial's rounding.
 template <class T> void expect_backward_stable(T lo, T hi) {
     std::mt19937_64 gen(7);
     std::uniform_real_distribution<T> draw(lo, hi);
     for (int i = 0; i < 20000; ++i) {
         const T x = (i % 2 ? T(1) : T(-1)) * draw(gen);
         const long double half_ulp_x =
-            0.5L * static_cast<long double>(std::nextafter(std::fabs(x), std::numeric_limits<T>::infinity()) -
-                                            std::fabs(x));
+            0.5L *
+            static_cast<long double>(std::nextafter(std::fabs(x), std::numeric_limits<T>::infinity()) - std::fabs(x));
         const long double s = sinl(static_cast<long double>(x)), c = cosl(static_cast<long double>(x));
         const long double eps = std::numeric_limits<T>::epsilon();
         const long double curvature = 0.5L * half_ulp_x * half_ulp_x;

@@ -76,11 +76,9 @@ using nhvk_test::read_csv;
 std::vector<std::string> files_under(const fs::path& dir) {
     std::vector<std::string> out;
     std::error_code ec;
-    if (!fs::exists(dir, ec))
-        return out;
+    if (!fs::exists(dir, ec)) return out;
     for (const auto& e : fs::recursive_directory_iterator(dir))
-        if (!e.is_directory())
-            out.push_back(fs::relative(e.path(), dir).string());
+        if (!e.is_directory()) out.push_back(fs::relative(e.path(), dir).string());
     std::sort(out.begin(), out.end());
     return out;
 }
@@ -89,8 +87,7 @@ std::vector<std::string> files_under(const fs::path& dir) {
  *  `tmp` outside io/. */
 void expect_no_outputs(const TempDir& tmp, const std::string& what) {
     for (const std::string& f : files_under(tmp.path())) {
-        if (f.rfind("io/", 0) == 0 || f == "file")
-            continue;
+        if (f.rfind("io/", 0) == 0 || f == "file") continue;
         ADD_FAILURE() << what << ": left behind " << f;
     }
 }
@@ -128,8 +125,7 @@ TEST(CliVersion, NoSourceFileSpellsTheVersion) {
     int files = 0;
     for (const char* dir : {"host", "include", "kernels"})
         for (const auto& e : fs::recursive_directory_iterator(fs::path(NHVK_SOURCE_DIR) / dir)) {
-            if (!e.is_regular_file())
-                continue;
+            if (!e.is_regular_file()) continue;
             ++files;
             const std::string text = read_text(e.path());
             EXPECT_EQ(text.find(needle), std::string::npos)
@@ -146,8 +142,7 @@ TEST(CliConfigs, EveryShippedConfigRunsSmall) {
     const fs::path dir = fs::path(NHVK_SOURCE_DIR) / "configs";
     std::vector<fs::path> configs;
     for (const auto& e : fs::directory_iterator(dir))
-        if (e.is_regular_file() && e.path().extension() == ".toml")
-            configs.push_back(e.path());
+        if (e.is_regular_file() && e.path().extension() == ".toml") configs.push_back(e.path());
     std::sort(configs.begin(), configs.end());
     ASSERT_FALSE(configs.empty()) << "no configs in " << dir;
     for (const fs::path& c : configs) {
@@ -205,10 +200,8 @@ TEST_P(CliBadConfig, ExitsTwoNamingFileLineAndKeyAndWritesNothing) {
     EXPECT_EQ(r.rc, nhvk::config_error_exit_code);
     const std::string where = std::string(b.file) + ":" + std::to_string(b.line) + ":";
     EXPECT_NE(r.err.find(where), std::string::npos) << "expected '" << where << "' in: " << r.err;
-    if (*b.key)
-        EXPECT_NE(r.err.find(b.key), std::string::npos) << "expected key '" << b.key << "' in: " << r.err;
-    if (*b.words)
-        EXPECT_NE(r.err.find(b.words), std::string::npos) << r.err;
+    if (*b.key) EXPECT_NE(r.err.find(b.key), std::string::npos) << "expected key '" << b.key << "' in: " << r.err;
+    if (*b.words) EXPECT_NE(r.err.find(b.words), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
     expect_no_outputs(tmp, b.file);
@@ -334,8 +327,7 @@ TEST_P(CliBadTrajectoryOption, ExitsTwoNamingTheOption) {
     for (const std::string& a : b.extra) {
         // an option given twice would be refused by CLI11 for that reason alone: replace the default ones
         const auto it = std::find(args.begin(), args.end(), a);
-        if (a.rfind("--", 0) == 0 && it != args.end())
-            args.erase(it, it + 2);
+        if (a.rfind("--", 0) == 0 && it != args.end()) args.erase(it, it + 2);
     }
     args.insert(args.end(), b.extra.begin(), b.extra.end());
     const CliRun r = nhvk(args, tmp);
@@ -455,18 +447,15 @@ TEST(CliTrajectory, StiffTrajectoryStopsAtTheDefaultStepBudget) {
 // A failed write to standard output (here /dev/full: every write fails with ENOSPC) is an error with a message and
 // exit code 1, not a silent success; `nhvk models` likewise. The same commands to a file succeed (the control).
 TEST(CliOutput, FailedWriteToStandardOutputExitsOne) {
-    if (!fs::exists("/dev/full"))
-        GTEST_SKIP() << "no /dev/full on this system";
+    if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
     TempDir tmp;
-    const std::vector<std::vector<std::string>> commands = {
-        {"trajectory", "--model", "nh_particle", "--q0", "0,0.5,0", "--v0", "1,0.7,0.5", "--t-end", "1", "--times",
-         "200"},
-        {"models"}};
+    const std::vector<std::vector<std::string>> commands = {{"trajectory", "--model", "nh_particle", "--q0", "0,0.5,0",
+                                                             "--v0", "1,0.7,0.5", "--t-end", "1", "--times", "200"},
+                                                            {"models"}};
     for (const std::vector<std::string>& args : commands) {
         SCOPED_TRACE(args[0]);
         std::string cmd = shell_quote(NHVK_BINARY);
-        for (const std::string& a : args)
-            cmd += " " + shell_quote(a);
+        for (const std::string& a : args) cmd += " " + shell_quote(a);
         const std::string e = tmp.str("stderr.txt");
         const int st = std::system((cmd + " >/dev/full 2>" + shell_quote(e) + " </dev/null").c_str());
         ASSERT_TRUE(st != -1 && WIFEXITED(st));
@@ -553,8 +542,7 @@ TEST(CliRunOutputs, SummaryJsonHasEveryDocumentedField) {
     ASSERT_TRUE(j["times"].is_array());
     const std::size_t nt = j["times"].size();
     EXPECT_EQ(nt, 12u);
-    for (std::size_t i = 1; i < nt; ++i)
-        EXPECT_LT(j["times"][i - 1].get<double>(), j["times"][i].get<double>());
+    for (std::size_t i = 1; i < nt; ++i) EXPECT_LT(j["times"][i - 1].get<double>(), j["times"][i].get<double>());
     EXPECT_EQ(j["times"][nt - 1].get<double>(), 1.0);
     EXPECT_EQ(j["times"][0].get<double>(), 1e-3);
 
@@ -565,8 +553,7 @@ TEST(CliRunOutputs, SummaryJsonHasEveryDocumentedField) {
             ASSERT_TRUE(s.contains(f)) << "divergence." << d << "." << f;
             ASSERT_TRUE(s[f].is_array()) << "divergence." << d << "." << f;
             EXPECT_EQ(s[f].size(), nt) << "divergence." << d << "." << f;
-            for (const auto& x : s[f])
-                EXPECT_TRUE(x.is_number()) << "divergence." << d << "." << f;
+            for (const auto& x : s[f]) EXPECT_TRUE(x.is_number()) << "divergence." << d << "." << f;
         }
         // quantiles ordered, inside [min, max]
         for (std::size_t i = 0; i < nt; ++i) {
@@ -616,8 +603,7 @@ TEST(CliRunOutputs, SummaryJsonHasEveryDocumentedField) {
     // no samples.csv, no trajectories/ unless asked for
     EXPECT_FALSE(fs::exists(fs::path(out) / "samples.csv"));
     EXPECT_FALSE(fs::exists(fs::path(out) / "trajectories"));
-    for (const std::string& f : files_under(out))
-        EXPECT_EQ(f.find(".tmp."), std::string::npos) << f;
+    for (const std::string& f : files_under(out)) EXPECT_EQ(f.find(".tmp."), std::string::npos) << f;
 }
 
 /** Runs small.toml with --save-samples --save-trajectories 2 (plus `extra`), and checks that the last row of each
@@ -657,9 +643,7 @@ void check_saved_trajectories(const std::vector<std::string>& extra) {
     }
 }
 
-TEST(CliRunOutputs, SavedTrajectoriesEndAtTheMembersFinalDivergence) {
-    check_saved_trajectories({});
-}
+TEST(CliRunOutputs, SavedTrajectoriesEndAtTheMembersFinalDivergence) { check_saved_trajectories({}); }
 
 // The same with a divergence over a subset of the coordinates: d_q of the saved trajectory must be the run's d_q
 // (divergence.coordinates), not the distance over all coordinates.
@@ -743,7 +727,7 @@ TEST(CliGrowth, ExponentAtRoundingLevelIsFlagged) {
         EXPECT_NE(md.find("200 requested, 200 valid, 0 failed"), std::string::npos) << md;
         std::ostringstream p;
         p << std::setprecision(4) << g["q"].get<double>();
-        EXPECT_NE(md.find("d_q (t ≤ " ), std::string::npos) << md;
+        EXPECT_NE(md.find("d_q (t ≤ "), std::string::npos) << md;
         EXPECT_NE(md.find("): " + p.str()), std::string::npos) << p.str() << "\n" << md;
         EXPECT_EQ(md.find("at rounding level") != std::string::npos, noise) << md;
         const nlohmann::json s = read_json(fs::path(out) / "summary.json");
@@ -761,7 +745,9 @@ TEST(CliGrowth, ExponentAtRoundingLevelIsFlagged) {
 } // namespace
 
 namespace {
-std::string config_path(const std::string& model) { return std::string(NHVK_SOURCE_DIR) + "/configs/" + model + ".toml"; }
+std::string config_path(const std::string& model) {
+    return std::string(NHVK_SOURCE_DIR) + "/configs/" + model + ".toml";
+}
 
 // The energy balance (issue 10 item 2): at integration tolerance with the default settings; flagged, on stderr, in
 // summary.json and in summary.md, when the tolerance is loose and nothing projects the motion back.
@@ -803,10 +789,10 @@ TEST(CliStatistics, AlivePopulationCountsEachMemberUntilItFails) {
         const std::string out = tmp.str(population);
         // to t = 10 some vakonomic motions of parallel_velocities leave the chart or underflow the step (the model's
         // header counts them) after some output times
-        const CliRun r = nhvk({"run", config_path("parallel_velocities"), "--trajectories", "200", "--out", out,
-                               "--save-samples", "--set", "times.t_end=10", "--set",
-                               "statistics.population=\"" + population + "\"", "-q"},
-                              tmp);
+        const CliRun r =
+            nhvk({"run", config_path("parallel_velocities"), "--trajectories", "200", "--out", out, "--save-samples",
+                  "--set", "times.t_end=10", "--set", "statistics.population=\"" + population + "\"", "-q"},
+                 tmp);
         ASSERT_EQ(r.rc, 0) << r.err;
         const nlohmann::json j = read_json(fs::path(out) / "summary.json");
         EXPECT_EQ(j["statistics"]["population"], population);
@@ -854,8 +840,8 @@ TEST(CliStatistics, AlivePopulationCountsEachMemberUntilItFails) {
 TEST(CliDivergence, WeightsAndKineticMetricScaleAsDocumented) {
     TempDir tmp;
     auto run = [&](const std::string& name, const std::vector<std::string>& sets) {
-        std::vector<std::string> args = {"run", config_path("rolling_disc"), "--trajectories", "40", "--out",
-                                         tmp.str(name), "-q"};
+        std::vector<std::string> args = {
+            "run", config_path("rolling_disc"), "--trajectories", "40", "--out", tmp.str(name), "-q"};
         for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
         const CliRun r = nhvk(args, tmp);
         EXPECT_EQ(r.rc, 0) << name << ": " << r.err;

@@ -146,7 +146,7 @@ TEST(Config, FullConfigResolvesEveryField) {
     EXPECT_EQ(c.q0[2], nhvk::make_fixed(0.25));
     ASSERT_EQ(c.v0.size(), 3u);
     EXPECT_EQ(c.v0[0], nhvk::make_fixed(3.0));
-    EXPECT_EQ(c.v0[1], nhvk::make_fixed(0.0)); // missing coordinate
+    EXPECT_EQ(c.v0[1], nhvk::make_fixed(0.0));  // missing coordinate
     EXPECT_EQ(c.v0[2], nhvk::make_fixed(-2.0)); // an integer is a number
     ASSERT_EQ(c.mu0.size(), 1u);
     EXPECT_EQ(c.mu0[0], nhvk::make_normal(0.1, 0.01));
@@ -203,8 +203,8 @@ TEST(Config, ResolvedJsonHasTheTomlLayout) {
     EXPECT_EQ(j["run"]["backend"], "cuda");
     // Every section, every key.
     const std::vector<std::pair<std::string, std::size_t>> sizes = {
-        {"model", 2},      {"initial", 5},    {"integrator", 9}, {"times", 4}, {"divergence", 5}, {"statistics", 1},
-        {"diagnostics", 1}, {"run", 9}};
+        {"model", 2},      {"initial", 5},    {"integrator", 9},  {"times", 4},
+        {"divergence", 5}, {"statistics", 1}, {"diagnostics", 1}, {"run", 9}};
     EXPECT_EQ(j.size(), sizes.size());
     for (const auto& [section, n] : sizes) EXPECT_EQ(j[section].size(), n) << section;
 
@@ -402,8 +402,9 @@ TEST(Config, OverridesReplaceValues) {
 }
 
 TEST(Config, OverridesCreateTables) {
-    const RunConfig c = load("minimal.toml", {"divergence.onset_threshold=0.5", "initial.v.phi={dist=\"uniform\", "
-                                                                                 "low=0, high=1}",
+    const RunConfig c = load("minimal.toml", {"divergence.onset_threshold=0.5",
+                                              "initial.v.phi={dist=\"uniform\", "
+                                              "low=0, high=1}",
                                               "model.params.I=2", "times.spacing=\"list\"", "times.list=[1, 2, 5]"});
     EXPECT_EQ(c.onset_threshold, 0.5);
     EXPECT_EQ(c.v0[1], nhvk::make_uniform(0.0, 1.0));
@@ -427,9 +428,10 @@ TEST(Config, ErrorsInOverridesNameTheOverride) {
 
     const ConfigError nested =
         error_of([] { load("minimal.toml", {"initial.q.phi={dist=\"normal\",mean=0,std=-1}"}); });
-    EXPECT_EQ(std::string(nested.what()).rfind("--set initial.q.phi={dist=\"normal\",mean=0,std=-1}: "
-                                               "initial.q.phi.std: expected std >= 0, got -1",
-                                               0),
+    EXPECT_EQ(std::string(nested.what())
+                  .rfind("--set initial.q.phi={dist=\"normal\",mean=0,std=-1}: "
+                         "initial.q.phi.std: expected std >= 0, got -1",
+                         0),
               0u)
         << nested.what();
 
@@ -517,8 +519,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad_rtol.toml", 7, 8, "integrator.rtol", "expected a number > 0, got 0"},
         BadCase{"bad_t_end.toml", 7, 9, "times.t_end", "expected t_end > t0 = 2, got 1.5"},
         BadCase{"bad_list.toml", 7, 9, "times.list[2]", "expected an output time > 0.2 (strictly increasing), got 0.2"},
-        BadCase{"bad_mu_length.toml", 7, 6, "initial.mu", "exactly 2 entries (one per constraint of \"fake_top\"), "
-                                                          "got 3 entries"},
+        BadCase{"bad_mu_length.toml", 7, 6, "initial.mu",
+                "exactly 2 entries (one per constraint of \"fake_top\"), "
+                "got 3 entries"},
         BadCase{"bad_type.toml", 7, 16, "run.trajectories", "expected an integer, got \"many\""},
         BadCase{"bad_missing_t_end.toml", 4, 1, "times.t_end", "required key is missing"}),
     [](const ::testing::TestParamInfo<BadCase>& info) {
@@ -530,10 +533,10 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Config, EveryBadFixtureIsTested) {
     // A fixture added to tests/host/data without a line in BadConfig would test nothing.
     const std::vector<std::string> listed = {
-        "bad_syntax.toml",        "bad_method.toml",       "bad_unknown_key.toml", "bad_unknown_section.toml",
+        "bad_syntax.toml",        "bad_method.toml",        "bad_unknown_key.toml",   "bad_unknown_section.toml",
         "bad_unknown_model.toml", "bad_unknown_coord.toml", "bad_unknown_param.toml", "bad_negative_std.toml",
-        "bad_low_ge_high.toml",   "bad_rtol.toml",         "bad_t_end.toml",       "bad_list.toml",
-        "bad_mu_length.toml",     "bad_type.toml",         "bad_missing_t_end.toml"};
+        "bad_low_ge_high.toml",   "bad_rtol.toml",          "bad_t_end.toml",         "bad_list.toml",
+        "bad_mu_length.toml",     "bad_type.toml",          "bad_missing_t_end.toml"};
     int found = 0;
     for (const auto& entry : std::filesystem::directory_iterator(data_dir())) {
         const std::string name = entry.path().filename().string();
@@ -650,8 +653,9 @@ INSTANTIATE_TEST_SUITE_P(
         InlineCase{"list_last", head + "spacing = \"list\"\nlist = [1.0, 4.0]\n", 6, "times.list[1]",
                    "expected the last output time to equal t_end = 5, got 4"},
         InlineCase{"divergence_unknown_coord", head + "[divergence]\ncoordinates = [\"x\", \"w\"]\n", 6,
-                   "divergence.coordinates[1]", "unknown coordinate \"w\"; coordinates of model \"fake_particle\": "
-                                                "x, y, z"},
+                   "divergence.coordinates[1]",
+                   "unknown coordinate \"w\"; coordinates of model \"fake_particle\": "
+                   "x, y, z"},
         InlineCase{"divergence_repeat", head + "[divergence]\ncoordinates = [\"x\", \"x\"]\n", 6,
                    "divergence.coordinates[1]", "listed twice"},
         InlineCase{"divergence_empty", head + "[divergence]\ncoordinates = []\n", 6, "divergence.coordinates",

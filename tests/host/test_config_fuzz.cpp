@@ -47,8 +47,7 @@ const char kNulName[] = "[model]\nname = \"nh_\0particle\"\n"; // a NUL inside a
 std::vector<std::string> seed_corpus() {
     std::vector<std::string> seeds;
     for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(NHVK_SOURCE_DIR) / "configs")) {
-        if (e.path().extension() != ".toml")
-            continue;
+        if (e.path().extension() != ".toml") continue;
         std::ifstream in(e.path(), std::ios::binary);
         std::ostringstream s;
         s << in.rdbuf();
@@ -151,24 +150,19 @@ void mutate_once(std::string& s, std::mt19937_64& rng, const std::vector<std::st
     auto line_of = [&](const std::string& t) {
         std::vector<std::string> lines;
         std::istringstream in(t);
-        for (std::string l; std::getline(in, l);)
-            lines.push_back(l);
+        for (std::string l; std::getline(in, l);) lines.push_back(l);
         return lines;
     };
     switch (rng() % 10) {
     case 0: // flip, insert or delete a byte
-        if (!s.empty() && rng() % 2)
-            s[pick(s.size())] = static_cast<char>(rng());
-        else
-            s.insert(pick(s.size() + 1), 1, static_cast<char>(rng()));
+        if (!s.empty() && rng() % 2) s[pick(s.size())] = static_cast<char>(rng());
+        else s.insert(pick(s.size() + 1), 1, static_cast<char>(rng()));
         break;
     case 1: // delete or duplicate a range
         if (!s.empty()) {
             const std::size_t a = pick(s.size()), n = 1 + pick(std::min<std::size_t>(64, s.size() - a));
-            if (rng() % 2)
-                s.erase(a, n);
-            else
-                s.insert(pick(s.size() + 1), s.substr(a, n));
+            if (rng() % 2) s.erase(a, n);
+            else s.insert(pick(s.size() + 1), s.substr(a, n));
         }
         break;
     case 2:
@@ -178,19 +172,16 @@ void mutate_once(std::string& s, std::mt19937_64& rng, const std::vector<std::st
             if (std::isdigit(static_cast<unsigned char>(s[i])) &&
                 (i == 0 || !std::isalnum(static_cast<unsigned char>(s[i - 1]))))
                 starts.push_back(i);
-        if (starts.empty())
-            break;
+        if (starts.empty()) break;
         const std::size_t a = starts[pick(starts.size())];
         std::size_t b = a;
-        while (b < s.size() && std::strchr("0123456789.eE+-_", s[b]))
-            ++b;
+        while (b < s.size() && std::strchr("0123456789.eE+-_", s[b])) ++b;
         s.replace(a, b - a, kNumbers[pick(kNumbers.size())]);
         break;
     }
     case 4: { // replace the value of a `key = value` line
         const std::size_t eq = s.find(" = ", pick(s.size()));
-        if (eq == std::string::npos)
-            break;
+        if (eq == std::string::npos) break;
         const std::size_t end = s.find('\n', eq);
         s.replace(eq + 3, (end == std::string::npos ? s.size() : end) - eq - 3,
                   rng() % 2 ? kValues[pick(kValues.size())] : kNumbers[pick(kNumbers.size())]);
@@ -202,37 +193,29 @@ void mutate_once(std::string& s, std::mt19937_64& rng, const std::vector<std::st
     case 6:
     case 7: { // splice a line of any seed (keys of other models and tables) into a random line position
         const auto from = line_of(seeds[pick(seeds.size())]);
-        if (from.empty())
-            break;
+        if (from.empty()) break;
         auto lines = line_of(s);
         lines.insert(lines.begin() + static_cast<long>(pick(lines.size() + 1)), from[pick(from.size())]);
         s.clear();
-        for (const auto& l : lines)
-            s += l + "\n";
+        for (const auto& l : lines) s += l + "\n";
         break;
     }
     case 8: { // delete or swap lines
         auto lines = line_of(s);
-        if (lines.size() < 2)
-            break;
+        if (lines.size() < 2) break;
         const std::size_t i = pick(lines.size()), j = pick(lines.size());
-        if (rng() % 2)
-            lines.erase(lines.begin() + static_cast<long>(i));
-        else
-            std::swap(lines[i], lines[j]);
+        if (rng() % 2) lines.erase(lines.begin() + static_cast<long>(i));
+        else std::swap(lines[i], lines[j]);
         s.clear();
-        for (const auto& l : lines)
-            s += l + "\n";
+        for (const auto& l : lines) s += l + "\n";
         break;
     }
     default: { // the model name of another config (parameters and coordinates then mismatch)
         const std::size_t at = s.find("name = \"");
         static const std::vector<ModelInfo> reg = nhvk::model_registry();
-        if (at == std::string::npos || reg.empty())
-            break;
+        if (at == std::string::npos || reg.empty()) break;
         const std::size_t end = s.find('"', at + 8);
-        if (end != std::string::npos)
-            s.replace(at + 8, end - at - 8, reg[pick(reg.size())].name);
+        if (end != std::string::npos) s.replace(at + 8, end - at - 8, reg[pick(reg.size())].name);
         break;
     }
     }
@@ -248,8 +231,7 @@ struct Outcome {
  *  message on the pipe), 3 another exception, 4 an empty ConfigError message, 6 a leak (AddressSanitizer builds). */
 Outcome run_child(const std::function<void()>& load, unsigned limit_s) {
     int fd[2];
-    if (pipe(fd) != 0)
-        return {-1, "pipe failed"};
+    if (pipe(fd) != 0) return {-1, "pipe failed"};
     const pid_t pid = fork();
     if (pid == 0) {
         close(fd[0]);
@@ -272,15 +254,13 @@ Outcome run_child(const std::function<void()>& load, unsigned limit_s) {
             code = 6;
         }
 #endif
-        if (!msg.empty() && write(fd[1], msg.data(), msg.size()) < 0)
-            code = 5;
+        if (!msg.empty() && write(fd[1], msg.data(), msg.size()) < 0) code = 5;
         _exit(code);
     }
     close(fd[1]);
     Outcome out;
     char buf[4096];
-    for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) > 0;)
-        out.message.append(buf, static_cast<std::size_t>(n));
+    for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) > 0;) out.message.append(buf, static_cast<std::size_t>(n));
     close(fd[0]);
     waitpid(pid, &out.status, 0);
     return out;
@@ -321,8 +301,7 @@ TEST(ConfigFuzz, MutatedConfigsLoadOrFailCleanly) {
         if (inputs >= static_cast<long long>(seeds.size()))
             for (int m = rng() % 4 == 0 ? 2 + static_cast<int>(rng() % 7) : 1; m > 0; --m)
                 mutate_once(text, rng, seeds);
-        else
-            text = seeds[static_cast<std::size_t>(inputs)];
+        else text = seeds[static_cast<std::size_t>(inputs)];
         const Outcome o = load_in_child(text, registry, limit_s);
         ++inputs;
         const bool ok = WIFEXITED(o.status) && (WEXITSTATUS(o.status) == 0 || WEXITSTATUS(o.status) == 2);
@@ -337,8 +316,7 @@ TEST(ConfigFuzz, MutatedConfigsLoadOrFailCleanly) {
         std::ofstream(file, std::ios::binary) << text;
         ADD_FAILURE() << describe(o.status) << " " << o.message << "\n  input (input " << inputs << ", seed " << seed
                       << ") saved as " << file.string();
-        if (++findings >= 5)
-            break;
+        if (++findings >= 5) break;
     }
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf(

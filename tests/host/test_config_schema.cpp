@@ -36,16 +36,13 @@ struct Reference {
 Reference reference(const std::string& text) {
     Reference r;
     const std::size_t heading = text.find("\n## Config reference\n");
-    if (heading == std::string::npos)
-        return r;
+    if (heading == std::string::npos) return r;
     const std::size_t open = text.find("```toml\n", heading);
     const std::size_t close = open == std::string::npos ? open : text.find("\n```", open + 8);
-    if (close == std::string::npos)
-        return r;
+    if (close == std::string::npos) return r;
     r.block = text.substr(open + 8, close - open - 8);
     const std::size_t dist = text.find("\nDistributions:", close);
-    if (dist != std::string::npos)
-        r.distributions = text.substr(dist, text.find("\n\n", dist + 1) - dist);
+    if (dist != std::string::npos) r.distributions = text.substr(dist, text.find("\n\n", dist + 1) - dist);
     return r;
 }
 
@@ -86,15 +83,12 @@ Tables documented_kinds(const std::string& paragraph) {
         std::vector<std::string>& keys = kinds[(*it)[1]];
         keys.push_back("dist");
         const std::string rest = (*it)[2];
-        for (std::sregex_iterator k(rest.begin(), rest.end(), key); k != end; ++k)
-            keys.push_back((*k)[1]);
+        for (std::sregex_iterator k(rest.begin(), rest.end(), key); k != end; ++k) keys.push_back((*k)[1]);
     }
     return kinds;
 }
 
-std::set<std::string> as_set(const std::vector<std::string>& v) {
-    return {v.begin(), v.end()};
-}
+std::set<std::string> as_set(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
 
 /** The tables keyed by the model, or by a distribution, which the schema does not list. */
 const std::set<std::string> model_keyed = {"model.params", "initial.q", "initial.v", "initial.mu"};
@@ -181,22 +175,17 @@ TEST(ConfigSchema, EveryDocumentedKeyIsAcceptedByTheLoader) {
                                                                             {"times", {{"t_end", "5.0"}}}};
     int checked = 0;
     for (const auto& [section, keys] : doc) {
-        if (model_keyed.count(section))
-            continue;
+        if (model_keyed.count(section)) continue;
         for (const std::string& key : keys) {
             auto tables = base;
             const auto value = values.find(section + "." + key);
-            if (section.empty())
-                tables[key]; // a section
-            else if (value == values.end())
-                tables[section + "." + key]; // a sub-table: [model.params], [initial.q], …
-            else
-                tables[section][key] = value->second;
+            if (section.empty()) tables[key];                            // a section
+            else if (value == values.end()) tables[section + "." + key]; // a sub-table: [model.params], [initial.q], …
+            else tables[section][key] = value->second;
             std::string text;
             for (const auto& [name, entries] : tables) {
                 text += "[" + name + "]\n";
-                for (const auto& [k, v] : entries)
-                    text += k + " = " + v + "\n";
+                for (const auto& [k, v] : entries) text += k + " = " + v + "\n";
             }
             EXPECT_FALSE(refused_as_unknown(load_error(text))) << text << "\n→ " << load_error(text);
             ++checked;

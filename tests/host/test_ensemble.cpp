@@ -28,9 +28,9 @@
 #include "ensemble.hpp"
 #include "model_ops.hpp"
 #include "nhvk/distribution.hpp"
+#include "nhvk/generated/all.hpp"
 #include "nhvk/rng.hpp"
 #include "registry.hpp"
-#include "nhvk/generated/all.hpp"
 #include "sampling_impl.hpp"
 
 namespace {
@@ -113,16 +113,14 @@ std::string generic_config(const nhvk::ModelInfo& m, const std::string& extra = 
     for (int j = 0; j < m.n; ++j)
         os << m.coords[j] << " = { dist = \"normal\", mean = " << 0.1 * (j + 1) << ", std = 0.7 }\n";
     os << "[initial.v]\n";
-    for (int j = 0; j < m.n; ++j)
-        os << m.coords[j] << " = { dist = \"normal\", mean = 0.3, std = 1.0 }\n";
+    for (int j = 0; j < m.n; ++j) os << m.coords[j] << " = { dist = \"normal\", mean = 0.3, std = 1.0 }\n";
     os << "[times]\nt_end = 0.01\ncount = 2\n" << extra;
     return os.str();
 }
 
 double max_abs(const double* x, int n) {
     double s = 0.0;
-    for (int j = 0; j < n; ++j)
-        s = std::max(s, std::fabs(x[j]));
+    for (int j = 0; j < n; ++j) s = std::max(s, std::fabs(x[j]));
     return s;
 }
 
@@ -211,8 +209,7 @@ TEST_P(EnsembleDeterminism, SameSeedGivesBitIdenticalStatisticsForAnyThreadsAndC
         cfg.run.threads = v.threads;
         cfg.run.chunk = v.chunk;
         cfg.run.backend = nhvk::Backend::cpu;
-        if (histogram)
-            cfg.run.exact_memory_mb = 0;
+        if (histogram) cfg.run.exact_memory_mb = 0;
         cfg.run.out = tmp.str("t" + std::to_string(v.threads) + "_c" + std::to_string(v.chunk));
         dirs.push_back(cfg.run.out);
         results.push_back(nhvk::run_ensemble(cfg, quiet()));
@@ -222,8 +219,7 @@ TEST_P(EnsembleDeterminism, SameSeedGivesBitIdenticalStatisticsForAnyThreadsAndC
     ASSERT_GT(ref.valid, 0u);
     EXPECT_EQ(ref.exact_quantiles, !histogram);
     ASSERT_EQ(ref.series.size(), static_cast<std::size_t>(nhvk::metric_rows(int(ref.times.size()))));
-    if (std::string(dc.name) == "rolling_disc_sweep")
-        EXPECT_GT(ref.failed(), 0u) << "the step limit should bite";
+    if (std::string(dc.name) == "rolling_disc_sweep") EXPECT_GT(ref.failed(), 0u) << "the step limit should bite";
 
     const nlohmann::json ref_summary = comparable_summary(read_json(fs::path(dirs[0]) / "summary.json"));
     EXPECT_EQ(ref_summary["statistics"]["quantiles"], histogram ? "histogram" : "exact");
@@ -250,8 +246,7 @@ TEST_P(EnsembleDeterminism, SameSeedGivesBitIdenticalStatisticsForAnyThreadsAndC
             expect_bit_identical(r.series[s], ref.series[s], tag + " series " + std::to_string(s));
         EXPECT_EQ(comparable_summary(read_json(fs::path(dirs[v]) / "summary.json")), ref_summary) << tag;
         EXPECT_EQ(read_text(fs::path(dirs[v]) / "stats.csv"), ref_stats) << tag;
-        if (samples)
-            EXPECT_EQ(read_text(fs::path(dirs[v]) / "samples.csv"), ref_samples) << tag;
+        if (samples) EXPECT_EQ(read_text(fs::path(dirs[v]) / "samples.csv"), ref_samples) << tag;
     }
 }
 
@@ -362,22 +357,19 @@ template <class M> ProjectionReport check_projection(const RunConfig& cfg, int N
         // The trial velocity ṽ, drawn as the sampler draws it: stream v0 of (seed, g), draw j for coordinate j.
         double vt[n];
         const nhvk::DrawKey kv = nhvk::make_draw_key(cfg.run.seed, static_cast<std::uint64_t>(g), nhvk::Stream::v0);
-        for (int j = 0; j < n; ++j)
-            vt[j] = nhvk::sample(cfg.v0[j], kv, static_cast<std::uint32_t>(j));
+        for (int j = 0; j < n; ++j) vt[j] = nhvk::sample(cfg.v0[j], kv, static_cast<std::uint32_t>(j));
         const M model = nhvk::make_model<M>(cfg.params.empty() ? nullptr : p);
         const auto cp =
             nhvk::constraint_parts(model, static_cast<const double*>(q), static_cast<const double*>(v), cfg.t0);
         rep.worst_phi = std::max(rep.worst_phi, max_abs(cp.phi, k) / std::max(1.0, max_abs(v, n)));
         // J independent of v? (compare with J at 2v + 1)
         double v2[n];
-        for (int j = 0; j < n; ++j)
-            v2[j] = 2.0 * v[j] + 1.0;
+        for (int j = 0; j < n; ++j) v2[j] = 2.0 * v[j] + 1.0;
         const auto cp2 =
             nhvk::constraint_parts(model, static_cast<const double*>(q), static_cast<const double*>(v2), cfg.t0);
         for (int a = 0; a < k; ++a)
             for (int j = 0; j < n; ++j)
-                if (std::fabs(cp.J[a][j] - cp2.J[a][j]) > 1e-13 * (1.0 + std::fabs(cp.J[a][j])))
-                    rep.linear = false;
+                if (std::fabs(cp.J[a][j] - cp2.J[a][j]) > 1e-13 * (1.0 + std::fabs(cp.J[a][j]))) rep.linear = false;
         // KKT: W(v − ṽ) ∈ range(Jᵀ). Residual of the least-squares fit r ≈ Jᵀν, relative to |W ṽ| + |W v|.
         const auto lp = nhvk::lagrangian_parts(model, static_cast<const double*>(q), static_cast<const double*>(v),
                                                cfg.t0, static_cast<const double*>(nullptr));
@@ -390,8 +382,7 @@ template <class M> ProjectionReport check_projection(const RunConfig& cfg, int N
                 wv(i) += lp.W[i][j] * v[j];
                 wvt(i) += lp.W[i][j] * vt[j];
             }
-            for (int a = 0; a < k; ++a)
-                Jt(i, a) = cp.J[a][i];
+            for (int a = 0; a < k; ++a) Jt(i, a) = cp.J[a][i];
         }
         const Eigen::Matrix<double, k, 1> nu = Jt.colPivHouseholderQr().solve(r);
         const double kkt = (r - Jt * nu).norm() / (wv.norm() + wvt.norm() + 1e-300);
@@ -403,8 +394,7 @@ template <class M> ProjectionReport check_projection(const RunConfig& cfg, int N
 std::string describe(const ProjectionReport& r) {
     std::ostringstream os;
     os << "ok " << r.ok << ", failed " << r.other << " (";
-    for (const auto& [name, count] : r.statuses)
-        os << name << " " << count << " ";
+    for (const auto& [name, count] : r.statuses) os << name << " " << count << " ";
     os << "), max |phi|/max(1,|v|) " << r.worst_phi << ", max KKT residual " << r.worst_kkt
        << (r.linear ? " (J independent of v)" : " (nonlinear)");
     return os.str();
@@ -433,14 +423,12 @@ TEST(EnsembleSampling, EverySampleSatisfiesTheConstraintsAndIsTheWClosestPoint) 
             << info.name << ": " << describe(rep);
         EXPECT_LE(rep.worst_phi, 1e-12) << info.name << ": " << describe(rep);
         // For constraints linear (or affine) in v one Gauss–Newton step is the exact W-projection: KKT to rounding.
-        if (rep.linear)
-            EXPECT_LE(rep.worst_kkt, 1e-10) << info.name << ": " << describe(rep);
+        if (rep.linear) EXPECT_LE(rep.worst_kkt, 1e-10) << info.name << ": " << describe(rep);
         // NOTE: for nonlinear constraints the sampler stops Gauss–Newton once |φ| is small, before the tangential
         // optimality has converged (it does not use the constraint curvature), so W(v − ṽ) is only close to
         // range(Jᵀ): measured up to 5e-7 (parallel_velocities), 1e-9 (perpendicular_velocities). A loose bound still
         // catches a projection that is not a projection.
-        else
-            EXPECT_LE(rep.worst_kkt, 1e-5) << info.name << ": " << describe(rep);
+        else EXPECT_LE(rep.worst_kkt, 1e-5) << info.name << ": " << describe(rep);
     }
     EXPECT_GE(models, 4);
 }
@@ -465,8 +453,7 @@ TEST(EnsembleSampling, SavedSamplesSatisfyTheConstraints) {
         double worst = 0.0;
         for (std::size_t i = 0; i < csv.rows.size(); ++i) {
             EXPECT_EQ(std::stoull(csv.at(i, "index")), i);
-            if (csv.at(i, "sample_status") != "ok")
-                continue;
+            if (csv.at(i, "sample_status") != "ok") continue;
             ++ok;
             std::vector<double> q, v;
             for (const std::string& c : info.coords) {
@@ -594,17 +581,13 @@ template <class M> ShellReport check_shell(const RunConfig& cfg, int N) {
         Eigen::Matrix<double, n + k, n + k> K = Eigen::Matrix<double, n + k, n + k>::Zero();
         Eigen::Matrix<double, n + k, 1> rhs = Eigen::Matrix<double, n + k, 1>::Zero();
         for (int i = 0; i < n; ++i) {
-            for (int j = 0; j < n; ++j)
-                K(i, j) = lp.W[i][j];
-            for (int a = 0; a < k; ++a)
-                K(i, n + a) = K(n + a, i) = cp.J[a][i];
+            for (int j = 0; j < n; ++j) K(i, j) = lp.W[i][j];
+            for (int a = 0; a < k; ++a) K(i, n + a) = K(n + a, i) = cp.J[a][i];
         }
-        for (int a = 0; a < k; ++a)
-            rhs(n + a) = -cp.phi[a];
+        for (int a = 0; a < k; ++a) rhs(n + a) = -cp.phi[a];
         const Eigen::Matrix<double, n + k, 1> sol = K.fullPivLu().solve(rhs);
         double vmin[n];
-        for (int j = 0; j < n; ++j)
-            vmin[j] = sol(j);
+        for (int j = 0; j < n; ++j) vmin[j] = sol(j);
         const double Emin =
             nhvk::energy(model, static_cast<const double*>(q), static_cast<const double*>(vmin), cfg.t0);
         const double band = 0.01 * std::max(1.0, std::fabs(E0));
@@ -615,8 +598,7 @@ template <class M> ShellReport check_shell(const RunConfig& cfg, int N) {
             double phi[k];
             model.constraints(q, v, cfg.t0, phi);
             rep.worst_phi = std::max(rep.worst_phi, max_abs(phi, k) / std::max(1.0, max_abs(v, n)));
-            if (Emin > E0 + band)
-                ++rep.misclassified;
+            if (Emin > E0 + band) ++rep.misclassified;
         } else if (s == SampleStatus::energy_unreachable) {
             ++rep.unreachable;
             if (Emin < E0 - band) {
@@ -725,8 +707,7 @@ class EnergyShell : public ::testing::TestWithParam<int> {};
 
 TEST_P(EnergyShell, SamplesHitE0AndUnreachableShellsAreCounted) {
     const ShellCase& sc = shell_cases[GetParam()];
-    if (!nhvk::find_model(nhvk::model_registry(), sc.name))
-        GTEST_SKIP() << sc.name << " is not in the registry";
+    if (!nhvk::find_model(nhvk::model_registry(), sc.name)) GTEST_SKIP() << sc.name << " is not in the registry";
     const RunConfig cfg = parse(sc.toml);
     constexpr int N = 300;
     ShellReport rep;
@@ -748,10 +729,8 @@ TEST_P(EnergyShell, SamplesHitE0AndUnreachableShellsAreCounted) {
                                     << " members flagged energy_unreachable have E_min(q0) < E0 (largest "
                                     << rep.worst_flagged_emin << " < " << *cfg.energy << ")";
     EXPECT_EQ(rep.other, 0);
-    if (sc.expect_unreachable)
-        EXPECT_GT(rep.unreachable, 0);
-    else
-        EXPECT_EQ(rep.unreachable, 0);
+    if (sc.expect_unreachable) EXPECT_GT(rep.unreachable, 0);
+    else EXPECT_EQ(rep.unreachable, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EnergyShell, ::testing::Range(0, static_cast<int>(std::size(shell_cases))),
@@ -774,10 +753,8 @@ TEST(EnergyShell, UnreachableShellIsCountedNotDropped) {
     EXPECT_EQ(ja["trajectories"]["failed"]["total"], 50);
     EXPECT_EQ(ja["trajectories"]["failed"]["sampling"]["energy_unreachable"], 50);
     // No valid value at any time: counts 0, statistics null (not NaN numbers, not dropped series).
-    for (const auto& c : ja["divergence"]["q"]["count"])
-        EXPECT_EQ(c, 0);
-    for (const auto& m : ja["divergence"]["q"]["mean"])
-        EXPECT_TRUE(m.is_null());
+    for (const auto& c : ja["divergence"]["q"]["count"]) EXPECT_EQ(c, 0);
+    for (const auto& m : ja["divergence"]["q"]["mean"]) EXPECT_TRUE(m.is_null());
 
     // sphere_holonomic at E0 = 0: unreachable exactly for z0 > 0, so a mixed ensemble.
     RunConfig mixed = parse(std::string(shell_cases[1].toml) + "[run]\ntrajectories = 100\n");
@@ -789,11 +766,9 @@ TEST(EnergyShell, UnreachableShellIsCountedNotDropped) {
     EXPECT_GT(rm.valid, 0u);
     EXPECT_GT(unreachable, 0u);
     std::uint64_t by_status = 0;
-    for (std::uint64_t c : rm.failed_by_status)
-        by_status += c;
+    for (std::uint64_t c : rm.failed_by_status) by_status += c;
     std::uint64_t sampling = 0;
-    for (std::uint64_t c : rm.sampling)
-        sampling += c;
+    for (std::uint64_t c : rm.sampling) sampling += c;
     EXPECT_EQ(rm.valid + by_status + sampling, rm.requested);
     EXPECT_EQ(rm.at(nhvk::metric_dq, 0).count, rm.valid);
 }
@@ -942,10 +917,8 @@ save_samples = true
     cfg.run.out = tmp.str("out");
     const EnsembleResult r = nhvk::run_ensemble(cfg, quiet());
     std::uint64_t by_status = 0, sampling = 0;
-    for (std::uint64_t c : r.failed_by_status)
-        by_status += c;
-    for (std::uint64_t c : r.sampling)
-        sampling += c;
+    for (std::uint64_t c : r.failed_by_status) by_status += c;
+    for (std::uint64_t c : r.sampling) sampling += c;
     std::cout << "[ failures ] valid " << r.valid << ", failed " << r.failed() << " (step_limit "
               << r.failed_by_status[static_cast<int>(nhvk::Status::step_limit)] << ", sampling " << sampling << ")\n";
     ASSERT_GT(r.valid, 0u);
@@ -979,8 +952,7 @@ save_samples = true
     EXPECT_EQ(j["statistics"]["population"], "alive");
     for (const char* group : {"divergence", "constraint_residual", "energy_drift", "diagnostics"})
         for (const auto& [sub, series] : j[group].items()) {
-            if (!series.is_object() || !series.contains("count"))
-                continue;
+            if (!series.is_object() || !series.contains("count")) continue;
             for (std::size_t i = 0; i < nt; ++i) {
                 ASSERT_EQ(series["count"][i].get<std::uint64_t>(), alive[i]) << group << "." << sub << " at " << i;
                 for (const char* f : {"mean", "std", "min", "max", "p01", "p05", "p25", "p50", "p75", "p95", "p99"})
@@ -999,8 +971,7 @@ save_samples = true
     std::map<std::string, std::uint64_t> counted;
     for (std::size_t i = 0; i < csv.rows.size(); ++i) {
         const bool ok = csv.at(i, "sample_status") == "ok" && csv.at(i, "status") == "ok";
-        if (!ok && csv.at(i, "sample_status") == "ok")
-            ++counted[csv.at(i, "status")];
+        if (!ok && csv.at(i, "sample_status") == "ok") ++counted[csv.at(i, "status")];
         EXPECT_EQ(csv.at(i, "d_q_final").empty(), !ok) << "row " << i;
     }
     for (const auto& [name, c] : counted)
@@ -1013,8 +984,7 @@ save_samples = true
 // repeatedly).
 TEST(EnsembleThreads, ExplicitThreadCountDoesNotLeakIntoLaterRuns) {
     const int before = omp_get_max_threads();
-    if (before < 2)
-        GTEST_SKIP() << "needs an OpenMP default of at least 2 threads, have " << before;
+    if (before < 2) GTEST_SKIP() << "needs an OpenMP default of at least 2 threads, have " << before;
     TempDir tmp;
     RunConfig one = parse(determinism_cases[0].toml, {"run.trajectories=4", "run.save_samples=false"});
     one.run.out = tmp.str("one");

@@ -89,17 +89,14 @@ json classify_builtin(const Row& row) {
     const std::vector<nhvk::ModelInfo> reg = nhvk::model_registry();
     const nhvk::ModelInfo* info = nhvk::find_model(reg, row.model);
     EXPECT_NE(info, nullptr) << row.model;
-    if (!info)
-        return json::object();
+    if (!info) return json::object();
     std::vector<double> p;
-    for (const nhvk::ParamInfo& pi : info->params)
-        p.push_back(pi.default_value);
+    for (const nhvk::ParamInfo& pi : info->params) p.push_back(pi.default_value);
     for (const std::string& a : row.params) {
         const std::string name = a.substr(0, a.find('=')), value = a.substr(a.find('=') + 1);
         const int i = info->param_index(name);
         EXPECT_GE(i, 0) << a;
-        if (i >= 0)
-            p[i] = value == "true" ? 1.0 : value == "false" ? 0.0 : std::stod(value);
+        if (i >= 0) p[i] = value == "true" ? 1.0 : value == "false" ? 0.0 : std::stod(value);
     }
     return nhvk::classification_json(row.model, p);
 }
@@ -113,19 +110,15 @@ void expect_row(const json& c, const Row& row) {
         EXPECT_EQ(k["index"], a);
         EXPECT_EQ(k["velocity_dependence"], e.velocity);
         EXPECT_EQ(k["homogeneous"], e.degree >= 0);
-        if (e.degree >= 0)
-            EXPECT_EQ(k["degree"], e.degree);
-        else
-            EXPECT_TRUE(k["degree"].is_null());
+        if (e.degree >= 0) EXPECT_EQ(k["degree"], e.degree);
+        else EXPECT_TRUE(k["degree"].is_null());
         EXPECT_EQ(k["time_dependent"], false);
         EXPECT_EQ(k["integrability"], e.integrability);
     }
     const json& s = c["system"];
     EXPECT_EQ(s["integrable"].dump(), row.integrable);
-    if (row.combinations < 0)
-        EXPECT_TRUE(s["integrable_combinations"].is_null());
-    else
-        EXPECT_EQ(s["integrable_combinations"], row.combinations);
+    if (row.combinations < 0) EXPECT_TRUE(s["integrable_combinations"].is_null());
+    else EXPECT_EQ(s["integrable_combinations"], row.combinations);
     EXPECT_EQ(s["energy_conserved"], row.energy_conserved);
     EXPECT_EQ(s["reactions_do_no_work"], row.energy_conserved); // no built-in model has ∂L/∂t or a force
     EXPECT_EQ(s["dynamics_must_coincide"], row.dynamics_must_coincide);
@@ -142,8 +135,7 @@ TEST(Inspect, EveryCatalogueModelGetsItsClass) {
 TEST(Inspect, TheTableCoversEveryBuiltinModel) {
     for (const nhvk::ModelInfo& m : nhvk::model_registry()) {
         bool found = false;
-        for (const Row& r : catalogue)
-            found = found || r.model == m.name;
+        for (const Row& r : catalogue) found = found || r.model == m.name;
         EXPECT_TRUE(found) << m.name << " has no row in the classification table";
     }
 }
@@ -157,8 +149,7 @@ template <int N, int K> struct TestModel : nhvk::ModelBase {
     static constexpr bool angles[N] = {};
     template <class S> S lagrangian(const S*, const S* v, const S&) const {
         S L = S(0.0);
-        for (int j = 0; j < N; ++j)
-            L += S(0.5) * v[j] * v[j];
+        for (int j = 0; j < N; ++j) L += S(0.5) * v[j] * v[j];
         return L;
     }
 };
@@ -214,8 +205,7 @@ template <bool Friction> struct WithForce : TestModel<3, 1> {
     template <class S> void constraints(const S* q, const S* v, const S&, S* phi) const { phi[0] = v[2] - q[1] * v[0]; }
     template <class S> void force(const S*, const S* v, const S&, S* F) const {
         if (Friction) {
-            for (int j = 0; j < 3; ++j)
-                F[j] = -v[j];
+            for (int j = 0; j < 3; ++j) F[j] = -v[j];
         } else {
             F[0] = -v[1];
             F[1] = v[0];
@@ -284,8 +274,7 @@ TEST(Inspect, NonIntegrablePairWithAnIntegrableCombination) {
     EXPECT_EQ(c.system.combinations[0], (std::vector<double>{1.0, -1.0}));
     EXPECT_FALSE(c.system.dynamics_must_coincide);
     bool said = false;
-    for (const std::string& s : c.statements)
-        said = said || s.find("phi0 - phi1") != std::string::npos;
+    for (const std::string& s : c.statements) said = said || s.find("phi0 - phi1") != std::string::npos;
     EXPECT_TRUE(said) << "no statement names the integrable combination phi0 - phi1";
 }
 

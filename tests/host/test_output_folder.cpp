@@ -45,11 +45,9 @@ const std::string small_config = std::string(NHVK_SOURCE_DIR) + "/tests/host/dat
 std::map<std::string, std::string> snapshot(const fs::path& dir) {
     std::map<std::string, std::string> out;
     std::error_code ec;
-    if (!fs::exists(dir, ec))
-        return out;
+    if (!fs::exists(dir, ec)) return out;
     for (const auto& e : fs::recursive_directory_iterator(dir)) {
-        if (e.is_directory())
-            continue;
+        if (e.is_directory()) continue;
         std::ifstream in(e.path(), std::ios::binary);
         std::stringstream ss;
         ss << in.rdbuf();
@@ -70,8 +68,7 @@ std::map<std::string, std::string> outputs_only(std::map<std::string, std::strin
 
 std::vector<std::string> names(const std::map<std::string, std::string>& s) {
     std::vector<std::string> v;
-    for (const auto& [k, x] : s)
-        v.push_back(k);
+    for (const auto& [k, x] : s) v.push_back(k);
     return v;
 }
 
@@ -93,8 +90,7 @@ struct Child {
         const auto t0 = std::chrono::steady_clock::now();
         for (;;) {
             const pid_t w = ::waitpid(pid, &status, WNOHANG);
-            if (w == pid)
-                return;
+            if (w == pid) return;
             if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > limit_s) {
                 ::kill(pid, SIGKILL);
                 ::waitpid(pid, &status, 0);
@@ -122,17 +118,14 @@ Child start(const std::vector<std::string>& args, const TempDir& tmp, const Limi
     std::vector<std::string> argv_s = {NHVK_BINARY};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv;
-    for (std::string& a : argv_s)
-        argv.push_back(a.data());
+    for (std::string& a : argv_s) argv.push_back(a.data());
     argv.push_back(nullptr);
     std::vector<std::string> env_s;
     for (char** e = environ; *e; ++e)
-        if (std::strncmp(*e, "NHVK_TEST_", 10) != 0)
-            env_s.emplace_back(*e);
+        if (std::strncmp(*e, "NHVK_TEST_", 10) != 0) env_s.emplace_back(*e);
     env_s.insert(env_s.end(), lim.env.begin(), lim.env.end());
     std::vector<char*> envp;
-    for (std::string& e : env_s)
-        envp.push_back(e.data());
+    for (std::string& e : env_s) envp.push_back(e.data());
     envp.push_back(nullptr);
     c.pid = ::fork();
     if (c.pid == 0) {
@@ -180,13 +173,11 @@ std::vector<std::string> long_run_args(const std::string& out, int seed) {
 bool wait_for_file(const fs::path& p) {
     for (int i = 0; i < 2000; ++i) {
         std::error_code ec;
-        if (fs::exists(p, ec))
-            return true;
+        if (fs::exists(p, ec)) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return false;
 }
-
 
 /** A long run of `seed` into `out`, returned once it is mid-way (its samples.csv rows have begun). */
 Child start_long_run(const std::string& out, int seed, const TempDir& tmp) {
@@ -229,7 +220,8 @@ TEST(OutputFolder, SecondRunIntoAHeldFolderIsRefused) {
     stop(first, SIGTERM);
     EXPECT_EQ(first.code(), 128 + SIGTERM) << "status " << first.status << ": " << first.err();
     EXPECT_NE(first.err().find("stopped by SIGTERM"), std::string::npos) << first.err();
-    EXPECT_EQ(outputs_only(snapshot(out)), outputs_only(before)) << "the refused or the stopped run changed the outputs";
+    EXPECT_EQ(outputs_only(snapshot(out)), outputs_only(before))
+        << "the refused or the stopped run changed the outputs";
     EXPECT_TRUE(fs::exists(fs::path(out) / "resume.nhvk"));
     EXPECT_FALSE(fs::exists(fs::path(out) / ".nhvk.lock"));
     const auto after = complete_run(out, 6, tmp);
@@ -247,8 +239,8 @@ TEST(OutputFolder, StaleLockAndTemporariesOfADeadRunAreTakenOver) {
     std::ofstream(out / "notes.txt") << "mine\n";
     const Child c = run(run_args(out.string(), 4), tmp);
     ASSERT_EQ(c.code(), nhvk::exit_ok) << c.err();
-    EXPECT_EQ(names(snapshot(out)), (std::vector<std::string>{"notes.txt", "report.html", "run.log", "stats.csv", "summary.json",
-                                                             "summary.md"}))
+    EXPECT_EQ(names(snapshot(out)), (std::vector<std::string>{"notes.txt", "report.html", "run.log", "stats.csv",
+                                                              "summary.json", "summary.md"}))
         << "lock and stale temporaries removed, the user's file kept";
     EXPECT_EQ(text_of(out / "notes.txt"), "mine\n");
     EXPECT_FALSE(fs::exists(out / "trajectories")) << "the dead run's emptied trajectories/ goes too";
@@ -260,9 +252,8 @@ TEST(OutputFolder, OutputsOfAnEarlierRunThatThisRunDoesNotWriteAreRemoved) {
     const std::string out = tmp.str("out");
     complete_run(out, 4, tmp, {"--save-samples", "--save-trajectories", "3"});
     const auto after = complete_run(out, 5, tmp, {"--save-trajectories", "1"});
-    EXPECT_EQ(names(after),
-              (std::vector<std::string>{"report.html", "run.log", "stats.csv", "summary.json", "summary.md",
-                                        "trajectories/trajectory_000000.csv"}));
+    EXPECT_EQ(names(after), (std::vector<std::string>{"report.html", "run.log", "stats.csv", "summary.json",
+                                                      "summary.md", "trajectories/trajectory_000000.csv"}));
     const nlohmann::json j = nlohmann::json::parse(after.at("summary.json"));
     EXPECT_EQ(j["config"]["run"]["seed"], 5);
     complete_run(out, 6, tmp);
@@ -332,8 +323,7 @@ public:
               ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + std::to_string(kib) + "k").c_str()) == 0;
     }
     ~TinyTmpfs() {
-        if (ok_)
-            ::umount2(dir_.c_str(), MNT_DETACH);
+        if (ok_) ::umount2(dir_.c_str(), MNT_DETACH);
     }
     bool ok() const { return ok_; }
 
@@ -396,8 +386,7 @@ TEST(OutputFolder, KillNineMidRunLeavesTheEarlierRun) {
 std::map<std::string, std::string> outputs_of(const std::map<std::string, std::string>& files) {
     std::map<std::string, std::string> out;
     for (const auto& [rel, content] : files) {
-        if (rel.find(".tmp.") != std::string::npos || rel == ".nhvk.lock" || rel == "run.log")
-            continue;
+        if (rel.find(".tmp.") != std::string::npos || rel == ".nhvk.lock" || rel == "run.log") continue;
         out[rel] = content;
         if (rel == "summary.json") {
             nlohmann::json j = nlohmann::json::parse(content);
@@ -437,16 +426,12 @@ TEST(OutputFolder, KillNineAtEveryStepOfTheFinalMovesLeavesNoMixedRun) {
         lim.env = {"NHVK_TEST_KILL_AT_COMMIT_STEP=" + std::to_string(step)};
         const Child c = run(run_args(out, 5, b_extra), tmp, lim);
         completed = c.exited();
-        if (completed)
-            EXPECT_EQ(c.code(), nhvk::exit_ok) << c.err();
-        else
-            ASSERT_EQ(c.signal(), SIGKILL) << "status " << c.status << ": " << c.err();
+        if (completed) EXPECT_EQ(c.code(), nhvk::exit_ok) << c.err();
+        else ASSERT_EQ(c.signal(), SIGKILL) << "status " << c.status << ": " << c.err();
         steps = step;
         const std::map<std::string, std::string> outputs = outputs_of(snapshot(out));
-        if (step == 0)
-            EXPECT_EQ(outputs, ref[4]) << "killed before any change";
-        if (!outputs.count("summary.json"))
-            continue; // nothing that looks complete
+        if (step == 0) EXPECT_EQ(outputs, ref[4]) << "killed before any change";
+        if (!outputs.count("summary.json")) continue; // nothing that looks complete
         const int seed = nlohmann::json::parse(outputs.at("summary.json"))["config"]["run"]["seed"];
         ASSERT_TRUE(ref.count(seed)) << seed;
         EXPECT_EQ(outputs, ref[seed]) << "a summary.json beside outputs of another run";

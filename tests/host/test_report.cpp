@@ -29,8 +29,7 @@ std::string xml_problem(const std::string& s) {
     std::vector<std::string> open;
     std::size_t i = 0;
     const std::string doctype = "<!DOCTYPE html>";
-    if (s.compare(0, doctype.size(), doctype) == 0)
-        i = doctype.size();
+    if (s.compare(0, doctype.size(), doctype) == 0) i = doctype.size();
     auto name_char = [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == ':' || c == '_';
     };
@@ -41,35 +40,28 @@ std::string xml_problem(const std::string& s) {
         if (c == '<') {
             if (s.compare(i, 4, "<!--") == 0) {
                 const std::size_t e = s.find("-->", i);
-                if (e == std::string::npos)
-                    return "unclosed comment" + at(i);
+                if (e == std::string::npos) return "unclosed comment" + at(i);
                 i = e + 3;
                 continue;
             }
             const bool closing = i + 1 < s.size() && s[i + 1] == '/';
             std::size_t j = i + (closing ? 2 : 1), k = j;
-            while (k < s.size() && name_char(s[k]))
-                ++k;
+            while (k < s.size() && name_char(s[k])) ++k;
             const std::string name = s.substr(j, k - j);
-            if (name.empty())
-                return "a '<' that starts no tag" + at(i);
+            if (name.empty()) return "a '<' that starts no tag" + at(i);
             if (closing) {
-                if (k >= s.size() || s[k] != '>')
-                    return "malformed end tag </" + name + at(i);
+                if (k >= s.size() || s[k] != '>') return "malformed end tag </" + name + at(i);
                 if (open.empty() || open.back() != name)
                     return "</" + name + "> does not close <" + (open.empty() ? "nothing" : open.back()) + ">" + at(i);
                 open.pop_back();
                 i = k + 1;
                 continue;
             }
-            if (open.empty() && root_seen)
-                return "a second root element <" + name + ">" + at(i);
+            if (open.empty() && root_seen) return "a second root element <" + name + ">" + at(i);
             root_seen = true;
             while (true) {
-                while (k < s.size() && std::isspace(static_cast<unsigned char>(s[k])))
-                    ++k;
-                if (k >= s.size())
-                    return "unterminated tag <" + name + at(i);
+                while (k < s.size() && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+                if (k >= s.size()) return "unterminated tag <" + name + at(i);
                 if (s.compare(k, 2, "/>") == 0) {
                     i = k + 2;
                     break;
@@ -80,41 +72,34 @@ std::string xml_problem(const std::string& s) {
                     break;
                 }
                 std::size_t a = k;
-                while (k < s.size() && name_char(s[k]))
-                    ++k;
+                while (k < s.size() && name_char(s[k])) ++k;
                 if (k == a || k + 1 >= s.size() || s[k] != '=' || s[k + 1] != '"')
                     return "attribute without =\"value\" in <" + name + at(a);
                 const std::size_t e = s.find('"', k + 2);
-                if (e == std::string::npos)
-                    return "unterminated attribute value" + at(k);
+                if (e == std::string::npos) return "unterminated attribute value" + at(k);
                 const std::string v = s.substr(k + 2, e - k - 2);
-                if (v.find('<') != std::string::npos)
-                    return "'<' in an attribute value" + at(k);
+                if (v.find('<') != std::string::npos) return "'<' in an attribute value" + at(k);
                 k = e + 1;
             }
         } else if (c == '&') {
             const std::size_t e = s.find(';', i);
             const std::string ent = e == std::string::npos ? "" : s.substr(i + 1, e - i - 1);
             const bool ok = ent == "amp" || ent == "lt" || ent == "gt" || ent == "quot" || ent == "#39";
-            if (!ok)
-                return "an '&' that is no known entity" + at(i);
+            if (!ok) return "an '&' that is no known entity" + at(i);
             i = e + 1;
         } else {
-            if (open.empty() && !std::isspace(static_cast<unsigned char>(c)))
-                return "text outside the root" + at(i);
+            if (open.empty() && !std::isspace(static_cast<unsigned char>(c))) return "text outside the root" + at(i);
             ++i;
         }
     }
-    if (!open.empty())
-        return "<" + open.back() + "> never closed";
+    if (!open.empty()) return "<" + open.back() + "> never closed";
     return root_seen ? "" : "no element";
 }
 
 /** The `<svg …>…</svg>` element with id `id` in `page` (empty when absent). */
 std::string svg_with_id(const std::string& page, const std::string& id) {
     const std::size_t a = page.find("id=\"" + id + "\"");
-    if (a == std::string::npos)
-        return "";
+    if (a == std::string::npos) return "";
     const std::size_t start = page.rfind("<svg", a), end = page.find("</svg>", a);
     return start == std::string::npos || end == std::string::npos ? "" : page.substr(start, end + 6 - start);
 }
@@ -122,12 +107,10 @@ std::string svg_with_id(const std::string& page, const std::string& id) {
 /** The number of x,y pairs in the `points` of the first polyline of class `cls` in `svg` (-1: none). */
 int polyline_points(const std::string& svg, const std::string& cls) {
     const std::size_t a = svg.find("<polyline class=\"" + cls + "\"");
-    if (a == std::string::npos)
-        return -1;
+    if (a == std::string::npos) return -1;
     const std::size_t p = svg.find("points=\"", a) + 8, e = svg.find('"', p);
     int n = 0;
-    for (std::size_t i = p; i < e; ++i)
-        n += svg[i] == ',';
+    for (std::size_t i = p; i < e; ++i) n += svg[i] == ',';
     return n;
 }
 
@@ -162,8 +145,7 @@ protected:
         const fs::path d = tmp_->path() / name;
         fs::remove_all(d);
         fs::create_directories(d);
-        for (const char* f : {"summary.json", "stats.csv"})
-            fs::copy_file(out_ / f, d / f);
+        for (const char* f : {"summary.json", "stats.csv"}) fs::copy_file(out_ / f, d / f);
         return d;
     }
 };
@@ -202,8 +184,7 @@ TEST_F(Report, RunWritesAWellFormedPageWithEveryPlotAndTheRunsNumbers) {
     const std::string onset = svg_with_id(page, "plot-onset");
     for (std::size_t p = onset.find("class=\"bar\""); p != std::string::npos; p = onset.find("class=\"bar\"", p + 1))
         ++n_bars;
-    for (const auto& c : s["onset"]["counts"])
-        onset_times += c.get<int>() > 0;
+    for (const auto& c : s["onset"]["counts"]) onset_times += c.get<int>() > 0;
     EXPECT_GT(onset_times, 0);
     EXPECT_EQ(n_bars, onset_times);
     // The run's numbers in the text.
@@ -344,10 +325,8 @@ TEST_F(Report, ShowsFieldsAndMetricsAddedLater) {
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
         std::vector<std::string> row = table.rows[r];
         if (table.at(r, "metric") == "d_q")
-            for (std::size_t c = 5; c < 16; ++c)
-                row[c] = "0";
-        for (std::size_t c = 0; c < row.size(); ++c)
-            zero += (c ? "," : "") + row[c];
+            for (std::size_t c = 5; c < 16; ++c) row[c] = "0";
+        for (std::size_t c = 0; c < row.size(); ++c) zero += (c ? "," : "") + row[c];
         zero += "\n";
     }
     const std::string flat = nhvk::render_report(s.dump(), zero);

@@ -85,9 +85,7 @@ Block reference_block(const DrawKey& key, std::uint32_t k) {
 }
 
 /** 64 bits → the odd multiples of 2^-53 in (0, 1): the top 52 bits, then a 1. */
-double reference_open01(std::uint64_t bits) {
-    return std::ldexp(static_cast<double>(((bits >> 12) << 1) | 1u), -53);
-}
+double reference_open01(std::uint64_t bits) { return std::ldexp(static_cast<double>(((bits >> 12) << 1) | 1u), -53); }
 
 /** Box–Muller from words 2 and 3 with libm's log and cos in long double: the closed form normal01 approximates. */
 long double reference_normal(const DrawKey& key, std::uint32_t k) {
@@ -246,9 +244,9 @@ TEST(Rng, DifferentKeysGiveDifferentDraws) {
         ++count;
     };
     for (std::uint32_t k = 0; k < 8; ++k) {
-        add(base, k);                                                 // draw index
-        add(DrawKey{base.seed + 1, base.traj, base.stream}, k);       // seed
-        add(DrawKey{base.seed, base.traj + 1, base.stream}, k);       // trajectory
+        add(base, k);                                                      // draw index
+        add(DrawKey{base.seed + 1, base.traj, base.stream}, k);            // seed
+        add(DrawKey{base.seed, base.traj + 1, base.stream}, k);            // trajectory
         add(DrawKey{base.seed, base.traj + (1ULL << 40), base.stream}, k); // high bits of the trajectory
         for (std::uint32_t s = 1; s <= static_cast<std::uint32_t>(Stream::reserved); ++s)
             add(DrawKey{base.seed, base.traj, s}, k); // stream
@@ -278,7 +276,7 @@ TEST(Rng, UniformMomentsAndKolmogorovSmirnov) {
     EXPECT_LT(hi, 1.0);
     const Moments m = moments(xs);
     const double n = n_stat;
-    EXPECT_NEAR(m.mean, 0.5, 5.0 * std::sqrt(1.0 / 12.0 / n));                  // 5σ of the sample mean
+    EXPECT_NEAR(m.mean, 0.5, 5.0 * std::sqrt(1.0 / 12.0 / n));                   // 5σ of the sample mean
     EXPECT_NEAR(m.var, 1.0 / 12.0, 5.0 * std::sqrt((1.0 / 80 - 1.0 / 144) / n)); // 5σ of the sample variance
     const double d = ks_statistic(xs, [](double x) { return x; });
     EXPECT_LT(d, ks_critical_1e3);

@@ -46,8 +46,8 @@ nlohmann::json statistics(const fs::path& dir) {
 
 /** The base arguments of the runs compared here: 403 trajectories in chunks of 50 (so parts split chunks). */
 std::vector<std::string> run_args(const fs::path& out, std::vector<std::string> more = {}) {
-    std::vector<std::string> a = {"run", config, "--trajectories", "403", "--chunk", "50", "--threads", "1",
-                                  "--out", out.string(), "-q"};
+    std::vector<std::string> a = {"run",       config, "--trajectories", "403",        "--chunk", "50",
+                                  "--threads", "1",    "--out",          out.string(), "-q"};
     a.insert(a.end(), more.begin(), more.end());
     return a;
 }
@@ -109,9 +109,9 @@ TEST(ScaleOutMpi, KilledJobResumesFromEveryRanksRecord) {
     TempDir tmp;
     const fs::path single = tmp.path() / "single", d = tmp.path() / "mpi";
     ASSERT_EQ(nhvk(run_args(single), tmp).rc, 0);
-    const CliRun k = nhvk_test::run_captured("NHVK_TEST_SIGNAL_AFTER_CHUNK=2,9 " + mpirun(2) +
-                                                 " -x NHVK_TEST_SIGNAL_AFTER_CHUNK",
-                                             NHVK_BINARY, run_args(d, {"--checkpoint-every", "0"}), tmp.path() / "io");
+    const CliRun k =
+        nhvk_test::run_captured("NHVK_TEST_SIGNAL_AFTER_CHUNK=2,9 " + mpirun(2) + " -x NHVK_TEST_SIGNAL_AFTER_CHUNK",
+                                NHVK_BINARY, run_args(d, {"--checkpoint-every", "0"}), tmp.path() / "io");
     ASSERT_NE(k.rc, 0) << k.err;
     EXPECT_FALSE(fs::exists(d / "summary.json"));
     EXPECT_TRUE(fs::exists(d / "resume.rank0-of-2.nhvk"));
@@ -135,7 +135,8 @@ TEST(ScaleOutMpi, SamplesWithSeveralRanksAreRefusedWithAMessage) {
 #else
     TempDir tmp;
     const fs::path d = tmp.path() / "out";
-    const CliRun r = nhvk_test::run_captured(mpirun(2), NHVK_BINARY, run_args(d, {"--save-samples"}), tmp.path() / "io");
+    const CliRun r =
+        nhvk_test::run_captured(mpirun(2), NHVK_BINARY, run_args(d, {"--save-samples"}), tmp.path() / "io");
     EXPECT_NE(r.rc, 0);
     EXPECT_NE(r.err.find("--shard"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(d / "summary.json"));
@@ -267,17 +268,16 @@ TEST(ScaleOutResume, RunKilledWithSigkillResumesToTheSameOutputs) {
     expect_same_run(clean, d, true);
     EXPECT_EQ(read_json(d / "summary.json")["job"]["resumed_at"], 200);
     // the record and the resumable temporary are gone after the commit
-    EXPECT_EQ(names(d),
-              (std::vector<std::string>{"report.html", "run.log", "samples.csv", "stats.csv", "summary.json",
-                                        "summary.md"}));
+    EXPECT_EQ(names(d), (std::vector<std::string>{"report.html", "run.log", "samples.csv", "stats.csv", "summary.json",
+                                                  "summary.md"}));
 }
 
 TEST(ScaleOutResume, CtrlCStopsCleanlyAndResumes) {
     TempDir tmp;
     const fs::path clean = tmp.path() / "clean", d = tmp.path() / "stopped";
     ASSERT_EQ(nhvk(run_args(clean, {"--save-samples", "--save-trajectories", "2"}), tmp).rc, 0);
-    const CliRun k = nhvk(run_args(d, {"--save-samples", "--save-trajectories", "2"}), tmp,
-                          "NHVK_TEST_SIGNAL_AFTER_CHUNK=3,2");
+    const CliRun k =
+        nhvk(run_args(d, {"--save-samples", "--save-trajectories", "2"}), tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=3,2");
     ASSERT_EQ(k.rc, 128 + 2) << k.err;
     EXPECT_NE(k.err.find("--resume"), std::string::npos) << k.err;
     EXPECT_NE(k.err.find("stopped by SIGINT"), std::string::npos) << k.err;

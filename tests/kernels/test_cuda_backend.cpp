@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The CUDA backend against the CPU reference (the house rule: "the CPU backend is the reference and a CUDA result must
-// match it"): one chunk through make_cpu_backend and make_cuda_backend with edge cases injected, the sampling stage on both, one trajectory through
-// run_trajectory_cpu and run_trajectory_cuda, and a whole ensemble with backend cpu and cuda.
+// match it"): one chunk through make_cpu_backend and make_cuda_backend with edge cases injected, the sampling stage on
+// both, one trajectory through run_trajectory_cpu and run_trajectory_cuda, and a whole ensemble with backend cpu and
+// cuda.
 //
 // Every test skips where no CUDA device is usable (a build without CUDA, or no GPU).
 //
@@ -43,16 +44,15 @@
 #include "config.hpp"
 #include "ensemble.hpp"
 #include "model_ops.hpp"
-#include "registry.hpp"
 #include "nhvk/backend/backend.hpp"
 #include "nhvk/backend/trajectory.hpp"
 #include "nhvk/sample_member.hpp"
 #include "pipeline/run_plan.hpp"
+#include "registry.hpp"
 
 #define NHVK_REQUIRE_CUDA()                                                                                            \
     do {                                                                                                               \
-        if (!nhvk::cuda_available())                                                                                   \
-            GTEST_SKIP() << nhvk::cuda_unavailable_reason();                                                           \
+        if (!nhvk::cuda_available()) GTEST_SKIP() << nhvk::cuda_unavailable_reason();                                  \
     } while (0)
 
 namespace {
@@ -64,8 +64,7 @@ constexpr double tolerance = 1e-10;     // see the file comment
 constexpr double rounding_floor = 1e-9; // residuals and energy drifts below this are rounding on either device
 
 bool close(double a, double b) {
-    if (std::isnan(a) || std::isnan(b))
-        return std::isnan(a) && std::isnan(b);
+    if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
     return std::fabs(a - b) <= tolerance * std::max({1.0, std::fabs(a), std::fabs(b)});
 }
 
@@ -262,8 +261,7 @@ TEST_P(CudaVsCpu, ChunkMetricsAndStatusesMatch) {
     ChunkSetup setup = chunk_setup(cfg, m);
     const bool adaptive = cfg.integrator.method == nhvk::Method::dopri5;
     // A step limit that valid members never reach (a few thousand steps at rtol 1e-13) and the fast member does.
-    if (adaptive)
-        setup.common.ctl.max_steps = std::min<std::int64_t>(setup.common.ctl.max_steps, 20000);
+    if (adaptive) setup.common.ctl.max_steps = std::min<std::int64_t>(setup.common.ctl.max_steps, 20000);
     const int n = cfg.model.n, k = cfg.model.k, nt = setup.layout.nt, np = setup.layout.n_params;
     const nhvk::ModelOps* ops = nhvk::find_model_ops(cfg.model.name);
     ASSERT_NE(ops, nullptr);
@@ -278,13 +276,11 @@ TEST_P(CudaVsCpu, ChunkMetricsAndStatusesMatch) {
     double* q0 = const_cast<double*>(a.q0);
     double* v0 = const_cast<double*>(a.v0);
     // edge cases
-    q0[0] = NAN; // "not sampled" marker
-    for (int c = 0; c < n; ++c)
-        v0[c * m + 1] = 0.0; // at rest
+    q0[0] = NAN;                                     // "not sampled" marker
+    for (int c = 0; c < n; ++c) v0[c * m + 1] = 0.0; // at rest
     // far too fast for the step limit (adaptive steps only; a fixed RK4 step would just integrate it badly)
     if (adaptive)
-        for (int c = 0; c < n; ++c)
-            v0[c * m + 2] *= 1e4;
+        for (int c = 0; c < n; ++c) v0[c * m + 2] *= 1e4;
 
     for (int s = 0; s < gpu->slots(); ++s) {
         nhvk::ChunkArgs& g = gpu->slot(s);
@@ -293,8 +289,7 @@ TEST_P(CudaVsCpu, ChunkMetricsAndStatusesMatch) {
         std::copy(a.v0, a.v0 + n * m, const_cast<double*>(g.v0));
         std::copy(a.mu0, a.mu0 + k * m, const_cast<double*>(g.mu0));
         std::copy(a.sample_status, a.sample_status + m, g.sample_status);
-        if (setup.per_member_params)
-            std::copy(a.params, a.params + np * m, const_cast<double*>(g.params));
+        if (setup.per_member_params) std::copy(a.params, a.params + np * m, const_cast<double*>(g.params));
     }
     cpu->integrate(0, m);
     cpu->wait(0);
@@ -308,8 +303,7 @@ TEST_P(CudaVsCpu, ChunkMetricsAndStatusesMatch) {
         gpu->integrate(s, ms);
         gpu->download(s, ms, everything);
     }
-    for (int s = 0; s < gpu->slots(); ++s)
-        gpu->wait(s);
+    for (int s = 0; s < gpu->slots(); ++s) gpu->wait(s);
 
     int ok = 0, failed = 0;
     double worst = 0.0;
@@ -327,8 +321,7 @@ TEST_P(CudaVsCpu, ChunkMetricsAndStatusesMatch) {
             (member_ok ? ok : failed) += s == 0;
             // Written metrics: every output time of a valid member, those before the failure of a failed one.
             const int reached = member_ok ? nt : std::max(0, static_cast<int>(a.fail_index[j]));
-            if (j == 0)
-                EXPECT_EQ(a.fail_index[j], -1);
+            if (j == 0) EXPECT_EQ(a.fail_index[j], -1);
             for (int metric = 0; metric < nhvk::metric_count; ++metric)
                 for (int i = 0; i < reached; ++i) {
                     const double x = a.metrics[(metric * nt + i) * m + j], y = g.metrics[(metric * nt + i) * m + j];
@@ -365,14 +358,12 @@ TEST_P(CudaVsCpu, TrajectoryMatches) {
         req.model = cfg.model.name;
         req.params = cfg.params;
         if (setup.per_member_params)
-            for (std::size_t p = 0; p < req.params.size(); ++p)
-                req.params[p] = a.params[p * a.ld + j];
+            for (std::size_t p = 0; p < req.params.size(); ++p) req.params[p] = a.params[p * a.ld + j];
         for (int c = 0; c < cfg.model.n; ++c) {
             req.q0.push_back(a.q0[c * a.ld + j]);
             req.v0.push_back(a.v0[c * a.ld + j]);
         }
-        for (int c = 0; c < cfg.model.k; ++c)
-            req.mu0.push_back(a.mu0[c * a.ld + j]);
+        for (int c = 0; c < cfg.model.k; ++c) req.mu0.push_back(a.mu0[c * a.ld + j]);
         req.t0 = cfg.t0;
         req.times = cfg.times;
         req.method = cfg.integrator.method;
@@ -402,8 +393,7 @@ TEST_P(CudaVsCpu, TrajectoryMatches) {
 void ensemble_statistics_match(const BackendCase& bc, bool histogram) {
     TempDir tmp;
     RunConfig c = parse(bc.toml);
-    if (histogram)
-        c.run.exact_memory_mb = 0;
+    if (histogram) c.run.exact_memory_mb = 0;
     c.run.chunk = 37;
     c.run.threads = 2;
     c.run.backend = nhvk::Backend::cpu;
@@ -446,21 +436,23 @@ void ensemble_statistics_match(const BackendCase& bc, bool histogram) {
                                            {"p99", x.p99, y.p99}}) {
             if (histogram)
                 EXPECT_TRUE(close_metric(metric, px, py) ||
-                            std::fabs(px - py) <= 2.0 * rc.histogram_resolution * std::max(std::fabs(px), std::fabs(py)))
+                            std::fabs(px - py) <=
+                                2.0 * rc.histogram_resolution * std::max(std::fabs(px), std::fabs(py)))
                     << name << ": " << px << " vs " << py;
-            else
-                EXPECT_TRUE(close_metric(metric, px, py)) << name << ": " << px << " vs " << py;
+            else EXPECT_TRUE(close_metric(metric, px, py)) << name << ": " << px << " vs " << py;
         }
     }
     // The growth exponent is a log-log fit of the median d_q over (t0, growth_t_max]: meaningful only where that
     // median is far above rounding, else a fit to noise that differs between devices.
     double smallest_median = INFINITY;
     for (std::size_t i = 0; i < rc.times.size(); ++i)
-        if (rc.times[i] <= c.growth_t_max) smallest_median = std::min(smallest_median, rc.at(nhvk::metric_dq, static_cast<int>(i)).p50);
+        if (rc.times[i] <= c.growth_t_max)
+            smallest_median = std::min(smallest_median, rc.at(nhvk::metric_dq, static_cast<int>(i)).p50);
     if (std::isfinite(rc.growth_q) && smallest_median > 1e-9)
         EXPECT_NEAR(rg.growth_q, rc.growth_q, 1e-6 * std::max(1.0, std::fabs(rc.growth_q)));
     else
-        EXPECT_LE(rg.at(nhvk::metric_dq, 0).p50, 1e-9) << "a divergence at rounding level on the CPU must be so on CUDA";
+        EXPECT_LE(rg.at(nhvk::metric_dq, 0).p50, 1e-9)
+            << "a divergence at rounding level on the CPU must be so on CUDA";
 }
 
 TEST_P(CudaVsCpu, EnsembleStatisticsMatch) {
@@ -496,8 +488,7 @@ TEST_P(CudaVsCpu, SamplingMatches) {
     for (long long j = 0; j < m; ++j) {
         SCOPED_TRACE(std::string(bc.name) + " member " + std::to_string(first + j));
         ASSERT_EQ(g.sample_status[j], a.sample_status[j]);
-        if (a.sample_status[j] != static_cast<std::uint8_t>(nhvk::SampleStatus::ok))
-            continue;
+        if (a.sample_status[j] != static_cast<std::uint8_t>(nhvk::SampleStatus::ok)) continue;
         ++ok;
         for (int c = 0; c < n; ++c) {
             EXPECT_TRUE(close(a.q0[c * m + j], g.q0[c * m + j])) << "q0[" << c << "]";

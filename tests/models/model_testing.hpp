@@ -45,15 +45,13 @@ inline StepControl tight(double rtol = 1e-12, double atol = 1e-14) {
 /** @brief Output times: `count` points spaced geometrically from `t_first` to `t_last` (both included). */
 inline std::vector<double> log_times(double t_first, double t_last, int count) {
     std::vector<double> t(count);
-    for (int i = 0; i < count; ++i)
-        t[i] = t_first * std::pow(t_last / t_first, double(i) / (count - 1));
+    for (int i = 0; i < count; ++i) t[i] = t_first * std::pow(t_last / t_first, double(i) / (count - 1));
     return t;
 }
 /** @brief Output times t_end·i/count, i = 1…count. */
 inline std::vector<double> linear_times(double t_end, int count) {
     std::vector<double> t(count);
-    for (int i = 0; i < count; ++i)
-        t[i] = t_end * double(i + 1) / count;
+    for (int i = 0; i < count; ++i) t[i] = t_end * double(i + 1) / count;
     return t;
 }
 
@@ -76,8 +74,7 @@ template <class M, class T = double> struct Recorded {
         double s = 0.0;
         for (int j = 0; j < n; ++j) {
             T d = q_nh(i)[j] - q_vk(i)[j];
-            if (M::angles[j])
-                d = wrap_angle(d);
+            if (M::angles[j]) d = wrap_angle(d);
             s += double(d) * double(d);
         }
         return std::sqrt(s);
@@ -85,8 +82,7 @@ template <class M, class T = double> struct Recorded {
     /** @brief max over rows of dq. */
     double max_dq() const {
         double m = 0.0;
-        for (int i = 0; i < rows(); ++i)
-            m = std::max(m, dq(i));
+        for (int i = 0; i < rows(); ++i) m = std::max(m, dq(i));
         return m;
     }
     double energy_nh(int i) const { return double(energy(model, q_nh(i), v_nh(i), T(t[i]))); }
@@ -100,8 +96,7 @@ template <class M, class T = double> struct Recorded {
     template <class F> double max_change(F f) const {
         const double f0 = f(0);
         double m = 0.0;
-        for (int i = 1; i < rows(); ++i)
-            m = std::max(m, std::fabs(f(i) - f0));
+        for (int i = 1; i < rows(); ++i) m = std::max(m, std::fabs(f(i) - f0));
         return m;
     }
     /** @brief max over rows of |x(i) − x(0)| (Euclidean, over the n components) for x(i) = pick(i), e.g. q_nh(i). */
@@ -132,8 +127,7 @@ template <class M, class T = double> struct Recorded {
     /** @brief max over rows of |f(i)|: the size of a checked quantity (a conserved 0 proves nothing). */
     template <class F> double max_abs(F f) const {
         double m = 0.0;
-        for (int i = 0; i < rows(); ++i)
-            m = std::max(m, std::fabs(f(i)));
+        for (int i = 0; i < rows(); ++i) m = std::max(m, std::fabs(f(i)));
         return m;
     }
     double max_energy_drift_nh() const {
@@ -146,14 +140,12 @@ template <class M, class T = double> struct Recorded {
      *         must be far from 0, or a small residual along the motion would not show that φ = 0 is kept. */
     double residual_off_manifold(int i) const {
         T v[n];
-        for (int j = 0; j < n; ++j)
-            v[j] = v_nh(i)[j] + T(0.1 * (1.0 + 0.37 * j) * (j % 2 ? -1.0 : 1.0));
+        for (int j = 0; j < n; ++j) v[j] = v_nh(i)[j] + T(0.1 * (1.0 + 0.37 * j) * (j % 2 ? -1.0 : 1.0));
         return double(diagnose_with(ad(), q_nh(i), v, T(t[i])).residual);
     }
     double max_residual() const {
         double m = 0.0;
-        for (int i = 0; i < rows(); ++i)
-            m = std::max({m, residual_nh(i), residual_vk(i)});
+        for (int i = 0; i < rows(); ++i) m = std::max({m, residual_nh(i), residual_vk(i)});
         return m;
     }
 };
@@ -184,13 +176,10 @@ double divergence_slope(const M& model, const std::array<double, M::n>& q0, cons
     const Recorded<M> r = run_member(model, q0, v0, mu0, times, tight(1e-13, 1e-16));
     EXPECT_EQ(r.outcome.status, Status::ok) << status_name(r.outcome.status);
     std::vector<double> d;
-    for (int i = 1; i < r.rows(); ++i)
-        d.push_back(r.dq(i));
-    if (dq_at_end)
-        *dq_at_end = d.back();
+    for (int i = 1; i < r.rows(); ++i) d.push_back(r.dq(i));
+    if (dq_at_end) *dq_at_end = d.back();
     for (double x : d)
-        if (!(x > 0.0))
-            return NAN;
+        if (!(x > 0.0)) return NAN;
     return loglog_slope(times, d);
 }
 
@@ -198,13 +187,11 @@ double divergence_slope(const M& model, const std::array<double, M::n>& q0, cons
  *         estimated from s = 2 at an off-manifold point. */
 template <class M> std::array<double, M::k> homogeneity_degree(const M& model, const double* q, const double* v) {
     double p1[M::k], p2[M::k], v2[M::n];
-    for (int j = 0; j < M::n; ++j)
-        v2[j] = 2.0 * v[j];
+    for (int j = 0; j < M::n; ++j) v2[j] = 2.0 * v[j];
     model.constraints(q, v, 0.0, p1);
     model.constraints(q, v2, 0.0, p2);
     std::array<double, M::k> s;
-    for (int a = 0; a < M::k; ++a)
-        s[a] = std::log2(p2[a] / p1[a]);
+    for (int a = 0; a < M::k; ++a) s[a] = std::log2(p2[a] / p1[a]);
     return s;
 }
 
@@ -229,8 +216,7 @@ void check_divergence_laws(const M& model, Sampler sample, std::uint64_t seed, i
         std::array<double, M::n> q0, v0;
         sample(d, q0, v0);
         std::array<double, M::k> zero{}, mu0{};
-        for (int a = 0; a < M::k; ++a)
-            mu0[a] = mu_scale * d(0.2, 1.0) * (d(0, 1) < 0.5 ? -1.0 : 1.0);
+        for (int a = 0; a < M::k; ++a) mu0[a] = mu_scale * d(0.2, 1.0) * (d(0, 1) < 0.5 ? -1.0 : 1.0);
         if (expect_t3) {
             const double s3 = divergence_slope(model, q0, v0, zero);
             EXPECT_NEAR(s3, 3.0, 0.1) << "sample " << s << " mu0 = 0";
@@ -267,8 +253,7 @@ void check_conservation(const M& model, Sampler sample, std::uint64_t seed, bool
         std::array<double, M::n> q0, v0;
         sample(d, q0, v0);
         std::array<double, M::k> mu0{};
-        for (int a = 0; a < M::k; ++a)
-            mu0[a] = mu_scale * d(-1, 1);
+        for (int a = 0; a < M::k; ++a) mu0[a] = mu_scale * d(-1, 1);
         const Recorded<M> r = run_member(model, q0, v0, mu0, linear_times(t_end, 20), tight(1e-12, 1e-14));
         ASSERT_EQ(r.outcome.status, Status::ok) << status_name(r.outcome.status) << " sample " << s;
         const double scale_nh = std::max(1.0, std::fabs(r.energy_nh(0)));
@@ -328,8 +313,7 @@ void check_coincide(const M& model, Sampler sample, std::uint64_t seed, const st
     }
     EXPECT_LT(worst, tol);
     EXPECT_GT(least_motion, 1e-2) << "a motion barely moves: two motions at rest coincide trivially";
-    if (!uniform)
-        EXPECT_GT(least_accel, 1e-2) << "neither motion accelerates: two straight lines coincide trivially";
+    if (!uniform) EXPECT_GT(least_accel, 1e-2) << "neither motion accelerates: two straight lines coincide trivially";
     measured("max_dq_control", worst);
     measured("min_motion", least_motion);
     measured("min_acceleration", least_accel);
@@ -350,8 +334,7 @@ void check_same_motions(Sampler sample, std::uint64_t seed, MapMu map_mu, int sa
         std::array<double, A::n> q0, v0;
         sample(d, q0, v0);
         std::array<double, A::k> nu;
-        for (double& x : nu)
-            x = d(-0.5, 0.5);
+        for (double& x : nu) x = d(-0.5, 0.5);
         const std::array<double, B::k> mu = map_mu(q0.data(), v0.data(), nu.data());
         const std::vector<double> times = linear_times(0.5, 10);
         const Recorded<A> a = run_member(A{}, q0, v0, nu, times);

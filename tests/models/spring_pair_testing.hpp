@@ -12,36 +12,20 @@ namespace nhvk::testing {
 
 using Vec3 = std::array<double, 3>;
 
-inline Vec3 operator+(const Vec3& a, const Vec3& b) {
-    return {a[0] + b[0], a[1] + b[1], a[2] + b[2]};
-}
-inline Vec3 operator-(const Vec3& a, const Vec3& b) {
-    return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-}
-inline Vec3 operator*(double c, const Vec3& a) {
-    return {c * a[0], c * a[1], c * a[2]};
-}
-inline double dot(const Vec3& a, const Vec3& b) {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-inline double norm(const Vec3& a) {
-    return std::sqrt(dot(a, a));
-}
+inline Vec3 operator+(const Vec3& a, const Vec3& b) { return {a[0] + b[0], a[1] + b[1], a[2] + b[2]}; }
+inline Vec3 operator-(const Vec3& a, const Vec3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+inline Vec3 operator*(double c, const Vec3& a) { return {c * a[0], c * a[1], c * a[2]}; }
+inline double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+inline double norm(const Vec3& a) { return std::sqrt(dot(a, a)); }
 inline Vec3 cross(const Vec3& a, const Vec3& b) {
     return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
 }
 
 /** @brief Particle 1 (q or v[0..2]) and particle 2 (q or v[3..5]). */
-inline Vec3 first(const double* x) {
-    return {x[0], x[1], x[2]};
-}
-inline Vec3 second(const double* x) {
-    return {x[3], x[4], x[5]};
-}
+inline Vec3 first(const double* x) { return {x[0], x[1], x[2]}; }
+inline Vec3 second(const double* x) { return {x[3], x[4], x[5]}; }
 /** @brief d = p1 − p2 (from q) or ḋ = ṗ1 − ṗ2 (from v). */
-inline Vec3 separation(const double* x) {
-    return first(x) - second(x);
-}
+inline Vec3 separation(const double* x) { return first(x) - second(x); }
 
 /** @brief Total momentum m1ṗ1 + m2ṗ2. */
 inline Vec3 momentum(const models::SpringPair& m, const double* v) {
@@ -55,16 +39,14 @@ inline Vec3 moment(const double* q, const Vec3& g1, const Vec3& g2) {
 /** @brief Random positions about ℓ apart (p1 near the origin, p2 near x̂) and velocities uniform in [−1, 1]. */
 inline void random_spring_pair(Draw& d, std::array<double, 6>& q, std::array<double, 6>& v) {
     q = {d(-0.2, 0.2), d(-0.2, 0.2), d(-0.2, 0.2), d(0.8, 1.4), d(-0.3, 0.3), d(-0.3, 0.3)};
-    for (double& x : v)
-        x = d(-1, 1);
+    for (double& x : v) x = d(-1, 1);
 }
 
 /** @brief max over rows i and components of |f(i) − f(0)| for a vector quantity f(i). */
 template <class F> double max_vec_change(int rows, F f) {
     const Vec3 f0 = f(0);
     double m = 0.0;
-    for (int i = 1; i < rows; ++i)
-        m = std::max(m, norm(f(i) - f0));
+    for (int i = 1; i < rows; ++i) m = std::max(m, norm(f(i) - f0));
     return m;
 }
 

@@ -67,9 +67,7 @@ TEST(AppellHamel, VakonomicCoincidesForEveryMu) {
     check_coincide(M{}, random_state, 603, {-2.0, -0.5, 0.0, 0.7, 3.0}, 0.5, 1e-10, 3);
 }
 
-TEST(AppellHamel, Conservation) {
-    check_conservation(M{}, random_state, 604, true, 0.5, 4, 1.0);
-}
+TEST(AppellHamel, Conservation) { check_conservation(M{}, random_state, 604, true, 0.5, 4, 1.0); }
 
 TEST(AppellHamel, HomogeneousOfDegreeOne) {
     const double q[3] = {0.3, -0.7, 0.2}, v[3] = {0.5, 0.1, -0.4};

@@ -116,9 +116,7 @@ TEST(BallOnTurntable, VakonomicEnergyConserved) {
     check_conservation(M{}, sampler(M{}), 504, /*nh_energy=*/false, 3.0, 4, 0.5);
 }
 
-TEST(BallOnTurntable, DivergenceLaws) {
-    check_divergence_laws(M{}, sampler(M{}), 505);
-}
+TEST(BallOnTurntable, DivergenceLaws) { check_divergence_laws(M{}, sampler(M{}), 505); }
 
 TEST(BallOnTurntable, ChartPredicate) {
     const M m;
@@ -177,8 +175,7 @@ TEST(BallOnTurntable, RunningIntoTheSingularChartReportsChartSingular) {
         EXPECT_EQ(r.outcome.failed, Dynamics::nonholonomic);
         EXPECT_EQ(r.outcome.time_index, 12);            // t = 0.13: the pass is at t ≈ 0.1208
         for (int i = 0; i <= r.outcome.time_index; ++i) // rows 0 … time_index: t0 and the output times reached
-            for (int j = 0; j < Recorded<M>::row; ++j)
-                EXPECT_TRUE(std::isfinite(r.q_nh(i)[j]));
+            for (int j = 0; j < Recorded<M>::row; ++j) EXPECT_TRUE(std::isfinite(r.q_nh(i)[j]));
 
         // The vakonomic system alone, stepped directly.
         VakonomicSystem<M, double> vk{m};
@@ -192,8 +189,7 @@ TEST(BallOnTurntable, RunningIntoTheSingularChartReportsChartSingular) {
         y[11] = -0.1;
         ASSERT_EQ(st.init(vk, 0.0, y, tight()), Status::ok);
         EXPECT_EQ(st.advance_to(vk, 0.3), Status::chart_singular);
-        for (int j = 0; j < 12; ++j)
-            EXPECT_TRUE(std::isfinite(st.y[j]));
+        for (int j = 0; j < 12; ++j) EXPECT_TRUE(std::isfinite(st.y[j]));
         EXPECT_LT(st.steps, 20000);
         EXPECT_NEAR(st.t, 0.1208, 2e-3);
         if (psi0 == 1e-5) {

@@ -22,9 +22,7 @@ void random_state(Draw& d, std::array<double, 6>& q, std::array<double, 6>& v) {
     }
 }
 
-TEST(BothPerpendicular, LinearOfDegreeOne) {
-    expect_linear_of_degree_one<M>();
-}
+TEST(BothPerpendicular, LinearOfDegreeOne) { expect_linear_of_degree_one<M>(); }
 TEST(BothPerpendicular, DistanceIsConservedInBothDynamics) {
     // φ1 − φ2 = d·ḋ = ½ d/dt |d|²: the spring's length stays at its initial value along both motions, for μ0 = 0
     // and μ0 ≠ 0 and unequal masses. (With the paper's printed (q1 − q2) in place of (q1 − q4) it would not.)
@@ -82,13 +80,9 @@ TEST(BothPerpendicular, VakonomicNoetherMomenta) {
         },
         [](const Recorded<M>& r, int i, int particle) { return r.mu(i)[particle - 1] * separation(r.q_vk(i)); });
 }
-TEST(BothPerpendicular, Conservation) {
-    check_conservation(M{}, random_state, 1404, true, 3.0, 4, 0.3);
-}
+TEST(BothPerpendicular, Conservation) { check_conservation(M{}, random_state, 1404, true, 3.0, 4, 0.3); }
 
-TEST(BothPerpendicular, DivergenceLaws) {
-    check_divergence_laws(M{}, random_state, 1405, 3, 0.5);
-}
+TEST(BothPerpendicular, DivergenceLaws) { check_divergence_laws(M{}, random_state, 1405, 3, 0.5); }
 
 } // namespace
 } // namespace nhvk::testing

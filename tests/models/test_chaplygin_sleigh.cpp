@@ -45,13 +45,9 @@ TEST(ChaplyginSleigh, ClosedFormForwardSpeedAndTurnRate) {
     measured("max_error_closed_form", worst);
 }
 
-TEST(ChaplyginSleigh, Conservation) {
-    check_conservation(M{}, random_state, 402, true, 3.0);
-}
+TEST(ChaplyginSleigh, Conservation) { check_conservation(M{}, random_state, 402, true, 3.0); }
 
-TEST(ChaplyginSleigh, DivergenceLaws) {
-    check_divergence_laws(M{}, random_state, 403);
-}
+TEST(ChaplyginSleigh, DivergenceLaws) { check_divergence_laws(M{}, random_state, 403); }
 
 // ---- typed over float and double: energy conservation along both motions, tolerance per type ----
 template <class T> struct SleighTyped : ::testing::Test {};

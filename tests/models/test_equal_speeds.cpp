@@ -11,8 +11,7 @@ namespace {
 /** @brief Two particles about ℓ apart, speeds ~1. */
 void random_pair(Draw& d, std::array<double, 6>& q, std::array<double, 6>& v) {
     q = {d(-0.2, 0.2), d(-0.2, 0.2), d(-0.2, 0.2), d(0.8, 1.4), d(-0.3, 0.3), d(-0.3, 0.3)};
-    for (double& x : v)
-        x = d(-1, 1);
+    for (double& x : v) x = d(-1, 1);
 }
 
 /** @brief On |ṗ1| = |ṗ2|: rescale ṗ2 to the speed of ṗ1. */
@@ -20,8 +19,7 @@ void random_equal_speeds(Draw& d, std::array<double, 6>& q, std::array<double, 6
     random_pair(d, q, v);
     const double s1 = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
     const double s2 = std::sqrt(v[3] * v[3] + v[4] * v[4] + v[5] * v[5]);
-    for (int j = 3; j < 6; ++j)
-        v[j] *= s1 / s2;
+    for (int j = 3; j < 6; ++j) v[j] *= s1 / s2;
 }
 
 /** @brief On ṗ1 · ṗ2 = 0: remove from ṗ2 its component along ṗ1. */
@@ -29,8 +27,7 @@ void random_perpendicular(Draw& d, std::array<double, 6>& q, std::array<double, 
     random_pair(d, q, v);
     const double uu = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
     const double uw = v[0] * v[3] + v[1] * v[4] + v[2] * v[5];
-    for (int j = 0; j < 3; ++j)
-        v[3 + j] -= uw / uu * v[j];
+    for (int j = 0; j < 3; ++j) v[3 + j] -= uw / uu * v[j];
 }
 
 TEST(EqualSpeeds, HomogeneousOfDegreeOne) {
@@ -63,9 +60,7 @@ TEST(EqualSpeeds, Conservation) {
     check_conservation(models::EqualSpeeds{}, random_equal_speeds, 702, true, 3.0, 4, 0.3);
 }
 
-TEST(EqualSpeeds, DivergenceLaws) {
-    check_divergence_laws(models::EqualSpeeds{}, random_equal_speeds, 703, 3, 0.5);
-}
+TEST(EqualSpeeds, DivergenceLaws) { check_divergence_laws(models::EqualSpeeds{}, random_equal_speeds, 703, 3, 0.5); }
 
 TEST(PerpendicularVelocities, HomogeneousOfDegreeTwo) {
     const double q[6] = {0, 0, 0, 1, 0, 0}, v[6] = {0.5, 0.1, -0.4, 0.2, 0.3, 0.9};

@@ -46,11 +46,9 @@ TEST(Heisenberg, EuclideanNonholonomicIsUniformStraightWithZeroMultiplier) {
         const Recorded<M> r = run_member(M{}, q0, v0, {0.0}, linear_times(3.0, 15));
         ASSERT_EQ(r.outcome.status, Status::ok);
         for (int i = 1; i < r.rows(); ++i) {
-            for (int j = 0; j < 3; ++j)
-                worst = std::max(worst, std::fabs(r.q_nh(i)[j] - (q0[j] + v0[j] * r.t[i])));
+            for (int j = 0; j < 3; ++j) worst = std::max(worst, std::fabs(r.q_nh(i)[j] - (q0[j] + v0[j] * r.t[i])));
             double y[6], dy[6], lambda[1] = {1e300};
-            for (int j = 0; j < 6; ++j)
-                y[j] = r.q_nh(i)[j];
+            for (int j = 0; j < 6; ++j) y[j] = r.q_nh(i)[j];
             ASSERT_EQ((NonholonomicSystem<M, double>{M{}}.rhs(r.t[i], y, dy, lambda)), Status::ok);
             worst_lambda = std::max(worst_lambda, std::fabs(lambda[0]));
         }
@@ -71,9 +69,7 @@ TEST(Heisenberg, EuclideanVakonomicWithNonzeroMuDivergesAsTSquared) {
     check_divergence_laws(M{}, random_state, 203, 3, 1.0, /*expect_t3=*/false);
 }
 
-TEST(Heisenberg, EuclideanConservation) {
-    check_conservation(M{}, random_state, 204, true);
-}
+TEST(Heisenberg, EuclideanConservation) { check_conservation(M{}, random_state, 204, true); }
 
 TEST(Heisenberg, SubRiemannianSaddlePointSystemIsRegular) {
     // W = diag(1, 1, 0) is singular, [W −Jᵀ; J 0] is not.
@@ -125,8 +121,7 @@ TEST(Heisenberg, SubRiemannianNonholonomicIsStraightInThePlane) {
         const Recorded<M> r = run_member(sub_riemannian(), q0, v0, {0.0}, linear_times(3.0, 15));
         ASSERT_EQ(r.outcome.status, Status::ok);
         for (int i = 1; i < r.rows(); ++i)
-            for (int j = 0; j < 2; ++j)
-                worst = std::max(worst, std::fabs(r.q_nh(i)[j] - (q0[j] + v0[j] * r.t[i])));
+            for (int j = 0; j < 2; ++j) worst = std::max(worst, std::fabs(r.q_nh(i)[j] - (q0[j] + v0[j] * r.t[i])));
     }
     EXPECT_LT(worst, 1e-12);
     measured("max_error_straight_xy", worst);

@@ -63,13 +63,9 @@ TEST(KnifeEdge, HeadingRateConstant) {
     measured("min_motion", least_motion);
 }
 
-TEST(KnifeEdge, Conservation) {
-    check_conservation(M{}, random_state, 303, true, 3.0);
-}
+TEST(KnifeEdge, Conservation) { check_conservation(M{}, random_state, 303, true, 3.0); }
 
-TEST(KnifeEdge, DivergenceLaws) {
-    check_divergence_laws(M{}, random_state, 304);
-}
+TEST(KnifeEdge, DivergenceLaws) { check_divergence_laws(M{}, random_state, 304); }
 
 } // namespace
 } // namespace nhvk::testing

@@ -46,9 +46,7 @@ std::array<Vec3, 2> frame(const double* q) {
     return {Vec3{-d[1], d[0], 0.0}, Vec3{-d[2] * d[0], -d[2] * d[1], d[0] * d[0] + d[1] * d[1]}};
 }
 
-TEST(MidpointParallel, LinearOfDegreeOne) {
-    expect_linear_of_degree_one<M>();
-}
+TEST(MidpointParallel, LinearOfDegreeOne) { expect_linear_of_degree_one<M>(); }
 TEST(MidpointParallel, WholeCrossProductStaysZero) {
     // All three components of s × d stay zero (only two equations are imposed), t ∈ [0, 3], both dynamics.
     Draw d(1501);
@@ -231,13 +229,9 @@ TEST(MidpointParallel, ChartExitsAreCounted) {
     measured("vk_chart_exits_of_100", vk_exits);
 }
 
-TEST(MidpointParallel, Conservation) {
-    check_conservation(M{}, random_state, 1506, true, 2.0, 4, 0.3);
-}
+TEST(MidpointParallel, Conservation) { check_conservation(M{}, random_state, 1506, true, 2.0, 4, 0.3); }
 
-TEST(MidpointParallel, DivergenceLaws) {
-    check_divergence_laws(M{}, random_state, 1507, 3, 0.5);
-}
+TEST(MidpointParallel, DivergenceLaws) { check_divergence_laws(M{}, random_state, 1507, 3, 0.5); }
 
 } // namespace
 } // namespace nhvk::testing

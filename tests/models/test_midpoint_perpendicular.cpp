@@ -66,13 +66,9 @@ TEST(MidpointPerpendicular, VakonomicNoetherMomenta) {
         random_state, 1303, [](Draw& d) { return std::array<double, 1>{d(0.2, 0.8)}; },
         [](const Recorded<M>& r, int i, int) { return r.mu(i)[0] * separation(r.q_vk(i)); });
 }
-TEST(MidpointPerpendicular, Conservation) {
-    check_conservation(M{}, random_state, 1304, true, 3.0, 4, 0.3);
-}
+TEST(MidpointPerpendicular, Conservation) { check_conservation(M{}, random_state, 1304, true, 3.0, 4, 0.3); }
 
-TEST(MidpointPerpendicular, DivergenceLaws) {
-    check_divergence_laws(M{}, random_state, 1305, 3, 0.5);
-}
+TEST(MidpointPerpendicular, DivergenceLaws) { check_divergence_laws(M{}, random_state, 1305, 3, 0.5); }
 
 } // namespace
 } // namespace nhvk::testing

@@ -62,13 +62,9 @@ TEST(NhParticle, VakonomicMomentaOfCyclicCoordinates) {
     measured("min_motion", least_motion);
 }
 
-TEST(NhParticle, EnergiesConserved) {
-    check_conservation(M{}, random_state, 103, /*nh_energy=*/true);
-}
+TEST(NhParticle, EnergiesConserved) { check_conservation(M{}, random_state, 103, /*nh_energy=*/true); }
 
-TEST(NhParticle, DivergenceLaws) {
-    check_divergence_laws(M{}, random_state, 104);
-}
+TEST(NhParticle, DivergenceLaws) { check_divergence_laws(M{}, random_state, 104); }
 
 TEST(NhParticle, HomogeneousOfDegreeOne) {
     const double q[3] = {0.3, -0.7, 0.2}, v[3] = {0.5, 0.1, -0.4};

@@ -55,8 +55,7 @@ TEST(ParallelVelocities, WholeCrossProductStaysZero) {
         random_state(d, q0, v0);
         const Recorded<M> r = run_member(M{}, q0, v0, {0.1, -0.1}, linear_times(3.0, 60));
         ASSERT_EQ(r.outcome.status, Status::ok) << status_name(r.outcome.status) << " sample " << s;
-        for (int i = 0; i < r.rows(); ++i)
-            worst = std::max({worst, cross_norm(r.v_nh(i)), cross_norm(r.v_vk(i))});
+        for (int i = 0; i < r.rows(); ++i) worst = std::max({worst, cross_norm(r.v_nh(i)), cross_norm(r.v_vk(i))});
         // not vacuous: both motions move and change their velocities (a zero cross product of constant vectors
         // would prove nothing)
         least_motion = std::min({least_motion, r.least_motion(), r.max_state_change([&](int i) { return r.v_nh(i); }),
@@ -168,13 +167,9 @@ TEST(ParallelVelocities, SourceResidualIsTheWholeCrossProduct) {
     EXPECT_EQ(M{}.source_residual(q, big, 0.0), 1.0);
 }
 
-TEST(ParallelVelocities, Conservation) {
-    check_conservation(M{}, random_state, 1203, true, 2.0, 4, 0.3);
-}
+TEST(ParallelVelocities, Conservation) { check_conservation(M{}, random_state, 1203, true, 2.0, 4, 0.3); }
 
-TEST(ParallelVelocities, DivergenceLaws) {
-    check_divergence_laws(M{}, random_state, 1204, 3, 0.5);
-}
+TEST(ParallelVelocities, DivergenceLaws) { check_divergence_laws(M{}, random_state, 1204, 3, 0.5); }
 
 } // namespace
 } // namespace nhvk::testing

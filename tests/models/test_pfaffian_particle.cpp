@@ -65,17 +65,11 @@ TEST(PfaffianParticle, IntegrableMemberIsAControlCase) {
     check_coincide(with_beta(-1.0), sampler(-1.0), 1002, {-2.0, -0.3, 0.0, 0.6, 2.0}, 3.0, 1e-10, 3);
 }
 
-TEST(PfaffianParticle, DivergenceLawsDefault) {
-    check_divergence_laws(M{}, sampler(M{}.beta), 1003);
-}
+TEST(PfaffianParticle, DivergenceLawsDefault) { check_divergence_laws(M{}, sampler(M{}.beta), 1003); }
 
-TEST(PfaffianParticle, DivergenceLawsBetaTwo) {
-    check_divergence_laws(with_beta(2.0), sampler(2.0), 1004);
-}
+TEST(PfaffianParticle, DivergenceLawsBetaTwo) { check_divergence_laws(with_beta(2.0), sampler(2.0), 1004); }
 
-TEST(PfaffianParticle, Conservation) {
-    check_conservation(M{}, sampler(M{}.beta), 1005, true, 3.0);
-}
+TEST(PfaffianParticle, Conservation) { check_conservation(M{}, sampler(M{}.beta), 1005, true, 3.0); }
 
 TEST(PfaffianParticle, BetaZeroIsTheNonholonomicParticle) {
     Draw d(1006);
@@ -85,8 +79,7 @@ TEST(PfaffianParticle, BetaZeroIsTheNonholonomicParticle) {
     const Recorded<models::NhParticle> b = run_member(models::NhParticle{}, q0, v0, {0.4}, linear_times(2.0, 10));
     ASSERT_EQ(a.outcome.status, Status::ok);
     ASSERT_EQ(b.outcome.status, Status::ok);
-    for (std::size_t i = 0; i < a.data.size(); ++i)
-        EXPECT_NEAR(a.data[i], b.data[i], 1e-12) << i;
+    for (std::size_t i = 0; i < a.data.size(); ++i) EXPECT_NEAR(a.data[i], b.data[i], 1e-12) << i;
 }
 
 } // namespace

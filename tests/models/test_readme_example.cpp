@@ -78,8 +78,8 @@ double divergence_slope(double mu0) {
     std::vector<double> t;
     for (int i = 0; i <= 12; ++i) t.push_back(1e-3 * std::pow(30.0, i / 12.0));
     Recorder rec;
-    const auto out = nhvk::integrate_member<Dopri5>(model, q0, v0, mu, 0.0, t.data(), static_cast<int>(t.size()),
-                                                    tight(), rec);
+    const auto out =
+        nhvk::integrate_member<Dopri5>(model, q0, v0, mu, 0.0, t.data(), static_cast<int>(t.size()), tight(), rec);
     EXPECT_EQ(out.status, nhvk::Status::ok);
     std::vector<double> d(t.size());
     for (std::size_t i = 0; i < t.size(); ++i) {

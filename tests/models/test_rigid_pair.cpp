@@ -20,10 +20,8 @@ M unequal() {
  *         weights (the centre-of-mass velocity is kept), which lands on φ = 0 exactly. */
 auto sampler(const M& m) {
     return [m](Draw& d, std::array<double, 6>& q, std::array<double, 6>& v) {
-        for (double& x : q)
-            x = d(-1, 1);
-        for (double& x : v)
-            x = d(-1.5, 1.5);
+        for (double& x : q) x = d(-1, 1);
+        for (double& x : v) x = d(-1.5, 1.5);
         double dd = 0, dw = 0;
         for (int j = 0; j < 3; ++j) {
             const double dj = q[j] - q[3 + j];
@@ -83,9 +81,7 @@ TEST(RigidPair, DistanceConstantCentreOfMassFallsFreely) {
     measured("max_change_relative_speed", worst_rel);
 }
 
-TEST(RigidPair, Conservation) {
-    check_conservation(unequal(), sampler(unequal()), 1104, true, 3.0, 4, 2.0);
-}
+TEST(RigidPair, Conservation) { check_conservation(unequal(), sampler(unequal()), 1104, true, 3.0, 4, 2.0); }
 
 } // namespace
 } // namespace nhvk::testing

@@ -87,17 +87,11 @@ TEST(RollingDisc, FlatPlaneVakonomicCoincidesForMuEqualMomentum) {
     measured("min_max_dq_mu_minus_m_v0", opposite);
 }
 
-TEST(RollingDisc, ConservationOnIncline) {
-    check_conservation(incline(), random_state, 804, true, 3.0);
-}
+TEST(RollingDisc, ConservationOnIncline) { check_conservation(incline(), random_state, 804, true, 3.0); }
 
-TEST(RollingDisc, DivergenceLawsOnIncline) {
-    check_divergence_laws(incline(), random_state, 805);
-}
+TEST(RollingDisc, DivergenceLawsOnIncline) { check_divergence_laws(incline(), random_state, 805); }
 
-TEST(RollingDisc, DivergenceLawsOnFlatPlane) {
-    check_divergence_laws(M{}, random_state, 806);
-}
+TEST(RollingDisc, DivergenceLawsOnFlatPlane) { check_divergence_laws(M{}, random_state, 806); }
 
 } // namespace
 } // namespace nhvk::testing

@@ -12,12 +12,10 @@ using M = models::SphereHolonomic;
 void random_state(Draw& d, std::array<double, 3>& q, std::array<double, 3>& v) {
     q = {d(-1, 1), d(-1, 1), d(-1, 1)};
     const double scale = d(0.5, 1.5) / std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
-    for (double& x : q)
-        x *= scale;
+    for (double& x : q) x *= scale;
     v = {d(-2, 2), d(-2, 2), d(-2, 2)};
     const double qv = (q[0] * v[0] + q[1] * v[1] + q[2] * v[2]) / (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
-    for (int j = 0; j < 3; ++j)
-        v[j] -= qv * q[j];
+    for (int j = 0; j < 3; ++j) v[j] -= qv * q[j];
 }
 
 TEST(SphereHolonomic, BothDynamicsCoincideForEveryMu) {
@@ -43,9 +41,7 @@ TEST(SphereHolonomic, RadiusConstant) {
     measured("min_motion", least_motion);
 }
 
-TEST(SphereHolonomic, Conservation) {
-    check_conservation(M{}, random_state, 903, true, 4.0, 4, 2.0);
-}
+TEST(SphereHolonomic, Conservation) { check_conservation(M{}, random_state, 903, true, 4.0, 4, 2.0); }
 
 } // namespace
 } // namespace nhvk::testing

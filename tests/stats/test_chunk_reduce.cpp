@@ -32,7 +32,7 @@ Data make_data() {
     std::uniform_real_distribution<double> u(0.0, 1.0);
     d.values.assign(d.n_series * d.ld, std::numeric_limits<double>::quiet_NaN()); // padding must never be read
     d.valid.resize(d.n);
-    for (auto &v : d.valid) {
+    for (auto& v : d.valid) {
         v = u(rng) < 0.8;
     }
     for (std::size_t s = 0; s < d.n_series; ++s) {
@@ -48,8 +48,8 @@ Data make_data() {
 }
 
 template <class Policy>
-void reduce(const Policy &policy, const Data &d, std::size_t n_tiles, const LogBinner &b,
-            std::vector<SeriesPartial> &partials, std::vector<std::uint64_t> &counts) {
+void reduce(const Policy& policy, const Data& d, std::size_t n_tiles, const LogBinner& b,
+            std::vector<SeriesPartial>& partials, std::vector<std::uint64_t>& counts) {
     std::vector<SeriesPartial> tiles(d.n_series * n_tiles);
     std::vector<std::uint64_t> tile_counts(d.n_series * n_tiles * b.n_bins(), 0u);
     // two chunks: [0, 700) and [700, n)

@@ -28,11 +28,11 @@ std::uint64_t bits(double x) {
 }
 
 // bitwise comparison of every field (NaN == NaN when the bits agree)
-void expect_identical(const std::vector<SeriesSummary> &a, const std::vector<SeriesSummary> &b) {
+void expect_identical(const std::vector<SeriesSummary>& a, const std::vector<SeriesSummary>& b) {
     ASSERT_EQ(a.size(), b.size());
     for (std::size_t s = 0; s < a.size(); ++s) {
-        const SeriesSummary &x = a[s];
-        const SeriesSummary &y = b[s];
+        const SeriesSummary& x = a[s];
+        const SeriesSummary& y = b[s];
         EXPECT_EQ(x.count, y.count) << "series " << s;
         EXPECT_EQ(x.nonfinite, y.nonfinite) << "series " << s;
         EXPECT_EQ(x.outside_range, y.outside_range) << "series " << s;
@@ -57,7 +57,7 @@ Ensemble make_ensemble(std::size_t n_series, std::size_t n, std::uint64_t seed) 
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> u(0.0, 1.0);
     Ensemble e{n_series, n, std::vector<double>(n_series * n), std::vector<std::uint8_t>(n)};
-    for (auto &v : e.valid) {
+    for (auto& v : e.valid) {
         v = u(rng) < 0.85 ? 1 : 0;
     }
     for (std::size_t s = 0; s < n_series; ++s) {
@@ -82,8 +82,8 @@ Ensemble make_ensemble(std::size_t n_series, std::size_t n, std::uint64_t seed) 
 
 // feeds trajectories [first, first+count) of the ensemble in chunks of the given sizes (cycled), copying each chunk
 // into a buffer with a padded leading dimension as a backend would
-void feed(EnsembleAccumulator &acc, const Ensemble &e, std::size_t first, std::size_t count,
-          const std::vector<std::size_t> &chunk_sizes, std::size_t pad = 3) {
+void feed(EnsembleAccumulator& acc, const Ensemble& e, std::size_t first, std::size_t count,
+          const std::vector<std::size_t>& chunk_sizes, std::size_t pad = 3) {
     std::size_t j0 = first;
     std::size_t c = 0;
     while (j0 < first + count) {
@@ -98,7 +98,7 @@ void feed(EnsembleAccumulator &acc, const Ensemble &e, std::size_t first, std::s
     }
 }
 
-std::vector<SeriesSummary> summarise(const Ensemble &e, std::size_t budget, const std::vector<std::size_t> &chunks) {
+std::vector<SeriesSummary> summarise(const Ensemble& e, std::size_t budget, const std::vector<std::size_t>& chunks) {
     EnsembleAccumulator acc(e.n_series, e.n, budget, LogHistogramSpec{});
     feed(acc, e, 0, e.n, chunks);
     return acc.finalize();
@@ -127,7 +127,7 @@ TEST(EnsembleAccumulator, ExactQuantilesMatchIndependentType7) {
     std::lognormal_distribution<double> ln(0.0, 3.0);
     const std::size_t n = 1237;
     std::vector<double> v(n);
-    for (auto &x : v) {
+    for (auto& x : v) {
         x = ln(rng);
     }
     EnsembleAccumulator acc(1, n, kUnlimited);
@@ -353,7 +353,7 @@ TEST(EnsembleAccumulator, AllInvalidAndAllNonFiniteSeries) {
     for (const std::size_t budget : {kUnlimited, std::size_t{0}}) {
         EnsembleAccumulator none(3, n, budget);
         none.add_chunk(values.data(), n, n, valid.data());
-        for (const SeriesSummary &r : none.finalize()) {
+        for (const SeriesSummary& r : none.finalize()) {
             EXPECT_EQ(r.count, 0u);
             EXPECT_EQ(r.nonfinite, 0u);
             for (const double x : {r.mean, r.std, r.min, r.max, r.p01, r.p05, r.p25, r.p50, r.p75, r.p95, r.p99}) {

@@ -24,7 +24,7 @@ std::uint64_t bits(double x) {
     return b;
 }
 
-double naive_sum(const std::vector<double> &v) {
+double naive_sum(const std::vector<double>& v) {
     double s = 0.0;
     for (const double x : v) {
         s += x;
@@ -32,7 +32,7 @@ double naive_sum(const std::vector<double> &v) {
     return s;
 }
 
-ExactSum exact_sum(const std::vector<double> &v) {
+ExactSum exact_sum(const std::vector<double>& v) {
     ExactSum s;
     for (const double x : v) {
         s.add(x);
@@ -41,12 +41,12 @@ ExactSum exact_sum(const std::vector<double> &v) {
 }
 
 // random doubles over the whole exponent range, both signs, including subnormals
-std::vector<double> wide_random(std::size_t n, std::mt19937_64 &rng) {
+std::vector<double> wide_random(std::size_t n, std::mt19937_64& rng) {
     std::vector<double> v(n);
     std::uniform_int_distribution<std::uint64_t> mant(0, (std::uint64_t{1} << 52) - 1);
     std::uniform_int_distribution<int> expo(0, 2046);
     std::uniform_int_distribution<int> coin(0, 1);
-    for (auto &x : v) {
+    for (auto& x : v) {
         const std::uint64_t b = (std::uint64_t(coin(rng)) << 63) | (std::uint64_t(expo(rng)) << 52) | mant(rng);
         std::memcpy(&x, &b, sizeof x);
     }
@@ -128,7 +128,7 @@ TEST(ExactSum, MatchesExactIntegerReference) {
         const std::size_t n = 1 + static_cast<std::size_t>(rng() % 20000);
         std::vector<double> v(n);
         __int128 ref = 0;
-        for (auto &x : v) {
+        for (auto& x : v) {
             const std::int64_t m = mant(rng);
             const int e = expo(rng);
             x = std::ldexp(static_cast<double>(m), e);
@@ -178,7 +178,7 @@ TEST(ExactSum, CorrectlyRoundedAgainstFloat128OnModerateRange) {
     for (int trial = 0; trial < 50; ++trial) {
         std::vector<double> v(1000);
         __float128 ref = 0;
-        for (auto &x : v) {
+        for (auto& x : v) {
             x = std::ldexp(static_cast<double>(mant(rng)), static_cast<int>(rng() % 40) - 73);
             ref += x;
         }
@@ -208,7 +208,7 @@ TEST(ExactSum, SurvivesLazyCarryNormalisation) {
 
 // ---- mean and standard deviation ---------------------------------------------------------------------------
 
-void sums(const std::vector<double> &v, ExactSum &s1, ExactSquareSum &s2) {
+void sums(const std::vector<double>& v, ExactSum& s1, ExactSquareSum& s2) {
     for (const double x : v) {
         s1.add(x);
         s2.add(x);
@@ -251,7 +251,7 @@ TEST(ExactSquareSum, OrderIndependentAndExactOnIntegers) {
     std::uniform_int_distribution<std::uint64_t> mant(0, (std::uint64_t{1} << 53) - 1);
     std::uniform_int_distribution<int> expo(-1100, 1000);
     std::vector<double> v(3000);
-    for (auto &x : v) {
+    for (auto& x : v) {
         x = std::ldexp(static_cast<double>(mant(rng)), expo(rng) % 600 - 60); // wide, incl. huge/tiny squares
     }
     ExactSquareSum a;
@@ -344,7 +344,7 @@ TEST(MeanStd, NoCancellationForTinySpreadOnLargeOffset) {
     std::mt19937_64 rng(3);
     std::normal_distribution<double> g(0.0, 1e-4);
     std::vector<double> v(10000);
-    for (auto &x : v) {
+    for (auto& x : v) {
         x = 1e8 + g(rng);
     }
     ExactSum s1;
@@ -381,7 +381,7 @@ TEST(MeanStd, RandomSetsAgainstFloat128) {
         const std::size_t n = 2 + rng() % 3000;
         std::vector<double> v(n);
         std::uniform_real_distribution<double> u(0.0, 1.0);
-        for (auto &x : v) {
+        for (auto& x : v) {
             x = std::ldexp(u(rng), static_cast<int>(rng() % 30) - 15);
         }
         ExactSum s1;

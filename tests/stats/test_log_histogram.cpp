@@ -61,7 +61,7 @@ TEST(LogHistogramSpec, RejectsInvalid) {
 TEST(LogBinner, BinsMatchBinarySearchOnEdges) {
     const LogHistogram h;
     const auto b = h.binner();
-    const std::vector<double> &e = h.edges();
+    const std::vector<double>& e = h.edges();
     EXPECT_EQ(b.bin(-1.0), kNegativeBin);
     EXPECT_EQ(b.bin(-0.0), kZeroBin);
     EXPECT_EQ(b.bin(0.0), kZeroBin);
@@ -100,7 +100,7 @@ TEST(LogBinner, TableBinsMatchBinarySearchForManySpecs) {
           LogHistogramSpec{1e-5, 1e5, 1000}, LogHistogramSpec{0.5, 5.0, 3}, LogHistogramSpec{1e-307, 1e-299, 20}}) {
         const nhvk::stats::LogBinTable t = spec.table();
         const auto b = nhvk::stats::LogBinner::make(t);
-        const std::vector<double> &e = t.edges;
+        const std::vector<double>& e = t.edges;
         ASSERT_EQ(b.n_log, spec.n_log_bins());
         const double l0 = std::log10(spec.lo) - 1.0;
         const double l1 = std::log10(spec.hi) + 1.0;

@@ -60,8 +60,8 @@ TEST(Sym, EvaluatesLikePlainArithmetic) {
     const Expr e = atan2(y, x) + sqrt(x * x + y * y) * exp(-p) / cosh(y) - pow(x, 3.0) + log(p) * asinh(x);
     auto vars = [](Var v, int) { return v == Var::q ? 0.7 : v == Var::v ? -1.3 : 2.5; };
     const double X = 0.7, Y = -1.3, P = 2.5;
-    const double expect = std::atan2(Y, X) + std::sqrt(X * X + Y * Y) * std::exp(-P) / std::cosh(Y) -
-                          std::pow(X, 3.0) + std::log(P) * std::asinh(X);
+    const double expect = std::atan2(Y, X) + std::sqrt(X * X + Y * Y) * std::exp(-P) / std::cosh(Y) - std::pow(X, 3.0) +
+                          std::log(P) * std::asinh(X);
     EXPECT_NEAR(g.evaluate(e.id(), vars), expect, 1e-14);
     EXPECT_TRUE(g.dep_mask(e.id()) & (1u << static_cast<unsigned>(Var::param)));
     EXPECT_FALSE(g.dep_mask(e.id()) & (1u << static_cast<unsigned>(Var::t)));
@@ -81,10 +81,10 @@ TEST(Sym, DualNumbersOverExprGiveTheDerivatives) {
     const D2 f = x * x * sin(y) + x * y;
     auto at = [](Var, int i) { return i == 0 ? 0.3 : 1.1; };
     const double X = 0.3, Y = 1.1;
-    EXPECT_NEAR(g.evaluate(f.val.d[0].id(), at), 2 * X * std::sin(Y) + Y, 1e-15);     // f_x
-    EXPECT_NEAR(g.evaluate(f.d[1].d[0].id(), at), 2 * X * std::cos(Y) + 1.0, 1e-15);  // f_xy
-    EXPECT_NEAR(g.evaluate(f.d[1].d[1].id(), at), -X * X * std::sin(Y), 1e-15);       // f_yy
-    EXPECT_TRUE(g.is_value(nhvk::Dual<Expr, 1>(Expr(2.0)).d[0].id(), 0.0));           // a constant's tangent is 0
+    EXPECT_NEAR(g.evaluate(f.val.d[0].id(), at), 2 * X * std::sin(Y) + Y, 1e-15);    // f_x
+    EXPECT_NEAR(g.evaluate(f.d[1].d[0].id(), at), 2 * X * std::cos(Y) + 1.0, 1e-15); // f_xy
+    EXPECT_NEAR(g.evaluate(f.d[1].d[1].id(), at), -X * X * std::sin(Y), 1e-15);      // f_yy
+    EXPECT_TRUE(g.is_value(nhvk::Dual<Expr, 1>(Expr(2.0)).d[0].id(), 0.0));          // a constant's tangent is 0
 }
 
 TEST(Sym, ComparisonsAreRefused) {
@@ -126,7 +126,7 @@ TEST(SymEmit, ChoosesTheSchurComplementForAConstantDiagonalMetric) {
     EXPECT_NE(h.find("nh_solve = \"schur_diagonal\""), std::string::npos);
     EXPECT_NE(h.find("K.c["), std::string::npos) << "parameter-only terms are hoisted into Consts";
     EXPECT_NE(h.find("trig_sin(c"), std::string::npos) << "sin(m) is computed in consts(), once per trajectory, "
-                                                       "through nhvk/trig.hpp";
+                                                          "through nhvk/trig.hpp";
     EXPECT_EQ(h.find("lu_solve"), std::string::npos);
     EXPECT_EQ(h, nhvk::sym::emit_header(g, d)) << "the emitter is deterministic";
 }

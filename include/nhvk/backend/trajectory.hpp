@@ -29,8 +29,8 @@ struct TrajectoryRequest {
 /** @brief Rows of `(q_NH, v_NH, q_VK, v_VK, μ)` at t0 and each output time reached. */
 struct TrajectoryResult {
     MemberOutcome outcome;
-    int row_size = 0;          ///< 4n + k
-    int rows = 0;              ///< rows filled: 1 + output times reached
+    int row_size = 0;           ///< 4n + k
+    int rows = 0;               ///< rows filled: 1 + output times reached
     std::vector<double> states; ///< (times.size() + 1) × row_size, row-major
 };
 
@@ -39,6 +39,5 @@ TrajectoryResult run_trajectory_cpu(const TrajectoryRequest& req);
 
 /** @brief Integrate on the GPU with the same per-trajectory code; throws std::runtime_error without CUDA. */
 TrajectoryResult run_trajectory_cuda(const TrajectoryRequest& req);
-
 
 } // namespace nhvk

@@ -34,8 +34,7 @@ struct Heisenberg : ModelBase {
     // L = ½(ẋ² + ẏ² + ż²), or ½(ẋ² + ẏ²) when sub_riemannian
     template <class S> NHVK_HD S lagrangian(const S*, const S* v, const S&) const {
         S L = S(0.5) * (v[0] * v[0] + v[1] * v[1]);
-        if (!sub_riemannian)
-            L += S(0.5) * v[2] * v[2];
+        if (!sub_riemannian) L += S(0.5) * v[2] * v[2];
         return L;
     }
     // φ = ż − ½(x ẏ − y ẋ)

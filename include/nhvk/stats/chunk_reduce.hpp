@@ -29,17 +29,17 @@ namespace nhvk::stats {
 
 /** @brief One chunk of ensemble output: value of series s for trajectory j is values[s·ld + j]. */
 struct ChunkView {
-    const double *values = nullptr;      ///< n_series rows of stride ld
+    const double* values = nullptr;      ///< n_series rows of stride ld
     std::size_t chunk = 0;               ///< trajectories in this chunk
     std::size_t ld = 0;                  ///< row stride (>= chunk)
-    const std::uint8_t *valid = nullptr; ///< valid[j] != 0: include trajectory j; nullptr: all valid
+    const std::uint8_t* valid = nullptr; ///< valid[j] != 0: include trajectory j; nullptr: all valid
     std::size_t n_series = 0;
-    const std::uint8_t *status = nullptr; ///< status[j] != 0 (a failed member): see fail_index; nullptr: none failed
+    const std::uint8_t* status = nullptr; ///< status[j] != 0 (a failed member): see fail_index; nullptr: none failed
     /** Per-time statistics over the members alive at each time: series s of a failed member j counts while its time
      *  index s mod nt is below fail_index[j] (the output times it reached). nullptr: a failed member counts nowhere
      *  (the survivors-only view). */
-    const std::int32_t *fail_index = nullptr;
-    std::size_t nt = 1;                          ///< output times (series s is at time index s mod nt)
+    const std::int32_t* fail_index = nullptr;
+    std::size_t nt = 1;                                      ///< output times (series s is at time index s mod nt)
     std::size_t timed_series = static_cast<std::size_t>(-1); ///< series >= this are per-member (NaN: no value)
     /** @brief Does series s of trajectory j, with value x, enter the statistics? */
     NHVK_HD bool included(std::size_t j, std::size_t s, double x) const {
@@ -57,14 +57,14 @@ struct AccumulateTile {
     ChunkView in;
     LogBinner binner;
     std::size_t n_tiles;
-    SeriesPartial *partials;
-    std::uint64_t *counts; // nullptr: no histogram
+    SeriesPartial* partials;
+    std::uint64_t* counts; // nullptr: no histogram
 
     NHVK_HD void operator()(std::size_t item) const {
         const std::size_t s = item / n_tiles;
         const std::size_t t = item % n_tiles;
-        const double *row = in.values + s * in.ld;
-        std::uint64_t *hist = counts == nullptr ? nullptr : counts + item * binner.n_bins();
+        const double* row = in.values + s * in.ld;
+        std::uint64_t* hist = counts == nullptr ? nullptr : counts + item * binner.n_bins();
         SeriesPartial p = partials[item];
         for (std::size_t j = t; j < in.chunk; j += n_tiles) {
             const double x = row[j];
@@ -82,8 +82,8 @@ struct AccumulateTile {
 
 struct CombinePartials {
     std::size_t n_tiles;
-    const SeriesPartial *tiles;
-    SeriesPartial *out;
+    const SeriesPartial* tiles;
+    SeriesPartial* out;
 
     NHVK_HD void operator()(std::size_t s) const {
         SeriesPartial p = out[s];
@@ -97,8 +97,8 @@ struct CombinePartials {
 struct CombineCounts {
     std::size_t n_tiles;
     std::size_t n_bins;
-    const std::uint64_t *tiles;
-    std::uint64_t *out;
+    const std::uint64_t* tiles;
+    std::uint64_t* out;
 
     NHVK_HD void operator()(std::size_t i) const {
         const std::size_t s = i / n_bins;
@@ -112,25 +112,25 @@ struct CombineCounts {
 };
 
 struct CanonicalValue {
-    const double *row;
+    const double* row;
     NHVK_HD double operator()(std::size_t j) const { return row[j] == 0.0 ? 0.0 : row[j]; }
 };
 
 struct ValidFinite {
     ChunkView in;
     std::size_t s;
-    const double *row;
+    const double* row;
     NHVK_HD bool operator()(std::size_t j) const { return in.included(j, s, row[j]) && is_finite(row[j]); }
 };
 
 struct CompactRow {
     ChunkView in;
-    double *const *out;
-    std::size_t *n_out;
+    double* const* out;
+    std::size_t* n_out;
 
     NHVK_HD void operator()(std::size_t s) const {
-        const double *row = in.values + s * in.ld;
-        double *dst = out[s];
+        const double* row = in.values + s * in.ld;
+        double* dst = out[s];
         std::size_t n = 0;
         for (std::size_t j = 0; j < in.chunk; ++j) {
             if (in.included(j, s, row[j]) && is_finite(row[j])) {
@@ -151,8 +151,8 @@ struct CompactRow {
  * keep adding chunks. All pointers, including binner.edges, must be accessible under `policy`. Deterministic.
  */
 template <class Policy>
-void accumulate_chunk(const Policy &policy, const ChunkView &in, std::size_t n_tiles, SeriesPartial *partials,
-                      std::uint64_t *counts, const LogBinner &binner) {
+void accumulate_chunk(const Policy& policy, const ChunkView& in, std::size_t n_tiles, SeriesPartial* partials,
+                      std::uint64_t* counts, const LogBinner& binner) {
     if (in.n_series == 0u || in.chunk == 0u || n_tiles == 0u) {
         return;
     }
@@ -166,9 +166,9 @@ void accumulate_chunk(const Policy &policy, const ChunkView &in, std::size_t n_t
  *        overwritten; outputs must not alias the tiles). Deterministic.
  */
 template <class Policy>
-void combine_tiles(const Policy &policy, std::size_t n_series, std::size_t n_tiles, std::size_t n_bins,
-                   const SeriesPartial *tile_partials, const std::uint64_t *tile_counts, SeriesPartial *partials,
-                   std::uint64_t *counts) {
+void combine_tiles(const Policy& policy, std::size_t n_series, std::size_t n_tiles, std::size_t n_bins,
+                   const SeriesPartial* tile_partials, const std::uint64_t* tile_counts, SeriesPartial* partials,
+                   std::uint64_t* counts) {
     const thrust::counting_iterator<std::size_t> first(0);
     thrust::for_each(policy, first, first + n_series, detail::CombinePartials{n_tiles, tile_partials, partials});
     if (tile_counts != nullptr && counts != nullptr) {
@@ -182,14 +182,14 @@ void combine_tiles(const Policy &policy, std::size_t n_series, std::size_t n_til
  *        many. out needs room for in.chunk values. Deterministic (stable compaction).
  */
 template <class Policy>
-std::size_t compact_series(const Policy &policy, const ChunkView &in, std::size_t s, double *out) {
+std::size_t compact_series(const Policy& policy, const ChunkView& in, std::size_t s, double* out) {
     if (in.chunk == 0u) {
         return 0u;
     }
-    const double *row = in.values + s * in.ld;
+    const double* row = in.values + s * in.ld;
     const thrust::counting_iterator<std::size_t> first(0);
     const auto values = thrust::make_transform_iterator(first, detail::CanonicalValue{row});
-    double *end = thrust::copy_if(policy, values, values + in.chunk, first, out, detail::ValidFinite{in, s, row});
+    double* end = thrust::copy_if(policy, values, values + in.chunk, first, out, detail::ValidFinite{in, s, row});
     return static_cast<std::size_t>(end - out);
 }
 
@@ -199,7 +199,7 @@ std::size_t compact_series(const Policy &policy, const ChunkView &in, std::size_
  *        host policies (one parallel region per chunk); on a GPU prefer compact_series. Deterministic.
  */
 template <class Policy>
-void compact_chunk(const Policy &policy, const ChunkView &in, double *const *out, std::size_t *n_out) {
+void compact_chunk(const Policy& policy, const ChunkView& in, double* const* out, std::size_t* n_out) {
     const thrust::counting_iterator<std::size_t> first(0);
     thrust::for_each(policy, first, first + in.n_series, detail::CompactRow{in, out, n_out});
 }

@@ -39,16 +39,10 @@ NHVK_HD inline double bits_double(std::uint64_t b) {
 }
 
 /** @brief True when x is neither an infinity nor a NaN (decided on the bits, identical on host and device). */
-NHVK_HD inline bool is_finite(double x) {
-    return ((double_bits(x) >> 52) & 0x7FFu) != 0x7FFu;
-}
+NHVK_HD inline bool is_finite(double x) { return ((double_bits(x) >> 52) & 0x7FFu) != 0x7FFu; }
 
-NHVK_HD inline double quiet_nan() {
-    return bits_double(0x7FF8000000000000ull);
-}
-NHVK_HD inline double infinity() {
-    return bits_double(0x7FF0000000000000ull);
-}
+NHVK_HD inline double quiet_nan() { return bits_double(0x7FF8000000000000ull); }
+NHVK_HD inline double infinity() { return bits_double(0x7FF0000000000000ull); }
 
 // NOTE: sqrt is correctly rounded and ldexp exact (IEEE 754) on both sides; the wrappers only pick the overload
 // set that compiles in device code.
@@ -79,7 +73,7 @@ NHVK_HD inline int highest_set_bit(std::uint32_t v) {
 }
 
 /** @brief Index of the most significant set bit of the big integer d[0..n), or -1 when it is zero. */
-NHVK_HD inline int big_msb(const std::uint32_t *d, int n) {
+NHVK_HD inline int big_msb(const std::uint32_t* d, int n) {
     for (int i = n - 1; i >= 0; --i) {
         if (d[i] != 0u) {
             return 32 * i + highest_set_bit(d[i]);
@@ -88,12 +82,12 @@ NHVK_HD inline int big_msb(const std::uint32_t *d, int n) {
     return -1;
 }
 
-NHVK_HD inline std::uint64_t big_digit(const std::uint32_t *d, int n, int i) {
+NHVK_HD inline std::uint64_t big_digit(const std::uint32_t* d, int n, int i) {
     return (i >= 0 && i < n) ? static_cast<std::uint64_t>(d[i]) : 0u;
 }
 
 /** @brief Bits [pos, pos+64) of d as an integer; bits below index 0 read as zero (pos may be negative). */
-NHVK_HD inline std::uint64_t big_bits(const std::uint32_t *d, int n, int pos) {
+NHVK_HD inline std::uint64_t big_bits(const std::uint32_t* d, int n, int pos) {
     if (pos < 0) {
         return pos <= -64 ? 0u : big_bits(d, n, 0) << (-pos);
     }
@@ -105,7 +99,7 @@ NHVK_HD inline std::uint64_t big_bits(const std::uint32_t *d, int n, int pos) {
 }
 
 /** @brief True when any bit of d with index < pos is set. */
-NHVK_HD inline bool big_any_below(const std::uint32_t *d, int n, int pos) {
+NHVK_HD inline bool big_any_below(const std::uint32_t* d, int n, int pos) {
     if (pos <= 0) {
         return false;
     }
@@ -127,7 +121,7 @@ struct Rounded53 {
 
 /** @brief Rounds the big integer d, whose top set bit is msb, (plus a fraction in (0, 1) of its unit when sticky)
  *  to a multiple of 2^lsb, nearest-even. Requires msb - lsb < 53 and, when sticky is set, lsb >= 1. */
-NHVK_HD inline Rounded53 big_round(const std::uint32_t *d, int n, int msb, int lsb, bool sticky) {
+NHVK_HD inline Rounded53 big_round(const std::uint32_t* d, int n, int msb, int lsb, bool sticky) {
     const int width = msb - lsb + 1; // kept bits; <= 0 when the whole number lies below the rounding unit
     std::uint64_t kept = width <= 0 ? 0u : big_bits(d, n, lsb) & ((std::uint64_t{1} << width) - 1u);
     const bool guard = lsb >= 1 && ((big_bits(d, n, lsb - 1) & 1u) != 0u);
@@ -146,7 +140,7 @@ NHVK_HD inline Rounded53 big_round(const std::uint32_t *d, int n, int msb, int l
 /** @brief The correctly rounded double of ±(d + f)·2^scale, where f ∈ (0, 1) is present iff sticky.
  *  Handles subnormal results and overflow to infinity. With sticky set, requires scale <= -1075 (so that the
  *  rounding position is never below the integer's unit). */
-NHVK_HD inline double big_to_double(const std::uint32_t *d, int n, int scale, bool sticky, bool negative) {
+NHVK_HD inline double big_to_double(const std::uint32_t* d, int n, int scale, bool sticky, bool negative) {
     const std::uint64_t sign = negative ? (std::uint64_t{1} << 63) : 0u;
     const int msb = big_msb(d, n);
     if (msb < 0) {
@@ -191,7 +185,7 @@ NHVK_HD inline Decoded decode(double x) {
 }
 
 /** @brief m² for m < 2^53 as (hi, lo) 64-bit words, with 64-bit arithmetic only (fallback; tested against int128). */
-NHVK_HD inline void square_53_portable(std::uint64_t m, std::uint64_t &hi, std::uint64_t &lo) {
+NHVK_HD inline void square_53_portable(std::uint64_t m, std::uint64_t& hi, std::uint64_t& lo) {
     // m = a·2^32 + b: m² = a²·2^64 + 2ab·2^32 + b²
     const std::uint64_t a = m >> 32;
     const std::uint64_t b = m & 0xFFFFFFFFu;
@@ -202,7 +196,7 @@ NHVK_HD inline void square_53_portable(std::uint64_t m, std::uint64_t &hi, std::
 }
 
 /** @brief The 106-bit square m² of m < 2^53 as (hi, lo) 64-bit words. */
-NHVK_HD inline void square_53(std::uint64_t m, std::uint64_t &hi, std::uint64_t &lo) {
+NHVK_HD inline void square_53(std::uint64_t m, std::uint64_t& hi, std::uint64_t& lo) {
 #if defined(__CUDA_ARCH__)
     lo = m * m;
     hi = __umul64hi(m, m);
@@ -229,7 +223,7 @@ template <int NLimbs> struct FixedAccumulator {
     std::int32_t pending = 0;
 
     /** @brief Adds (or subtracts) the word-aligned pieces d[0..n) at limb k. */
-    NHVK_HD void add_pieces(int k, const std::int64_t *d, int n, bool negative) {
+    NHVK_HD void add_pieces(int k, const std::int64_t* d, int n, bool negative) {
         if (negative) {
             for (int i = 0; i < n; ++i) {
                 limb[k + i] -= d[i];
@@ -256,7 +250,7 @@ template <int NLimbs> struct FixedAccumulator {
         pending = 0;
     }
 
-    NHVK_HD void merge(const FixedAccumulator &other) {
+    NHVK_HD void merge(const FixedAccumulator& other) {
         FixedAccumulator o = other;
         o.normalize();
         normalize();
@@ -294,7 +288,7 @@ template <int NLimbs> struct FixedAccumulator {
         return sign;
     }
 
-    NHVK_HD bool equals(const FixedAccumulator &other) const {
+    NHVK_HD bool equals(const FixedAccumulator& other) const {
         std::uint32_t a[kDigits];
         std::uint32_t b[kDigits];
         if (magnitude(a) != other.magnitude(b)) {
@@ -331,7 +325,7 @@ public:
     NHVK_HD void add(double x) { add(detail::decode(x)); }
 
     /** @brief Adds an already decoded double (see detail::decode). */
-    NHVK_HD void add(const detail::Decoded &d) {
+    NHVK_HD void add(const detail::Decoded& d) {
         if (!d.finite) {
             nonfinite_ = true;
             return;
@@ -349,7 +343,7 @@ public:
     }
 
     /** @brief Adds the exact state of another sum (limb-wise, exact). */
-    NHVK_HD void merge(const ExactSum &other) {
+    NHVK_HD void merge(const ExactSum& other) {
         acc_.merge(other.acc_);
         nonfinite_ = nonfinite_ || other.nonfinite_;
     }
@@ -373,10 +367,10 @@ public:
     NHVK_HD bool nonfinite() const { return nonfinite_; }
 
     /** @brief Same exact sum and same non-finite flag. */
-    NHVK_HD friend bool operator==(const ExactSum &a, const ExactSum &b) {
+    NHVK_HD friend bool operator==(const ExactSum& a, const ExactSum& b) {
         return a.nonfinite_ == b.nonfinite_ && a.acc_.equals(b.acc_);
     }
-    NHVK_HD friend bool operator!=(const ExactSum &a, const ExactSum &b) { return !(a == b); }
+    NHVK_HD friend bool operator!=(const ExactSum& a, const ExactSum& b) { return !(a == b); }
 
 private:
     detail::FixedAccumulator<kLimbs> acc_;
@@ -400,7 +394,7 @@ public:
     NHVK_HD void add(double x) { add(detail::decode(x)); }
 
     /** @brief Adds the square of an already decoded double. */
-    NHVK_HD void add(const detail::Decoded &d) {
+    NHVK_HD void add(const detail::Decoded& d) {
         if (!d.finite) {
             nonfinite_ = true;
             return;
@@ -425,7 +419,7 @@ public:
     }
 
     /** @brief Adds the exact state of another sum. */
-    NHVK_HD void merge(const ExactSquareSum &other) {
+    NHVK_HD void merge(const ExactSquareSum& other) {
         acc_.merge(other.acc_);
         nonfinite_ = nonfinite_ || other.nonfinite_;
     }
@@ -447,10 +441,10 @@ public:
     NHVK_HD bool nonfinite() const { return nonfinite_; }
 
     /** @brief Same exact sum and same non-finite flag. */
-    NHVK_HD friend bool operator==(const ExactSquareSum &a, const ExactSquareSum &b) {
+    NHVK_HD friend bool operator==(const ExactSquareSum& a, const ExactSquareSum& b) {
         return a.nonfinite_ == b.nonfinite_ && a.acc_.equals(b.acc_);
     }
-    NHVK_HD friend bool operator!=(const ExactSquareSum &a, const ExactSquareSum &b) { return !(a == b); }
+    NHVK_HD friend bool operator!=(const ExactSquareSum& a, const ExactSquareSum& b) { return !(a == b); }
 
 private:
     detail::FixedAccumulator<kLimbs> acc_;
@@ -476,7 +470,7 @@ struct MeanStd {
  * one division and one square root, i.e. within about 1.5 ulp (plus the rounding of n(n−1) beyond 2^53, and a
  * second rounding if std is subnormal). Equal values give std == 0 exactly.
  */
-NHVK_HD inline MeanStd mean_std(const ExactSum &sum, const ExactSquareSum &sum_sq, std::uint64_t n) {
+NHVK_HD inline MeanStd mean_std(const ExactSum& sum, const ExactSquareSum& sum_sq, std::uint64_t n) {
     using detail::big_msb;
     constexpr int kD1 = ExactSum::kDigits;
     constexpr int kD2 = ExactSquareSum::kDigits;

@@ -86,10 +86,10 @@ struct LogHistogramSpec {
     /** @brief The edges plus the bucket → start-bin lookup table used by LogBinner (see LogBinTable). */
     LogBinTable table() const;
 
-    friend bool operator==(const LogHistogramSpec &a, const LogHistogramSpec &b) {
+    friend bool operator==(const LogHistogramSpec& a, const LogHistogramSpec& b) {
         return a.lo == b.lo && a.hi == b.hi && a.bins_per_decade == b.bins_per_decade;
     }
-    friend bool operator!=(const LogHistogramSpec &a, const LogHistogramSpec &b) { return !(a == b); }
+    friend bool operator!=(const LogHistogramSpec& a, const LogHistogramSpec& b) { return !(a == b); }
 };
 
 /**
@@ -107,17 +107,17 @@ struct LogBinTable {
     std::uint64_t base = 0;           ///< bucket of lo
     int shift = 52;
 
-    friend bool operator==(const LogBinTable &a, const LogBinTable &b) {
+    friend bool operator==(const LogBinTable& a, const LogBinTable& b) {
         return a.spec == b.spec && a.edges == b.edges && a.start == b.start && a.base == b.base && a.shift == b.shift;
     }
-    friend bool operator!=(const LogBinTable &a, const LogBinTable &b) { return !(a == b); }
+    friend bool operator!=(const LogBinTable& a, const LogBinTable& b) { return !(a == b); }
 };
 
 inline LogBinTable LogHistogramSpec::table() const {
     LogBinTable t;
     t.spec = *this;
     t.edges = edges();
-    const auto &e = t.edges;
+    const auto& e = t.edges;
     const std::size_t n = e.size() - 1;
     // sub-binade buckets of relative width <= 2^-(52 − shift), at most half the bin ratio − 1
     int sub_bits = std::max(0, static_cast<int>(std::ceil(std::log2(1.0 / relative_resolution()))) + 1);
@@ -155,14 +155,14 @@ inline LogBinTable LogHistogramSpec::table() const {
  *        tables must live in memory the calling code can read (device memory for a CUDA kernel).
  */
 struct LogBinner {
-    const double *edges = nullptr;        ///< n_log + 1 increasing edges
-    const std::uint32_t *start = nullptr; ///< LogBinTable::start
+    const double* edges = nullptr;        ///< n_log + 1 increasing edges
+    const std::uint32_t* start = nullptr; ///< LogBinTable::start
     std::uint64_t base = 0;
     int shift = 52;
     std::uint32_t n_log = 0; ///< number of log bins
 
     /** @brief A view of a host table (or, with edges/start replaced by device copies, of its device mirror). */
-    static LogBinner make(const LogBinTable &t) {
+    static LogBinner make(const LogBinTable& t) {
         LogBinner b;
         b.edges = t.edges.data();
         b.start = t.start.data();
@@ -202,7 +202,7 @@ struct LogBinner {
 namespace detail {
 
 /** @brief Estimate of the value of order statistic k (0-based) of a histogram with total count `total`. */
-inline double histogram_order_statistic(const std::uint64_t *counts, const LogBinner &b, std::uint64_t total,
+inline double histogram_order_statistic(const std::uint64_t* counts, const LogBinner& b, std::uint64_t total,
                                         double min, double max, std::uint64_t k) {
     if (k == 0u) {
         return min;
@@ -257,7 +257,7 @@ inline double histogram_order_statistic(const std::uint64_t *counts, const LogBi
  * factor 1 + relative_resolution() (up to the rounding of the edges) of the exact type-7 quantile. NaN when the
  * histogram is empty. Deterministic (host only: uses std::pow).
  */
-inline double histogram_quantile(const std::uint64_t *counts, const LogBinner &binner, double min, double max,
+inline double histogram_quantile(const std::uint64_t* counts, const LogBinner& binner, double min, double max,
                                  double p) {
     std::uint64_t total = 0u;
     for (std::uint32_t i = 0; i < binner.n_bins(); ++i) {
@@ -297,7 +297,7 @@ public:
     }
 
     /** @brief Adds the counts of another histogram with the same spec (exact). */
-    void merge(const LogHistogram &other) {
+    void merge(const LogHistogram& other) {
         if (other.table_ != table_) {
             throw std::invalid_argument("LogHistogram::merge: different bin specifications");
         }
@@ -324,11 +324,11 @@ public:
     /** @brief Largest finite value (NaN when empty). */
     double max() const { return total_ == 0u ? detail::quiet_nan() : max_; }
     /** @brief Counts per bin (see HistogramBin for the layout). */
-    const std::vector<std::uint64_t> &counts() const { return counts_; }
+    const std::vector<std::uint64_t>& counts() const { return counts_; }
     /** @brief Bin edges e_0..e_n. */
-    const std::vector<double> &edges() const { return table_.edges; }
+    const std::vector<double>& edges() const { return table_.edges; }
     /** @brief The specification. */
-    const LogHistogramSpec &spec() const { return table_.spec; }
+    const LogHistogramSpec& spec() const { return table_.spec; }
     /** @brief Relative bin width 10^(1/bins_per_decade) − 1. */
     double relative_resolution() const { return table_.spec.relative_resolution(); }
     /** @brief A bin-index view into this histogram's tables (valid while this object lives). */

@@ -49,7 +49,7 @@ struct SeriesPartial {
     }
 
     /** @brief Adds the values of another partial (exact). */
-    NHVK_HD void merge(const SeriesPartial &other) {
+    NHVK_HD void merge(const SeriesPartial& other) {
         if (other.count != 0u) {
             if (count == 0u) {
                 min = other.min;
@@ -66,7 +66,7 @@ struct SeriesPartial {
     }
 
     /** @brief Same count, non-finite count, exact sums, min and max (bitwise). */
-    NHVK_HD friend bool operator==(const SeriesPartial &a, const SeriesPartial &b) {
+    NHVK_HD friend bool operator==(const SeriesPartial& a, const SeriesPartial& b) {
         return a.count == b.count && a.nonfinite == b.nonfinite && a.sum == b.sum && a.sum_sq == b.sum_sq &&
                (a.count == 0u || (detail::double_bits(a.min) == detail::double_bits(b.min) &&
                                   detail::double_bits(a.max) == detail::double_bits(b.max)));

@@ -158,7 +158,8 @@ public:
             if (node(a).op == Op::neg) return unary(Op::neg, binary(Op::div, node(a).a, b));
             if (node(b).op == Op::neg) return unary(Op::neg, binary(Op::div, a, node(b).a));
             break;
-        default: break;
+        default:
+            break;
         }
         Node n;
         n.op = op;
@@ -179,32 +180,54 @@ public:
 
     static double eval_unary(Op op, double x, double p) {
         switch (op) {
-        case Op::neg: return -x;
-        case Op::sin: return std::sin(x);
-        case Op::cos: return std::cos(x);
-        case Op::tan: return std::tan(x);
-        case Op::asin: return std::asin(x);
-        case Op::acos: return std::acos(x);
-        case Op::atan: return std::atan(x);
-        case Op::sinh: return std::sinh(x);
-        case Op::cosh: return std::cosh(x);
-        case Op::tanh: return std::tanh(x);
-        case Op::asinh: return std::asinh(x);
-        case Op::exp: return std::exp(x);
-        case Op::log: return std::log(x);
-        case Op::sqrt: return std::sqrt(x);
-        case Op::pow: return std::pow(x, p);
-        default: throw std::logic_error("sym: not a unary operation");
+        case Op::neg:
+            return -x;
+        case Op::sin:
+            return std::sin(x);
+        case Op::cos:
+            return std::cos(x);
+        case Op::tan:
+            return std::tan(x);
+        case Op::asin:
+            return std::asin(x);
+        case Op::acos:
+            return std::acos(x);
+        case Op::atan:
+            return std::atan(x);
+        case Op::sinh:
+            return std::sinh(x);
+        case Op::cosh:
+            return std::cosh(x);
+        case Op::tanh:
+            return std::tanh(x);
+        case Op::asinh:
+            return std::asinh(x);
+        case Op::exp:
+            return std::exp(x);
+        case Op::log:
+            return std::log(x);
+        case Op::sqrt:
+            return std::sqrt(x);
+        case Op::pow:
+            return std::pow(x, p);
+        default:
+            throw std::logic_error("sym: not a unary operation");
         }
     }
     static double eval_binary(Op op, double x, double y) {
         switch (op) {
-        case Op::add: return x + y;
-        case Op::sub: return x - y;
-        case Op::mul: return x * y;
-        case Op::div: return x / y;
-        case Op::atan2: return std::atan2(x, y); // atan2(first argument, second argument)
-        default: throw std::logic_error("sym: not a binary operation");
+        case Op::add:
+            return x + y;
+        case Op::sub:
+            return x - y;
+        case Op::mul:
+            return x * y;
+        case Op::div:
+            return x / y;
+        case Op::atan2:
+            return std::atan2(x, y); // atan2(first argument, second argument)
+        default:
+            throw std::logic_error("sym: not a binary operation");
         }
     }
 
@@ -220,9 +243,7 @@ private:
     struct KeyHash {
         std::size_t operator()(const Key& k) const {
             std::uint64_t h = 1469598103934665603ull;
-            auto mix = [&](std::uint64_t x) {
-                h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-            };
+            auto mix = [&](std::uint64_t x) { h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
             mix(k.op);
             mix(k.var);
             mix(static_cast<std::uint64_t>(k.index));
@@ -234,8 +255,12 @@ private:
     };
 
     int intern(const Node& n) {
-        Key k{static_cast<std::uint8_t>(n.op), static_cast<std::uint8_t>(n.var), n.op == Op::variable ? n.index : 0,
-              n.a, n.b, 0};
+        Key k{static_cast<std::uint8_t>(n.op),
+              static_cast<std::uint8_t>(n.var),
+              n.op == Op::variable ? n.index : 0,
+              n.a,
+              n.b,
+              0};
         std::memcpy(&k.bits, &n.value, sizeof(double));
         const auto it = index_.find(k);
         if (it != index_.end()) return it->second;
@@ -257,14 +282,22 @@ private:
         const Node& n = nodes_[i];
         double r = 0.0;
         switch (n.op) {
-        case Op::constant: r = n.value; break;
-        case Op::variable: r = vars(n.var, n.index); break;
+        case Op::constant:
+            r = n.value;
+            break;
+        case Op::variable:
+            r = vars(n.var, n.index);
+            break;
         case Op::add:
         case Op::sub:
         case Op::mul:
         case Op::div:
-        case Op::atan2: r = eval_binary(n.op, eval_rec(n.a, vars, memo, done), eval_rec(n.b, vars, memo, done)); break;
-        default: r = eval_unary(n.op, eval_rec(n.a, vars, memo, done), n.value); break;
+        case Op::atan2:
+            r = eval_binary(n.op, eval_rec(n.a, vars, memo, done), eval_rec(n.b, vars, memo, done));
+            break;
+        default:
+            r = eval_unary(n.op, eval_rec(n.a, vars, memo, done), n.value);
+            break;
         }
         memo[i] = r;
         done[i] = 1;
