@@ -3,6 +3,7 @@
 // sampling on the constraint set and on an energy shell (docs/physics.md §6), the divergence laws of its §4 seen
 // through the ensemble statistics (docs/numerics.md §7), and the accounting of failed trajectories (there, §1, §7.5).
 #include "csv_table.hpp"
+#include "ensemble_testing.hpp"
 #include "temp_dir.hpp"
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -22,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config.hpp"
@@ -49,9 +51,10 @@ struct TempDir : nhvk_test::TempDir {
     TempDir() : nhvk_test::TempDir("nhvk_test_") {}
 };
 
-RunConfig parse(const std::string& text, const std::vector<std::string>& sets = {}) {
-    return nhvk::parse_config(text, "test_ensemble.toml", sets, nhvk::model_registry());
-}
+using nhvk_test::model_table;
+using nhvk_test::mu_normal_table;
+using nhvk_test::parse;
+using nhvk_test::quiet;
 
 std::string read_text(const fs::path& p) {
     std::ifstream in(p);
@@ -64,14 +67,6 @@ nlohmann::json read_json(const fs::path& p) {
     std::ifstream in(p);
     EXPECT_TRUE(in.good()) << "cannot open " << p;
     return nlohmann::json::parse(in);
-}
-
-/** Quiet options: no progress line, no summary. */
-nhvk::EnsembleOptions quiet() {
-    nhvk::EnsembleOptions o;
-    o.quiet = true;
-    o.progress = false;
-    return o;
 }
 
 std::uint64_t bits(double x) {
@@ -129,26 +124,13 @@ double max_abs(const double* x, int n) {
 
 struct DeterminismCase {
     const char* name;
-    const char* toml;
+    std::string toml;
 };
 
 // nh_particle with μ0 drawn (the quickstart shape), and rolling_disc with a parameter sweep (per-member parameters)
 // and a step limit that makes a fraction of the members fail, so the failure counts are part of what must agree.
 const DeterminismCase determinism_cases[] = {
-    {"nh_particle", R"(
-[model]
-name = "nh_particle"
-[initial.q]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "uniform", low = -1.0, high = 1.0 }
-[initial.v]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-z = { dist = "normal", mean = 0.0, std = 1.0 }
-[initial.mu]
-dist = "normal"
-mean = 0.0
-std = 0.5
+    {"nh_particle", model_table("nh_particle") + nhvk_test::nh_particle_states() + mu_normal_table("0.5") + R"(
 [times]
 t_end = 0.5
 spacing = "log"
@@ -159,25 +141,8 @@ trajectories = 240
 seed = 7
 save_samples = true
 )"},
-    {"rolling_disc_sweep", R"(
-[model]
-name = "rolling_disc"
-[model.params]
-alpha = { dist = "uniform", low = 0.0, high = 0.5 }
-R = { dist = "uniform", low = 0.4, high = 0.6 }
-[initial.q]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-theta = { dist = "uniform", low = -3.0, high = 3.0 }
-phi = { dist = "uniform", low = -3.0, high = 3.0 }
-[initial.v]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-theta = { dist = "normal", mean = 0.0, std = 2.0 }
-phi = { dist = "normal", mean = 0.0, std = 2.0 }
-[initial.mu]
-dist = "normal"
-mean = 0.0
-std = 0.3
+    {"rolling_disc_sweep",
+     model_table("rolling_disc") + nhvk_test::rolling_disc_sweep_states() + mu_normal_table("0.3") + R"(
 [integrator]
 max_steps = 80
 [times]
@@ -231,16 +196,9 @@ TEST_P(EnsembleDeterminism, SameSeedGivesBitIdenticalStatisticsForAnyThreadsAndC
         const EnsembleResult& r = results[v];
         const std::string tag = std::string(dc.name) + " threads=" + std::to_string(variants[v].threads) +
                                 " chunk=" + std::to_string(variants[v].chunk);
-        EXPECT_EQ(r.requested, ref.requested) << tag;
-        EXPECT_EQ(r.valid, ref.valid) << tag;
-        EXPECT_EQ(r.failed_by_status, ref.failed_by_status) << tag;
-        EXPECT_EQ(r.failed_by_dynamics, ref.failed_by_dynamics) << tag;
-        EXPECT_EQ(r.sampling, ref.sampling) << tag;
-        EXPECT_EQ(r.exact_quantiles, ref.exact_quantiles) << tag;
+        nhvk_test::expect_same_counts(r, ref, tag);
         EXPECT_EQ(bits(r.growth_q), bits(ref.growth_q)) << tag;
         EXPECT_EQ(bits(r.growth_v), bits(ref.growth_v)) << tag;
-        EXPECT_EQ(r.onset.counts, ref.onset.counts) << tag;
-        EXPECT_EQ(r.onset.never, ref.onset.never) << tag;
         ASSERT_EQ(r.series.size(), ref.series.size()) << tag;
         for (std::size_t s = 0; s < r.series.size(); ++s)
             expect_bit_identical(r.series[s], ref.series[s], tag + " series " + std::to_string(s));
@@ -256,14 +214,21 @@ INSTANTIATE_TEST_SUITE_P(Modes, EnsembleDeterminism, ::testing::Combine(::testin
                                     (std::get<1>(p.param) ? "_histogram" : "_exact");
                          });
 
+/** The nh_particle ensemble (determinism_cases[0]) on 2 threads, configured twice, to write into the folders `first`
+ *  and `second` of `tmp`: a test changes the second and compares the two runs. */
+std::pair<RunConfig, RunConfig> config_pair(const TempDir& tmp, const std::string& first, const std::string& second) {
+    RunConfig a = parse(determinism_cases[0].toml);
+    a.run.out = tmp.str(first);
+    a.run.threads = 2;
+    RunConfig b = a;
+    b.run.out = tmp.str(second);
+    return {a, b};
+}
+
 // count, mean, std, min and max come from exact partials: identical whichever quantile mode is in force.
 TEST(EnsembleDeterminism, MomentsAgreeBetweenExactAndHistogramModes) {
     TempDir tmp;
-    RunConfig a = parse(determinism_cases[0].toml);
-    a.run.out = tmp.str("exact");
-    a.run.threads = 2;
-    RunConfig b = a;
-    b.run.out = tmp.str("histogram");
+    auto [a, b] = config_pair(tmp, "exact", "histogram");
     b.run.exact_memory_mb = 0;
     const EnsembleResult ra = nhvk::run_ensemble(a, quiet()), rb = nhvk::run_ensemble(b, quiet());
     ASSERT_TRUE(ra.exact_quantiles);
@@ -289,13 +254,9 @@ TEST(EnsembleDeterminism, MomentsAgreeBetweenExactAndHistogramModes) {
 // would mean the option did nothing, which the bit comparison of one statistic rules out.
 TEST(EnsembleEquations, GeneratedAgreesWithTheDualNumberReference) {
     TempDir tmp;
-    RunConfig a = parse(determinism_cases[0].toml);
-    a.run.out = tmp.str("generated");
-    a.run.threads = 2;
-    RunConfig b = a;
+    auto [a, b] = config_pair(tmp, "generated", "ad");
     b.integrator.equations = nhvk::EquationsKind::ad;
     b.run.backend = nhvk::Backend::automatic; // `auto` runs the reference on the CPU
-    b.run.out = tmp.str("ad");
     const EnsembleResult ra = nhvk::run_ensemble(a, quiet()), rb = nhvk::run_ensemble(b, quiet());
     EXPECT_EQ(rb.backend, "cpu");
     ASSERT_GT(ra.valid, 0u);
@@ -320,11 +281,8 @@ TEST(EnsembleEquations, GeneratedAgreesWithTheDualNumberReference) {
 // A different seed gives different statistics (otherwise the equalities above would prove nothing).
 TEST(EnsembleDeterminism, DifferentSeedGivesDifferentStatistics) {
     TempDir tmp;
-    RunConfig a = parse(determinism_cases[0].toml);
-    a.run.out = tmp.str("a");
-    RunConfig b = a;
+    auto [a, b] = config_pair(tmp, "a", "b");
     b.run.seed = a.run.seed + 1;
-    b.run.out = tmp.str("b");
     const EnsembleResult ra = nhvk::run_ensemble(a, quiet()), rb = nhvk::run_ensemble(b, quiet());
     const int last = static_cast<int>(ra.times.size()) - 1;
     EXPECT_NE(ra.at(nhvk::metric_dq, last).mean, rb.at(nhvk::metric_dq, last).mean);
@@ -480,9 +438,7 @@ TEST(EnsembleSampling, SavedSamplesSatisfyTheConstraints) {
 // under: sampling failures by sample_status (no integration status), integration failures by status and dynamics.
 TEST(EnsembleSampling, SamplesCsvAgreesWithSummaryJsonAndChartFailuresAreCounted) {
     TempDir tmp;
-    RunConfig cfg = parse(R"(
-[model]
-name = "parallel_velocities"
+    RunConfig cfg = parse(model_table("parallel_velocities") + R"(
 [initial.q]
 x2 = 1.0
 [initial.v]
@@ -615,91 +571,33 @@ template <class M> ShellReport check_shell(const RunConfig& cfg, int N) {
 
 struct ShellCase {
     const char* name;
-    const char* toml;
+    std::string toml;
     bool expect_unreachable; ///< the distribution puts some q0 where E0 is unreachable
 };
 
+using nhvk_test::standard_normal_table;
+const char* const shell_times = "[times]\nt_end = 1.0\n";
+
 const ShellCase shell_cases[] = {
     // homogeneous (linear), no potential: every draw reaches E0 > 0
-    {"nh_particle", R"(
-[model]
-name = "nh_particle"
-[initial]
-energy = 2.0
-[initial.q]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-[initial.v]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-z = { dist = "normal", mean = 0.0, std = 1.0 }
-[times]
-t_end = 1.0
-)",
+    {"nh_particle",
+     model_table("nh_particle") + "[initial]\nenergy = 2.0\n" + standard_normal_table("initial.q", {"x", "y"}) +
+         standard_normal_table("initial.v", {"x", "y", "z"}) + shell_times,
      false},
     // homogeneous, with potential g z: E0 = 0 is unreachable exactly where z0 > 0
-    {"sphere_holonomic", R"(
-[model]
-name = "sphere_holonomic"
-[initial]
-energy = 0.0
-[initial.q]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-z = { dist = "normal", mean = 0.0, std = 1.0 }
-[initial.v]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-z = { dist = "normal", mean = 0.0, std = 1.0 }
-[times]
-t_end = 1.0
-)",
-     true},
+    {"sphere_holonomic",
+     model_table("sphere_holonomic") + "[initial]\nenergy = 0.0\n" + nhvk_test::sphere_states() + shell_times, true},
     // homogeneous of degree 2 (nonlinear), spring potential
-    {"perpendicular_velocities", R"(
-[model]
-name = "perpendicular_velocities"
-[initial]
-energy = 1.5
-[initial.q]
-x1 = { dist = "normal", mean = 0.0, std = 1.0 }
-y1 = { dist = "normal", mean = 0.0, std = 1.0 }
-z1 = { dist = "normal", mean = 0.0, std = 1.0 }
-x2 = { dist = "normal", mean = 0.5, std = 1.0 }
-y2 = { dist = "normal", mean = 0.0, std = 1.0 }
-z2 = { dist = "normal", mean = 0.0, std = 1.0 }
-[initial.v]
-x1 = { dist = "normal", mean = 0.0, std = 1.0 }
-y1 = { dist = "normal", mean = 0.0, std = 1.0 }
-z1 = { dist = "normal", mean = 0.0, std = 1.0 }
-x2 = { dist = "normal", mean = 0.0, std = 1.0 }
-y2 = { dist = "normal", mean = 0.0, std = 1.0 }
-z2 = { dist = "normal", mean = 0.0, std = 1.0 }
-[times]
-t_end = 1.0
-)",
+    {"perpendicular_velocities",
+     model_table("perpendicular_velocities") + "[initial]\nenergy = 1.5\n" +
+         standard_normal_table("initial.q", {"x1", "y1", "z1"}) + nhvk_test::normal_line("x2", "0.5") +
+         nhvk_test::normal_line("y2") + nhvk_test::normal_line("z2") +
+         standard_normal_table("initial.v", {"x1", "y1", "z1", "x2", "y2", "z2"}) + shell_times,
      true},
     // affine (not homogeneous): scale and re-project; E0 unreachable where the least energy on φ = 0 exceeds it
-    {"ball_on_turntable", R"(
-[model]
-name = "ball_on_turntable"
-[initial]
-energy = 0.6
-[initial.q]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-psi = { dist = "uniform", low = -3.0, high = 3.0 }
-theta = { dist = "uniform", low = -1.2, high = 1.2 }
-phi = { dist = "uniform", low = -3.0, high = 3.0 }
-[initial.v]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-psi = { dist = "normal", mean = 0.0, std = 1.0 }
-theta = { dist = "normal", mean = 0.0, std = 1.0 }
-phi = { dist = "normal", mean = 0.0, std = 1.0 }
-[times]
-t_end = 1.0
-)",
+    {"ball_on_turntable",
+     model_table("ball_on_turntable") + "[initial]\nenergy = 0.6\n" + nhvk_test::ball_on_turntable_states() +
+         shell_times,
      true},
 };
 
@@ -741,7 +639,7 @@ INSTANTIATE_TEST_SUITE_P(Models, EnergyShell, ::testing::Range(0, static_cast<in
 TEST(EnergyShell, UnreachableShellIsCountedNotDropped) {
     TempDir tmp;
     // nh_particle has no potential: E ≥ 0 everywhere, so E0 = −1 is below its minimum for every member.
-    RunConfig all = parse(std::string(shell_cases[0].toml) + "[run]\ntrajectories = 50\n", {"initial.energy=-1.0"});
+    RunConfig all = parse(shell_cases[0].toml + "[run]\ntrajectories = 50\n", {"initial.energy=-1.0"});
     all.run.out = tmp.str("all");
     const EnsembleResult ra = nhvk::run_ensemble(all, quiet());
     EXPECT_EQ(ra.requested, 50u);
@@ -757,7 +655,7 @@ TEST(EnergyShell, UnreachableShellIsCountedNotDropped) {
     for (const auto& m : ja["divergence"]["q"]["mean"]) EXPECT_TRUE(m.is_null());
 
     // sphere_holonomic at E0 = 0: unreachable exactly for z0 > 0, so a mixed ensemble.
-    RunConfig mixed = parse(std::string(shell_cases[1].toml) + "[run]\ntrajectories = 100\n");
+    RunConfig mixed = parse(shell_cases[1].toml + "[run]\ntrajectories = 100\n");
     mixed.run.out = tmp.str("mixed");
     const EnsembleResult rm = nhvk::run_ensemble(mixed, quiet());
     const std::uint64_t unreachable = rm.sampling[static_cast<int>(SampleStatus::energy_unreachable)];
@@ -776,16 +674,7 @@ TEST(EnergyShell, UnreachableShellIsCountedNotDropped) {
 // ---------------------------------------------------------------------------------------------------------------
 // 4. Growth exponent of the median divergence: t³ with μ0 = 0, t² with μ0 ≠ 0 (docs/physics.md §4.2).
 
-const char* growth_config = R"(
-[model]
-name = "nh_particle"
-[initial.q]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "uniform", low = -1.0, high = 1.0 }
-[initial.v]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-z = { dist = "normal", mean = 0.0, std = 1.0 }
+const std::string growth_config = model_table("nh_particle") + nhvk_test::nh_particle_states() + R"(
 [integrator]
 rtol = 1e-12
 atol = 1e-15
@@ -813,7 +702,7 @@ TEST(EnsembleGrowth, MedianDivergenceGrowsLikeTCubedWithZeroMu0) {
 
 TEST(EnsembleGrowth, MedianDivergenceGrowsLikeTSquaredWithNormalMu0) {
     TempDir tmp;
-    RunConfig cfg = parse(std::string(growth_config) + "[initial.mu]\ndist = \"normal\"\nmean = 0.0\nstd = 1.0\n");
+    RunConfig cfg = parse(growth_config + mu_normal_table("1.0"));
     cfg.run.out = tmp.str("out");
     const EnsembleResult r = nhvk::run_ensemble(cfg, quiet());
     std::cout << "[ growth ] mu0 ~ N(0, 1): growth_q = " << r.growth_q << " (valid " << r.valid << ")\n";
@@ -824,17 +713,7 @@ TEST(EnsembleGrowth, MedianDivergenceGrowsLikeTSquaredWithNormalMu0) {
 // ---------------------------------------------------------------------------------------------------------------
 // 5. Holonomic control: sphere_holonomic's two dynamics coincide for every μ0 (docs/physics.md §4.1).
 
-const char* sphere_config = R"(
-[model]
-name = "sphere_holonomic"
-[initial.q]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-z = { dist = "normal", mean = 0.0, std = 1.0 }
-[initial.v]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-z = { dist = "normal", mean = 0.0, std = 1.0 }
+const std::string sphere_config = model_table("sphere_holonomic") + nhvk_test::sphere_states() + R"(
 [integrator]
 rtol = 1e-12
 atol = 1e-14
@@ -891,9 +770,7 @@ TEST(SphereHolonomicControl, NonholonomicModelDivergesWithTheSameSettings) {
 TEST(EnsembleFailures, FailedTrajectoriesAreCountedAndExcluded) {
     TempDir tmp;
     // Wide velocities and a small step limit: fast members run out of steps, slow ones finish.
-    RunConfig cfg = parse(R"(
-[model]
-name = "nh_particle"
+    RunConfig cfg = parse(model_table("nh_particle") + R"(
 [initial.q]
 y = { dist = "uniform", low = -1.0, high = 1.0 }
 [initial.v]

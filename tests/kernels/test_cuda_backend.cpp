@@ -24,6 +24,7 @@
 // error at these tolerances, scaled by the O(1) states) and only both stay below it otherwise; and the growth exponent
 // is compared only where the median divergence over its fit window is far above rounding (for sphere_holonomic it is
 // ~1e-13 and its "exponent" is a fit to noise: there both backends must only report a divergence at rounding level).
+#include "ensemble_testing.hpp"
 #include "temp_dir.hpp"
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -83,157 +84,45 @@ struct TempDir : nhvk_test::TempDir {
     TempDir() : nhvk_test::TempDir("nhvk_kernels_") {}
 };
 
-RunConfig parse(const std::string& text) {
-    return nhvk::parse_config(text, "test_cuda_backend.toml", {}, nhvk::model_registry());
-}
+using nhvk_test::model_table;
+using nhvk_test::mu_normal_table;
+using nhvk_test::parse;
 
 struct BackendCase {
     const char* name;
-    const char* toml;
+    std::string toml;
 };
+
+/** A case's config: the ensemble, its `[integrator]` settings and `[times]`, and 200 trajectories of seed `seed`. */
+std::string backend_toml(const std::string& ensemble, const std::string& integrator, const std::string& times,
+                         int seed) {
+    return ensemble + "[integrator]\n" + integrator + "[times]\n" + times +
+           "[run]\ntrajectories = 200\nseed = " + std::to_string(seed) + "\n";
+}
+
+// DOPRI5 tolerances far below the comparison tolerance (see the file comment).
+const char* const tight_dopri5 = "rtol = 1e-13\natol = 1e-15\n";
 
 // nh_particle with μ0 drawn (DOPRI5 and RK4), rolling_disc with a parameter sweep (per-member parameters on the
 // device) and a step limit that makes some members fail, ball_on_turntable (affine, angles, chart), sphere_holonomic
 // (shared parameter g).
 const BackendCase backend_cases[] = {
-    {"nh_particle_dopri5", R"(
-[model]
-name = "nh_particle"
-[initial.q]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "uniform", low = -1.0, high = 1.0 }
-[initial.v]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-z = { dist = "normal", mean = 0.0, std = 1.0 }
-[initial.mu]
-dist = "normal"
-mean = 0.0
-std = 0.5
-[integrator]
-rtol = 1e-13
-atol = 1e-15
-[times]
-t_end = 1.0
-spacing = "log"
-count = 10
-t_first = 1e-3
-[divergence]
-onset_threshold = 1e-3
-[run]
-trajectories = 200
-seed = 21
-)"},
-    {"nh_particle_rk4", R"(
-[model]
-name = "nh_particle"
-[initial.q]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "uniform", low = -1.0, high = 1.0 }
-[initial.v]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-z = { dist = "normal", mean = 0.0, std = 1.0 }
-[initial.mu]
-dist = "normal"
-mean = 0.0
-std = 0.5
-[integrator]
-method = "rk4"
-dt = 1e-3
-[times]
-t_end = 0.5
-count = 5
-[run]
-trajectories = 200
-seed = 22
-)"},
-    {"rolling_disc_sweep", R"(
-[model]
-name = "rolling_disc"
-[model.params]
-alpha = { dist = "uniform", low = 0.0, high = 0.5 }
-R = { dist = "uniform", low = 0.4, high = 0.6 }
-[initial.q]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-theta = { dist = "uniform", low = -3.0, high = 3.0 }
-phi = { dist = "uniform", low = -3.0, high = 3.0 }
-[initial.v]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-theta = { dist = "normal", mean = 0.0, std = 2.0 }
-phi = { dist = "normal", mean = 0.0, std = 2.0 }
-[initial.mu]
-dist = "normal"
-mean = 0.0
-std = 0.3
-[integrator]
-rtol = 1e-13
-atol = 1e-15
-max_steps = 400
-[times]
-t_end = 0.5
-count = 5
-[run]
-trajectories = 200
-seed = 23
-)"},
-    {"ball_on_turntable", R"(
-[model]
-name = "ball_on_turntable"
-[initial.q]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-psi = { dist = "uniform", low = -3.0, high = 3.0 }
-theta = { dist = "uniform", low = -1.2, high = 1.2 }
-phi = { dist = "uniform", low = -3.0, high = 3.0 }
-[initial.v]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-psi = { dist = "normal", mean = 0.0, std = 1.0 }
-theta = { dist = "normal", mean = 0.0, std = 1.0 }
-phi = { dist = "normal", mean = 0.0, std = 1.0 }
-[initial.mu]
-dist = "normal"
-mean = 0.0
-std = 0.2
-[integrator]
-rtol = 1e-13
-atol = 1e-15
-[times]
-t_end = 0.5
-count = 5
-[run]
-trajectories = 200
-seed = 24
-)"},
-    {"sphere_holonomic", R"(
-[model]
-name = "sphere_holonomic"
-[model.params]
-g = 3.0
-[initial.q]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-z = { dist = "normal", mean = 0.0, std = 1.0 }
-[initial.v]
-x = { dist = "normal", mean = 0.0, std = 1.0 }
-y = { dist = "normal", mean = 0.0, std = 1.0 }
-z = { dist = "normal", mean = 0.0, std = 1.0 }
-[initial.mu]
-dist = "normal"
-mean = 0.0
-std = 1.0
-[integrator]
-rtol = 1e-13
-atol = 1e-15
-[times]
-t_end = 1.0
-count = 5
-[run]
-trajectories = 200
-seed = 25
-)"},
+    {"nh_particle_dopri5",
+     backend_toml(model_table("nh_particle") + nhvk_test::nh_particle_states() + mu_normal_table("0.5") +
+                      "[divergence]\nonset_threshold = 1e-3\n",
+                  tight_dopri5, "t_end = 1.0\nspacing = \"log\"\ncount = 10\nt_first = 1e-3\n", 21)},
+    {"nh_particle_rk4",
+     backend_toml(model_table("nh_particle") + nhvk_test::nh_particle_states() + mu_normal_table("0.5"),
+                  "method = \"rk4\"\ndt = 1e-3\n", "t_end = 0.5\ncount = 5\n", 22)},
+    {"rolling_disc_sweep",
+     backend_toml(model_table("rolling_disc") + nhvk_test::rolling_disc_sweep_states() + mu_normal_table("0.3"),
+                  std::string(tight_dopri5) + "max_steps = 400\n", "t_end = 0.5\ncount = 5\n", 23)},
+    {"ball_on_turntable",
+     backend_toml(model_table("ball_on_turntable") + nhvk_test::ball_on_turntable_states() + mu_normal_table("0.2"),
+                  tight_dopri5, "t_end = 0.5\ncount = 5\n", 24)},
+    {"sphere_holonomic", backend_toml(model_table("sphere_holonomic") + "[model.params]\ng = 3.0\n" +
+                                          nhvk_test::sphere_states() + mu_normal_table("1.0"),
+                                      tight_dopri5, "t_end = 1.0\ncount = 5\n", 25)},
 };
 
 /** Layout and common settings of a run, built as run_ensemble builds them (host/pipeline/run_plan.cpp). */
@@ -401,22 +290,12 @@ void ensemble_statistics_match(const BackendCase& bc, bool histogram) {
     RunConfig g = c;
     g.run.backend = nhvk::Backend::cuda;
     g.run.out = tmp.str("cuda");
-    nhvk::EnsembleOptions opt;
-    opt.quiet = true;
-    opt.progress = false;
-    const nhvk::EnsembleResult rc = nhvk::run_ensemble(c, opt);
-    const nhvk::EnsembleResult rg = nhvk::run_ensemble(g, opt);
+    const nhvk::EnsembleResult rc = nhvk::run_ensemble(c, nhvk_test::quiet());
+    const nhvk::EnsembleResult rg = nhvk::run_ensemble(g, nhvk_test::quiet());
     EXPECT_EQ(rc.backend, "cpu");
     EXPECT_EQ(rg.backend, "cuda");
     ASSERT_GT(rc.valid, 0u);
-    EXPECT_EQ(rg.requested, rc.requested);
-    EXPECT_EQ(rg.valid, rc.valid);
-    EXPECT_EQ(rg.failed_by_status, rc.failed_by_status);
-    EXPECT_EQ(rg.failed_by_dynamics, rc.failed_by_dynamics);
-    EXPECT_EQ(rg.sampling, rc.sampling);
-    EXPECT_EQ(rg.onset.counts, rc.onset.counts);
-    EXPECT_EQ(rg.onset.never, rc.onset.never);
-    EXPECT_EQ(rg.exact_quantiles, rc.exact_quantiles);
+    nhvk_test::expect_same_counts(rg, rc, bc.name);
     ASSERT_EQ(rg.series.size(), rc.series.size());
     for (std::size_t s = 0; s < rc.series.size(); ++s) {
         const nhvk::stats::SeriesSummary &x = rc.series[s], &y = rg.series[s];
