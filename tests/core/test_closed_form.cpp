@@ -2,6 +2,7 @@
 // The nonholonomic particle against its closed form (docs/models.md), and conservation of the nonholonomic energy for
 // constraints homogeneous in v (docs/physics.md §4.3) — in double at tight tolerance, and typed over float and double.
 #include "core_test_util.hpp"
+#include "dopri5_control.hpp"
 
 #include <nhvk/member.hpp>
 #include <nhvk/models/nh_particle.hpp>
@@ -20,7 +21,6 @@ namespace {
 
 using nhvk::Dopri5;
 using nhvk::Status;
-using nhvk::StepControl;
 using nhvk::models::NhParticle;
 using nhvk::models::PerpendicularVelocities;
 
@@ -35,13 +35,7 @@ template <> struct Tol<float> {
     static constexpr double rtol = 1e-5, atol = 1e-6, closed_form = 1e-5, energy = 5e-6;
 };
 
-template <class T> StepControl control() {
-    StepControl c;
-    c.rtol = Tol<T>::rtol;
-    c.atol = Tol<T>::atol;
-    c.dt = 0.0;
-    return c;
-}
+template <class T> nhvk::StepControl control() { return nhvk_test::dopri5_control(Tol<T>::rtol, Tol<T>::atol); }
 
 template <class M, class T>
 std::vector<T> record_nh(const M& model, const T* q0, const T* v0, const std::vector<double>& times) {

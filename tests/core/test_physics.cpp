@@ -7,6 +7,7 @@
 //   5. the constraint residual φ stays small, and projection holds it at round-off.
 // Energies and invariants are evaluated with hand-written formulas, not with the engine's energy().
 #include "core_test_util.hpp"
+#include "dopri5_control.hpp"
 
 #include <nhvk/member.hpp>
 #include <nhvk/models/nh_particle.hpp>
@@ -27,18 +28,7 @@ namespace {
 using nhvk::Dopri5;
 using nhvk::Status;
 using nhvk::StepControl;
-using nhvk::models::NhParticle;
-using nhvk::models::PerpendicularVelocities;
-using nhvk::models::RollingDisc;
-using nhvk::models::SphereHolonomic;
-
-StepControl tight() {
-    StepControl c;
-    c.rtol = 1e-12;
-    c.atol = 1e-14;
-    c.dt = 0.0;
-    return c;
-}
+using namespace nhvk::models; // NhParticle, PerpendicularVelocities, RollingDisc, SphereHolonomic
 
 /** Both motions of one member recorded at t0 and at each output time: row r = (q_NH, v_NH, q_VK, v_VK, μ). */
 template <class M, class T = double> struct Recorded {
@@ -95,7 +85,7 @@ TEST(Physics, SphereHolonomicMotionsCoincideForEveryMu0) {
         for (int j = 0; j < 3; ++j) v0[j] -= qv / (1.5 * 1.5) * q0[j];
         for (int j = 0; j < 3; ++j) vv += v0[j] * v0[j];
         const double mu[1] = {mu0};
-        const auto rec = record(model, q0, v0, mu, times, tight());
+        const auto rec = record(model, q0, v0, mu, times, nhvk_test::dopri5_control());
         ASSERT_EQ(rec.outcome.status, Status::ok) << "mu0 = " << mu0;
         double dq = 0, dv = 0, dr = 0, moved = 0;
         for (std::size_t i = 0; i <= times.size(); ++i) {
@@ -121,7 +111,7 @@ TEST(Physics, SphereHolonomicMotionsCoincideForEveryMu0) {
 TEST(Physics, NhParticleDivergenceIsCubicForZeroMu0AndQuadraticOtherwise) {
     const NhParticle model;
     const std::vector<double> times = nhvk_test::geom_grid(1e-3, 3e-2, 12);
-    StepControl ctl = tight();
+    StepControl ctl = nhvk_test::dopri5_control();
     std::mt19937_64 rng(2025);
     for (int trial = 0; trial < 3; ++trial) {
         double q0[3], v0[3];
@@ -170,7 +160,7 @@ TEST(Physics, EnergyBalanceAlongNonholonomicMotion) {
     const double v1 = (t0 - v0 * v0) / (q[0] * v0 + q[1] + t0 * q[0]);
     const double y0[5] = {q[0], q[1], v0, v1, 0.0};
     Dopri5<EnergyBalanceSys, double> st;
-    ASSERT_EQ(st.init(sys, t0, y0, tight()), Status::ok);
+    ASSERT_EQ(st.init(sys, t0, y0, nhvk_test::dopri5_control()), Status::ok);
     const double E0 = nhvk_test::ModelAHand(y0, y0 + 2, t0, true).E;
     double max_mismatch = 0, max_change = 0;
     for (int i = 1; i <= 40; ++i) {
@@ -220,7 +210,7 @@ template <class M, class EFn, class JvFn>
 VkEnergyResult vk_energy_run(const M& model, const double* q0, const double* v0, const double* mu0, double t_end,
                              EFn efn, JvFn jvfn) {
     const std::vector<double> times = linear_grid(0.0, t_end, 100);
-    const auto rec = record(model, q0, v0, mu0, times, tight());
+    const auto rec = record(model, q0, v0, mu0, times, nhvk_test::dopri5_control());
     EXPECT_EQ(rec.outcome.status, Status::ok);
     auto vk = [&](int r) {
         double s = efn(rec.q_vk(r), rec.v_vk(r));
@@ -287,7 +277,7 @@ TEST(Physics, VakonomicEnergyConservedHomogeneousCatalogueModels) {
         expect_not_vacuous(r);
         // docs/models.md: ẋ + μ y and ż − μ are conserved along the vakonomic motion.
         const std::vector<double> times = linear_grid(0.0, 5.0, 20);
-        const auto rec = record(model, q0, v0, mu0, times, tight());
+        const auto rec = record(model, q0, v0, mu0, times, nhvk_test::dopri5_control());
         for (std::size_t i = 1; i <= times.size(); ++i) {
             const int ri = int(i);
             EXPECT_NEAR(rec.v_vk(ri)[0] + rec.mu(ri)[0] * rec.q_vk(ri)[1], v0[0] + mu0[0] * q0[1], 1e-10);
@@ -370,7 +360,7 @@ TEST(Physics, ConstraintDriftSmallAndProjectionHoldsItAtRoundOff) {
     loose.dt = 0.0;
     StepControl loose_proj = loose;
     loose_proj.project = true;
-    const Drift tight_run = max_residual(model, q0, v0, mu0, 10.0, 50, tight());
+    const Drift tight_run = max_residual(model, q0, v0, mu0, 10.0, 50, nhvk_test::dopri5_control());
     const Drift free_run = max_residual(model, q0, v0, mu0, 200.0, 400, loose);
     const Drift proj_run = max_residual(model, q0, v0, mu0, 200.0, 400, loose_proj);
     std::printf("    max |phi| NH / VK: rtol 1e-12, t<=10: %.2e / %.2e; rtol 1e-6, t<=200: no projection %.2e / %.2e,"

@@ -107,12 +107,11 @@ void check_vakonomic_momenta(Sampler sample, std::uint64_t seed, DrawMu draw_mu,
     EXPECT_LT(worst_l, 1e-9);
     EXPECT_GT(least_p, 1e-2) << "the momentum checked for conservation is 0";
     EXPECT_GT(least_l, 1e-2) << "the angular momentum checked for conservation is 0";
-    EXPECT_GT(least_motion, 1e-2) << "a motion barely moves: its conservation laws would hold trivially";
+    expect_moves(least_motion, "its conservation laws would hold trivially");
     measured("max_change_vk_momentum", worst_p);
     measured("max_change_vk_angular_momentum", worst_l);
     measured("min_abs_vk_momentum", least_p);
     measured("min_abs_vk_angular_momentum", least_l);
-    measured("min_motion", least_motion);
 }
 
 } // namespace nhvk::testing

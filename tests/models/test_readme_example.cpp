@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "dopri5_control.hpp"
 #include "loglog_slope.hpp"
 #include "nhvk/member.hpp"
 #include "readme_example_model.hpp"
@@ -17,7 +18,6 @@
 namespace {
 
 using nhvk::Dopri5;
-using nhvk::StepControl;
 using nhvk::models::SwappedParticle;
 
 struct Recorder {
@@ -28,14 +28,6 @@ struct Recorder {
         rows.push_back(r);
     }
 };
-
-StepControl tight() {
-    StepControl c;
-    c.rtol = 1e-12;
-    c.atol = 1e-14;
-    c.dt = 0.0;
-    return c;
-}
 
 TEST(ReadmeExample, RegistersNameCoordinatesAndParameters) {
     const nhvk::ModelInfo info = nhvk::model_info<SwappedParticle>();
@@ -58,7 +50,8 @@ TEST(ReadmeExample, NonholonomicMotionMatchesClosedForm) {
     const double q0[3] = {x0, y0, z0}, v0[3] = {xd, yd, x0 * yd}, mu0[1] = {0.0};
     const double T = 4.0, times[1] = {T};
     Recorder rec;
-    const auto out = nhvk::integrate_member<Dopri5>(model, q0, v0, mu0, 0.0, times, 1, tight(), rec);
+    const auto out =
+        nhvk::integrate_member<Dopri5>(model, q0, v0, mu0, 0.0, times, 1, nhvk_test::dopri5_control(), rec);
     ASSERT_EQ(out.status, nhvk::Status::ok);
     const double x = x0 + xd * T, C = yd * std::sqrt(1 + x0 * x0);
     const double y = y0 + (C / xd) * (std::asinh(x) - std::asinh(x0));
@@ -78,8 +71,8 @@ double divergence_slope(double mu0) {
     std::vector<double> t;
     for (int i = 0; i <= 12; ++i) t.push_back(1e-3 * std::pow(30.0, i / 12.0));
     Recorder rec;
-    const auto out =
-        nhvk::integrate_member<Dopri5>(model, q0, v0, mu, 0.0, t.data(), static_cast<int>(t.size()), tight(), rec);
+    const auto out = nhvk::integrate_member<Dopri5>(model, q0, v0, mu, 0.0, t.data(), static_cast<int>(t.size()),
+                                                    nhvk_test::dopri5_control(), rec);
     EXPECT_EQ(out.status, nhvk::Status::ok);
     std::vector<double> d(t.size());
     for (std::size_t i = 0; i < t.size(); ++i) {

@@ -58,9 +58,8 @@ TEST(RollingDisc, HeadingRateConstantOnIncline) {
         least_motion = std::min({least_motion, r.least_motion(), r.most_acceleration()});
     }
     EXPECT_LT(worst, 1e-12);
-    EXPECT_GT(least_motion, 1e-2) << "a motion barely moves: φ̇ constant would hold trivially";
+    expect_moves(least_motion, "φ̇ constant would hold trivially");
     measured("max_change_phidot", worst);
-    measured("min_motion", least_motion);
 }
 
 TEST(RollingDisc, FlatPlaneVakonomicCoincidesForMuEqualMomentum) {

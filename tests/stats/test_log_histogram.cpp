@@ -12,12 +12,7 @@
 
 namespace {
 
-using nhvk::stats::kFirstLogBin;
-using nhvk::stats::kNegativeBin;
-using nhvk::stats::kUnderflowBin;
-using nhvk::stats::kZeroBin;
-using nhvk::stats::LogHistogram;
-using nhvk::stats::LogHistogramSpec;
+using namespace nhvk::stats; // LogHistogram, LogHistogramSpec and the bin constants k*Bin
 
 // type 7 on a copy, written independently of the library
 double type7(std::vector<double> v, double p) {
