@@ -8,18 +8,17 @@ after one untimed warm-up call; compile_seconds apart. traj_steps_per_second cou
 Prints `skipped: jax not installed` (or diffrax) and exits 0 when the import fails.
 Usage: diffrax_peer.py [--n 100000] [--seed S] [--t-end 5]"""
 
-import argparse
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from peer_cli import argument_parser  # noqa: E402 (after the path)
+
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=100000)
-    ap.add_argument("--seed", type=int, default=2026)
+    ap = argument_parser(__doc__, 100000)
     ap.add_argument("--t-end", type=float, default=5.0)
     ap.add_argument("--max-steps", type=int, default=100000)
     args = ap.parse_args()
@@ -53,26 +52,15 @@ def main():
     pair = jax.vmap(lambda nh, vk: (solve(pc.rhs_nh, nh), solve(pc.rhs_vk, vk)), in_axes=1, out_axes=-1)
 
     nh0, vk0 = pc.start_states(args.n, args.seed)
-    device = jax.devices()[0]
-    t0 = time.perf_counter()
-    compiled = jax.jit(pair).lower(nh0, vk0).compile()
-    compile_seconds = time.perf_counter() - t0
-    jax.block_until_ready(compiled(jax.device_put(nh0, device), jax.device_put(vk0, device)))  # warm-up, untimed
-
-    t0 = time.perf_counter()
-    d_nh0, d_vk0 = jax.device_put(nh0, device), jax.device_put(vk0, device)
-    jax.block_until_ready((d_nh0, d_vk0))
-    t1 = time.perf_counter()
-    out = jax.block_until_ready(compiled(d_nh0, d_vk0))
-    t2 = time.perf_counter()
-    (nh, nh_steps, nh_ok), (vk, vk_steps, vk_ok) = jax.tree_util.tree_map(np.asarray, out)
+    run = pc.DeviceRun(jax, pair, nh0, vk0)
+    (nh, nh_steps, nh_ok), (vk, vk_steps, vk_ok) = jax.tree_util.tree_map(np.asarray, run.out)
     d_q, drift = pc.pair_results(nh0, vk0, nh, vk)
-    t3 = time.perf_counter()
+    total_seconds = time.perf_counter() - run.started
     steps = np.concatenate([nh_steps, vk_steps]).astype(np.float64)
-    print(pc.result("diffrax_dopri5", "dopri5 rtol=1e-10 atol=1e-12", f"{device.platform}:{device.device_kind}",
-                    None, args.n, t2 - t1, t3 - t0, d_q, drift, seed=args.seed, steps=None, t_end=args.t_end,
+    print(pc.result("diffrax_dopri5", "dopri5 rtol=1e-10 atol=1e-12", run.name, None, args.n, run.integration_seconds,
+                    total_seconds, d_q, drift, seed=args.seed, steps=None, t_end=args.t_end,
                     steps_mean=float(steps.mean()), steps_max=int(steps.max()),
-                    failed=int(args.n - np.count_nonzero(nh_ok & vk_ok)), compile_seconds=compile_seconds,
+                    failed=int(args.n - np.count_nonzero(nh_ok & vk_ok)), compile_seconds=run.compile_seconds,
                     jax_version=jax.__version__, diffrax_version=diffrax.__version__), flush=True)
     return 0
 

@@ -8,18 +8,17 @@ initial states to the checksums (transfer, integration, copy back, d_q on the ho
 Prints `skipped: jax not installed` and exits 0 when jax cannot be imported.
 Usage: jax_peer.py [--n 100000] [--seed S]"""
 
-import argparse
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from peer_cli import argument_parser  # noqa: E402 (after the path)
+
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=100000)
-    ap.add_argument("--seed", type=int, default=2026)
+    ap = argument_parser(__doc__, 100000)
     args = ap.parse_args()
     if args.n < 1:
         ap.error("--n must be >= 1")
@@ -41,24 +40,12 @@ def main():
     pair = jax.vmap(lambda nh, vk: (integrate(pc.rhs_nh, nh), integrate(pc.rhs_vk, vk)), in_axes=1, out_axes=1)
 
     nh0, vk0 = pc.start_states(args.n, args.seed)
-    device = jax.devices()[0]
-    t0 = time.perf_counter()
-    compiled = jax.jit(pair).lower(nh0, vk0).compile()
-    compile_seconds = time.perf_counter() - t0
-
-    jax.block_until_ready(compiled(jax.device_put(nh0, device), jax.device_put(vk0, device)))  # warm-up, untimed
-
-    t0 = time.perf_counter()
-    d_nh0, d_vk0 = jax.device_put(nh0, device), jax.device_put(vk0, device)
-    jax.block_until_ready((d_nh0, d_vk0))
-    t1 = time.perf_counter()
-    out = jax.block_until_ready(compiled(d_nh0, d_vk0))
-    t2 = time.perf_counter()
-    nh, vk = (np.asarray(a) for a in out)
+    run = pc.DeviceRun(jax, pair, nh0, vk0)
+    nh, vk = (np.asarray(a) for a in run.out)
     d_q, drift = pc.pair_results(nh0, vk0, nh, vk)
-    t3 = time.perf_counter()
-    print(pc.result("jax_vmap", "rk4", f"{device.platform}:{device.device_kind}", None, args.n, t2 - t1, t3 - t0, d_q,
-                    drift, seed=args.seed, compile_seconds=compile_seconds, jax_version=jax.__version__),
+    total_seconds = time.perf_counter() - run.started
+    print(pc.result("jax_vmap", "rk4", run.name, None, args.n, run.integration_seconds, total_seconds, d_q, drift,
+                    seed=args.seed, compile_seconds=run.compile_seconds, jax_version=jax.__version__),
           flush=True)
     return 0
 

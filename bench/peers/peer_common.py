@@ -4,11 +4,13 @@ the same draws; Box-Muller's log/cos/sin may differ from libm in the last bit), 
 result line. Needs numpy only."""
 
 import json
+import time
 
 import numpy as np
 
+from peer_cli import DEFAULT_SEED
+
 DRAWS_PER_TRAJECTORY = 5  # y0, then two Box-Muller pairs: (vx, vy) and (vz, mu0)
-DEFAULT_SEED = 2026
 DT = 1e-3
 STEPS = 1000
 MU_STD = 0.1
@@ -90,6 +92,27 @@ def pair_results(nh0, vk0, nh, vk):
         axis=0,
     )
     return d_q, drift
+
+
+class DeviceRun:
+    """`pair` (a jax.vmap of both dynamics over the (dim, n) start states) compiled and run on the first jax device,
+    as the JAX peers time it: compile_seconds for lowering and compiling; one untimed warm-up call; then the start
+    states put on the device (`started`: before that) and one call up to block_until_ready (integration_seconds).
+    `out`: that call's outputs, still on the device."""
+
+    def __init__(self, jax, pair, nh0, vk0):
+        self.device = jax.devices()[0]
+        self.name = f"{self.device.platform}:{self.device.device_kind}"
+        t0 = time.perf_counter()
+        compiled = jax.jit(pair).lower(nh0, vk0).compile()
+        self.compile_seconds = time.perf_counter() - t0
+        jax.block_until_ready(compiled(jax.device_put(nh0, self.device), jax.device_put(vk0, self.device)))  # warm-up
+        self.started = time.perf_counter()
+        d_nh0, d_vk0 = jax.device_put(nh0, self.device), jax.device_put(vk0, self.device)
+        jax.block_until_ready((d_nh0, d_vk0))
+        t1 = time.perf_counter()
+        self.out = jax.block_until_ready(compiled(d_nh0, d_vk0))
+        self.integration_seconds = time.perf_counter() - t1
 
 
 def result(peer, method, device, threads, n, integration_seconds, total_seconds, d_q, drift, seed=DEFAULT_SEED,

@@ -8,18 +8,17 @@ Per-trajectory time is seconds_per_trajectory = integration_seconds / trajectori
 Prints `skipped: scipy not installed` and exits 0 when numpy or scipy is missing.
 Usage: scipy_peer.py [--n 200] [--seed S] [--t-end-adaptive 5] [--method numpy_rk4|scipy_rk45|both]"""
 
-import argparse
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from peer_cli import argument_parser  # noqa: E402 (after the path)
+
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=2026)
+    ap = argument_parser(__doc__, 200)
     ap.add_argument("--t-end-adaptive", type=float, default=5.0)
     ap.add_argument("--method", choices=["numpy_rk4", "scipy_rk45", "both"], default="both")
     args = ap.parse_args()
