@@ -179,10 +179,6 @@ template <class T, int N> struct Dual {
     friend NHVK_HD bool operator>=(const Dual& a, const Dual& b) { return a.val >= b.val; }
 };
 
-/** @brief The plain value of a (possibly nested) dual, or the scalar itself. */
-template <class T> NHVK_HD NHVK_FORCEINLINE T value_of(const T& x) { return x; }
-template <class T, int N> NHVK_HD NHVK_FORCEINLINE auto value_of(const Dual<T, N>& x) { return value_of(x.val); }
-
 namespace detail {
 /** @brief Chain rule: given f(a.val) and f'(a.val), build f(a). */
 template <class T, int N> NHVK_HD NHVK_FORCEINLINE Dual<T, N> chain(const Dual<T, N>& a, const T& f, const T& df) {

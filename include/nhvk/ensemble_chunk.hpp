@@ -63,7 +63,7 @@ NHVK_HD NHVK_FORCEINLINE void run_chunk_member(const ChunkArgs& a, long long j) 
         return;
     }
     // NOTE: a compile-time bound (the generated equations know the exact count), and the array is only ever seen
-    // through a definite pointer, so the loop unrolls and the values stay in registers on the device.
+    // through a definite pointer, so the loop unrolls and no dynamic index forces it into local memory.
     M model{};
     if (a.params && a.n_params > 0) {
         constexpr int np = Equations<M, T>::param_slots;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /** @file
- *  @brief Fixed-size dense linear algebra that runs in registers on the device: LU with partial pivoting and
- *         singularity detection. Eigen's decompositions are host-only under nvcc, so this one is ours.
+ *  @brief Fixed-size dense linear algebra for host and device: LU with partial pivoting and singularity detection,
+ *         with compile-time indices only (nothing forces it into local memory; whether a kernel keeps it in registers
+ *         is ptxas's choice, which `bench/kernel_resources.sh` shows). Eigen's decompositions are host-only under nvcc.
  */
 #pragma once
 
@@ -115,7 +116,7 @@ NHVK_HD NHVK_FORCEINLINE SolveInfo lu_solve(T (&A)[N][N], T (&b)[N],
     NHVK_UNROLL
     for (int c = 0; c < N; ++c) {
         // NOTE: partial pivoting by compare-and-swap with compile-time row indices (the first largest |A_rc| ends in
-        // row c): no dynamically indexed array, so on the device the matrix stays in registers.
+        // row c): no dynamically indexed array, so nothing forces the matrix into local memory on the device.
         NHVK_UNROLL
         for (int r = c + 1; r < N; ++r) {
             const bool swap = abs(A[r][c]) > abs(A[c][c]);

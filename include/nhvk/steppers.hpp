@@ -306,15 +306,13 @@ public:
                 ++rejected;
                 h_ = h * (fac < T(1) ? fac : T(1));
                 last_rejected = true;
-                // NOTE: f(t, y) again (the same value): keeping k1 through the step would keep it in registers.
+                // NOTE: f(t, y) again (the same value) rather than a copy of k1 kept live through the step: fewer
+                // registers on the device.
                 if ((s = sys.rhs(t, y, k1)) != Status::ok) return s;
             }
         }
         return Status::ok;
     }
-
-    /** @brief The step size the controller proposes next. */
-    NHVK_HD T next_step() const { return h_; }
 
 private:
     StepControl ctl_;

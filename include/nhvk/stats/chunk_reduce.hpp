@@ -17,10 +17,8 @@
 #include "nhvk/stats/log_histogram.hpp"
 #include "nhvk/stats/series_partial.hpp"
 
-#include <thrust/copy.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -111,18 +109,6 @@ struct CombineCounts {
     }
 };
 
-struct CanonicalValue {
-    const double* row;
-    NHVK_HD double operator()(std::size_t j) const { return row[j] == 0.0 ? 0.0 : row[j]; }
-};
-
-struct ValidFinite {
-    ChunkView in;
-    std::size_t s;
-    const double* row;
-    NHVK_HD bool operator()(std::size_t j) const { return in.included(j, s, row[j]) && is_finite(row[j]); }
-};
-
 struct CompactRow {
     ChunkView in;
     double* const* out;
@@ -178,25 +164,9 @@ void combine_tiles(const Policy& policy, std::size_t n_series, std::size_t n_til
 }
 
 /**
- * @brief Copies the valid, finite values of series s (−0 folded to +0) to out, in trajectory order; returns how
- *        many. out needs room for in.chunk values. Deterministic (stable compaction).
- */
-template <class Policy>
-std::size_t compact_series(const Policy& policy, const ChunkView& in, std::size_t s, double* out) {
-    if (in.chunk == 0u) {
-        return 0u;
-    }
-    const double* row = in.values + s * in.ld;
-    const thrust::counting_iterator<std::size_t> first(0);
-    const auto values = thrust::make_transform_iterator(first, detail::CanonicalValue{row});
-    double* end = thrust::copy_if(policy, values, values + in.chunk, first, out, detail::ValidFinite{in, s, row});
-    return static_cast<std::size_t>(end - out);
-}
-
-/**
  * @brief Compacts every series at once, one sequential pass per series: out[s] (room for in.chunk values) receives
  *        the valid finite values of series s (−0 folded to +0) in trajectory order, n_out[s] their number. Suited to
- *        host policies (one parallel region per chunk); on a GPU prefer compact_series. Deterministic.
+ *        host policies (one parallel region per chunk; the quantiles are taken on the host). Deterministic.
  */
 template <class Policy>
 void compact_chunk(const Policy& policy, const ChunkView& in, double* const* out, std::size_t* n_out) {
