@@ -84,13 +84,20 @@ template <class T> NHVK_HD constexpr T source_tolerance() {
     return sizeof(T) >= 8 ? T(6.0554544523933395e-6) : T(4.9e-3);
 }
 
+/** @brief Whether `(q, v)` lies in the model's chart and its velocity chart (true for a model without them): the one
+ *         chart test of the right-hand sides, the sampler and `check_model_state`. */
+template <class M, class T> NHVK_HD NHVK_FORCEINLINE bool in_charts(const M& model, const T* q, const T* v) {
+    if constexpr (M::has_chart)
+        if (!model.in_chart(q)) return false;
+    if constexpr (M::has_velocity_chart)
+        if (!model.in_velocity_chart(q, v)) return false;
+    return true;
+}
+
 /** @brief `Status::chart_singular` when `(q, v)` is outside a chart of the model or breaks its source constraints
  *         by more than `source_tolerance<T>()`; `Status::ok` otherwise (also for NaN, which the callers classify). */
 template <class M, class T> NHVK_HD Status check_model_state(const M& model, const T* q, const T* v, T t) {
-    if constexpr (M::has_chart)
-        if (!model.in_chart(q)) return Status::chart_singular;
-    if constexpr (M::has_velocity_chart)
-        if (!model.in_velocity_chart(q, v)) return Status::chart_singular;
+    if (!in_charts(model, q, v)) return Status::chart_singular;
     if constexpr (M::has_source_constraints)
         if (model.source_residual(q, v, t) > source_tolerance<T>()) return Status::chart_singular;
     return Status::ok;
@@ -111,6 +118,19 @@ template <class M, class T> struct ConstraintParts {
     T gamma[M::k];
 };
 
+/** @brief `L̃ = L − μ·φ` at (dual) arguments of any scalar type `S` (plain `L` when `mu == nullptr`), `μ` frozen. */
+template <class M, class S, class T>
+NHVK_HD NHVK_FORCEINLINE S augmented_lagrangian(const M& model, const S* q, const S* v, const S& t, const T* mu) {
+    S L = model.lagrangian(q, v, t);
+    if (mu) {
+        S ph[M::k];
+        model.constraints(q, v, t, ph);
+        NHVK_UNROLL
+        for (int a = 0; a < M::k; ++a) L -= mu[a] * ph[a];
+    }
+    return L;
+}
+
 /**
  * @brief Second-order Lagrangian terms by nested forward AD.
  *
@@ -120,7 +140,7 @@ template <class M, class T> struct ConstraintParts {
  */
 template <class M, class T>
 NHVK_HD LagrangianParts<M, T> lagrangian_parts(const M& model, const T* q, const T* v, T t, const T* mu) {
-    constexpr int n = M::n, k = M::k;
+    constexpr int n = M::n;
     LagrangianParts<M, T> out;
     T dLv[n];
     {
@@ -137,13 +157,7 @@ NHVK_HD LagrangianParts<M, T> lagrangian_parts(const M& model, const T* q, const
         }
         S2 tt = S2(S1(t));
         tt.d[n] = S1(T(1));
-        S2 L = model.lagrangian(qq, vv, tt);
-        if (mu) {
-            S2 ph[k];
-            model.constraints(qq, vv, tt, ph);
-            NHVK_UNROLL
-            for (int a = 0; a < k; ++a) L -= mu[a] * ph[a];
-        }
+        const S2 L = augmented_lagrangian(model, qq, vv, tt, mu);
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) {
             out.Lv[i] = L.val.d[i];
@@ -162,13 +176,7 @@ NHVK_HD LagrangianParts<M, T> lagrangian_parts(const M& model, const T* q, const
             vv[j] = S(v[j]);
         }
         const S tt = S(t);
-        S L = model.lagrangian(qq, vv, tt);
-        if (mu) {
-            S ph[k];
-            model.constraints(qq, vv, tt, ph);
-            NHVK_UNROLL
-            for (int a = 0; a < k; ++a) L -= mu[a] * ph[a];
-        }
+        const S L = augmented_lagrangian(model, qq, vv, tt, mu);
         T F[n];
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) F[i] = T(0);
@@ -440,10 +448,7 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct NonholonomicSys
     NHVK_HD NHVK_FORCEINLINE Status rhs(T t, const T* y, T* dy, T* lambda = nullptr, T* power = nullptr) const {
         const T* q = y;
         const T* v = y + n;
-        if constexpr (M::has_chart)
-            if (!eq.in_chart(q)) return Status::chart_singular;
-        if constexpr (M::has_velocity_chart)
-            if (!eq.model.in_velocity_chart(q, v)) return Status::chart_singular;
+        if (!in_charts(eq.model, q, v)) return Status::chart_singular;
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) dy[i] = v[i];
         T mult[k > 0 ? k : 1];
@@ -531,10 +536,7 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct VakonomicSystem
         const T* q = y;
         const T* v = y + n;
         const T* mu = y + 2 * n;
-        if constexpr (M::has_chart)
-            if (!eq.in_chart(q)) return Status::chart_singular;
-        if constexpr (M::has_velocity_chart)
-            if (!eq.model.in_velocity_chart(q, v)) return Status::chart_singular;
+        if (!in_charts(eq.model, q, v)) return Status::chart_singular;
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) dy[i] = v[i];
         const Status s = eq.vk_accel(t, q, v, mu, dy + n, dy + 2 * n);

@@ -141,24 +141,13 @@ template <class T> NHVK_HD NHVK_FORCEINLINE T cos_cw(T x) {
 
 } // namespace detail
 
-/** @brief sin as the generated equations call it (see the file comment). */
-template <class T> NHVK_HD NHVK_FORCEINLINE T trig_sin(T x) {
+// sin and cos as the generated equations call them (see the file comment).
 #if defined(__CUDA_ARCH__)
-    return detail::sin_cw(x);
+template <class T> NHVK_HD NHVK_FORCEINLINE T trig_sin(T x) { return detail::sin_cw(x); }
+template <class T> NHVK_HD NHVK_FORCEINLINE T trig_cos(T x) { return detail::cos_cw(x); }
 #else
-    using std::sin;
-    return sin(x);
+template <class T> NHVK_HD NHVK_FORCEINLINE T trig_sin(T x) { return std::sin(x); }
+template <class T> NHVK_HD NHVK_FORCEINLINE T trig_cos(T x) { return std::cos(x); }
 #endif
-}
-
-/** @brief cos as the generated equations call it (see the file comment). */
-template <class T> NHVK_HD NHVK_FORCEINLINE T trig_cos(T x) {
-#if defined(__CUDA_ARCH__)
-    return detail::cos_cw(x);
-#else
-    using std::cos;
-    return cos(x);
-#endif
-}
 
 } // namespace nhvk
