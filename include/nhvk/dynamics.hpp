@@ -241,25 +241,6 @@ template <class M, class T> struct SaddleSolution {
     Status status = Status::ok;
 };
 
-/** @brief `A = [W sJᵀ; J 0]`: the one assembly of the saddle-point matrices, `s = −1` for the equations of motion
- *         (eq. (19), §3) and `s = +1` for the projection onto the constraints (§5). */
-template <int N, int K, class T>
-NHVK_HD NHVK_FORCEINLINE void saddle_matrix(const T (&W)[N][N], const T (&J)[K][N], T s, T (&A)[N + K][N + K]) {
-    NHVK_UNROLL
-    for (int i = 0; i < N; ++i) {
-        NHVK_UNROLL
-        for (int j = 0; j < N; ++j) A[i][j] = W[i][j];
-        NHVK_UNROLL
-        for (int a = 0; a < K; ++a) {
-            A[i][N + a] = s * J[a][i];
-            A[N + a][i] = J[a][i];
-        }
-    }
-    NHVK_UNROLL
-    for (int a = 0; a < K; ++a) NHVK_UNROLL
-    for (int c = 0; c < K; ++c) A[N + a][N + c] = T(0);
-}
-
 /** @brief `Σ_c m_c (J·v)_c`: with the multipliers `λ` the power of the reactions, with `μ` the vakonomic energy's
  *         correction (`E − μ·(J·v)`). */
 template <int N, int K, class T>
@@ -280,11 +261,7 @@ template <class M, class T>
 NHVK_HD SaddleSolution<M, T> solve_saddle(const LagrangianParts<M, T>& lp, const ConstraintParts<M, T>& cp) {
     constexpr int n = M::n, k = M::k, m = n + k;
     T A[m][m], r[m];
-    saddle_matrix(lp.W, cp.J, T(-1), A);
-    NHVK_UNROLL
-    for (int i = 0; i < n; ++i) r[i] = -lp.b[i];
-    NHVK_UNROLL
-    for (int a = 0; a < k; ++a) r[n + a] = cp.gamma[a];
+    motion_system(lp.W, cp.J, lp.b, cp.gamma, A, r);
     SaddleSolution<M, T> s;
     if (!lu_solve(A, r).ok) {
         s.status = Status::singular;
@@ -333,7 +310,7 @@ NHVK_HD ProjectionResult project_onto_constraints(const Eq& eq, const T* q, T* v
         T A[m][m], r[m];
         T W[n][n];
         eq.kinetic_metric(q, v, t, W);
-        saddle_matrix(W, cp.J, T(1), A);
+        saddle_matrix<1>(W, cp.J, A);
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) {
             T wd = T(0);
