@@ -27,39 +27,23 @@ namespace {
 /** @brief JSON number, or null for NaN/inf (nlohmann prints those as null too; explicit for clarity). */
 nlohmann::json num(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
+/** @brief The floating-point columns of a `SeriesSummary`, in the order of summary.json's keys and stats.csv. */
+const std::pair<const char*, double stats::SeriesSummary::*> summary_columns[] = {
+    {"mean", &stats::SeriesSummary::mean}, {"std", &stats::SeriesSummary::std}, {"min", &stats::SeriesSummary::min},
+    {"max", &stats::SeriesSummary::max},   {"p01", &stats::SeriesSummary::p01}, {"p05", &stats::SeriesSummary::p05},
+    {"p25", &stats::SeriesSummary::p25},   {"p50", &stats::SeriesSummary::p50}, {"p75", &stats::SeriesSummary::p75},
+    {"p95", &stats::SeriesSummary::p95},   {"p99", &stats::SeriesSummary::p99}};
+
 nlohmann::json series_json(const EnsembleResult& r, int metric) {
     nlohmann::json j;
-    const std::size_t nt = r.times.size();
-    std::vector<nlohmann::json> count, outside, mean, sd, mn, mx, p01, p05, p25, p50, p75, p95, p99;
-    for (std::size_t i = 0; i < nt; ++i) {
+    j["count"] = j["outside_range"] = nlohmann::json::array();
+    for (const auto& c : summary_columns) j[c.first] = nlohmann::json::array();
+    for (std::size_t i = 0; i < r.times.size(); ++i) {
         const stats::SeriesSummary& s = r.at(metric, static_cast<int>(i));
-        count.push_back(s.count);
-        outside.push_back(s.outside_range);
-        mean.push_back(num(s.mean));
-        sd.push_back(num(s.std));
-        mn.push_back(num(s.min));
-        mx.push_back(num(s.max));
-        p01.push_back(num(s.p01));
-        p05.push_back(num(s.p05));
-        p25.push_back(num(s.p25));
-        p50.push_back(num(s.p50));
-        p75.push_back(num(s.p75));
-        p95.push_back(num(s.p95));
-        p99.push_back(num(s.p99));
+        j["count"].push_back(s.count);
+        j["outside_range"].push_back(s.outside_range);
+        for (const auto& c : summary_columns) j[c.first].push_back(num(s.*c.second));
     }
-    j["count"] = count;
-    j["outside_range"] = outside;
-    j["mean"] = mean;
-    j["std"] = sd;
-    j["min"] = mn;
-    j["max"] = mx;
-    j["p01"] = p01;
-    j["p05"] = p05;
-    j["p25"] = p25;
-    j["p50"] = p50;
-    j["p75"] = p75;
-    j["p95"] = p95;
-    j["p99"] = p99;
     return j;
 }
 
@@ -226,7 +210,9 @@ std::string md_num(double x) {
 std::string stats_csv(const EnsembleResult& r) {
     std::ostringstream os;
     os << std::setprecision(17);
-    os << "time_index,t,metric,count,nonfinite,mean,std,min,max,p01,p05,p25,p50,p75,p95,p99,outside_range\n";
+    os << "time_index,t,metric,count,nonfinite";
+    for (const auto& c : summary_columns) os << ',' << c.first;
+    os << ",outside_range\n";
     auto v = [](double x) {
         std::ostringstream s;
         s << std::setprecision(17);
@@ -236,10 +222,9 @@ std::string stats_csv(const EnsembleResult& r) {
     for (std::size_t i = 0; i < r.times.size(); ++i)
         for (int m = 0; m < metric_count; ++m) {
             const stats::SeriesSummary& s = r.at(m, static_cast<int>(i));
-            os << i << ',' << v(r.times[i]) << ',' << metric_name(m) << ',' << s.count << ',' << s.nonfinite << ','
-               << v(s.mean) << ',' << v(s.std) << ',' << v(s.min) << ',' << v(s.max) << ',' << v(s.p01) << ','
-               << v(s.p05) << ',' << v(s.p25) << ',' << v(s.p50) << ',' << v(s.p75) << ',' << v(s.p95) << ','
-               << v(s.p99) << ',' << s.outside_range << '\n';
+            os << i << ',' << v(r.times[i]) << ',' << metric_name(m) << ',' << s.count << ',' << s.nonfinite;
+            for (const auto& c : summary_columns) os << ',' << v(s.*c.second);
+            os << ',' << s.outside_range << '\n';
         }
     return os.str();
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "emit.hpp"
 
+#include "nhvk/linalg.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -208,6 +210,55 @@ template <class Name> void emit_power(Body& body, const std::vector<int>& jv, co
     body.line("if (power) *power = " + p + "; // the power of the reactions, λ·(J·v)");
 }
 
+// The LU path solves the system that the engine's `motion_system` (nhvk/linalg.hpp) assembles, traced here with the
+// recording scalar: one assembly for the reference equations and the generated ones. It needs the sizes at compile
+// time: instantiated for n ≤ max_motion_n, k ≤ max_motion_k (the catalogue's largest model has n = 6, k = 2).
+constexpr int max_motion_n = 12, max_motion_k = 6;
+
+/** @brief `motion_system(W, J, b, γ)` traced into `g` for `N` coordinates and `K` constraints: `A` (row-major) and
+ *         `r` as node ids. */
+template <int N, int K>
+void trace_motion_system(Graph& g, const SaddleParts& s, const DerivedVariant& dv, std::vector<int>& A,
+                         std::vector<int>& r) {
+    GraphScope scope(g);
+    Expr W[N][N], J[K][N], b[N], gamma[K], Ax[N + K][N + K], rx[N + K];
+    for (int i = 0; i < N; ++i) {
+        for (int j = 0; j < N; ++j) W[i][j] = Expr::from_id(s.W[static_cast<std::size_t>(i * N + j)]);
+        b[i] = Expr::from_id(s.b[static_cast<std::size_t>(i)]);
+    }
+    for (int a = 0; a < K; ++a) {
+        for (int j = 0; j < N; ++j) J[a][j] = Expr::from_id(dv.J[static_cast<std::size_t>(a * N + j)]);
+        gamma[a] = Expr::from_id(dv.gamma[static_cast<std::size_t>(a)]);
+    }
+    motion_system(W, J, b, gamma, Ax, rx);
+    A.clear();
+    r.clear();
+    for (const auto& row : Ax)
+        for (const Expr& e : row) A.push_back(e.id());
+    for (const Expr& e : rx) r.push_back(e.id());
+}
+
+/** @brief `trace_motion_system<n, k>` for run-time sizes `n`, `k` (searched from `N`, `K` upwards). */
+template <int N = 1, int K = 1>
+void trace_motion_system_sized(Graph& g, const SaddleParts& s, const DerivedVariant& dv, int n, int k,
+                               std::vector<int>& A, std::vector<int>& r) {
+    if constexpr (N > max_motion_n) {
+        throw std::runtime_error(
+            "the generator's saddle-point assembly is instantiated for n <= " + std::to_string(max_motion_n) +
+            " coordinates (raise max_motion_n in host/sym/emit.cpp)");
+    } else if constexpr (K > max_motion_k) {
+        throw std::runtime_error(
+            "the generator's saddle-point assembly is instantiated for k <= " + std::to_string(max_motion_k) +
+            " constraints (raise max_motion_k in host/sym/emit.cpp)");
+    } else if (n != N) {
+        trace_motion_system_sized<N + 1, K>(g, s, dv, n, k, A, r);
+    } else if (k != K) {
+        trace_motion_system_sized<N, K + 1>(g, s, dv, n, k, A, r);
+    } else {
+        trace_motion_system<N, K>(g, s, dv, A, r);
+    }
+}
+
 /** @brief The code that solves `[Wt −Jᵀ; J 0][a; m] = [−bt; γ]` into `a[]` and `mult[]` (and, with `power`, the
  *         reaction power `m·(J·v)` into `*power` when that pointer is not null), then returns ok. */
 void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant& dv, int n, int k, const char* mult,
@@ -269,18 +320,8 @@ void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant
     }
     body.line("// [Wt −Jᵀ; J 0][a; m] = [−bt; γ]: LU with partial pivoting (nhvk/linalg.hpp)");
     const int m = n + k;
-    std::vector<int> A(static_cast<std::size_t>(m * m)), r(static_cast<std::size_t>(m));
-    const int zero = g.constant(0.0);
-    for (int i = 0; i < m; ++i)
-        for (int j = 0; j < m; ++j) {
-            int e = zero;
-            if (i < n && j < n) e = s.W[static_cast<std::size_t>(i * n + j)];
-            else if (i < n) e = g.unary(Op::neg, J(j - n, i));
-            else if (j < n) e = J(i - n, j);
-            A[static_cast<std::size_t>(i * m + j)] = e;
-        }
-    for (int i = 0; i < n; ++i) r[static_cast<std::size_t>(i)] = g.unary(Op::neg, s.b[static_cast<std::size_t>(i)]);
-    for (int c = 0; c < k; ++c) r[static_cast<std::size_t>(n + c)] = dv.gamma[static_cast<std::size_t>(c)];
+    std::vector<int> A, r;
+    trace_motion_system_sized(g, s, dv, n, k, A, r);
     std::vector<int> roots(A);
     roots.insert(roots.end(), r.begin(), r.end());
     body.need(roots);

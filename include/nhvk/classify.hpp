@@ -226,7 +226,7 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
             s.v[j] = box(rng);
         }
         s.t = time(rng);
-        bool ok = model.in_chart(s.q) && model.in_velocity_chart(s.q, s.v);
+        bool ok = in_charts(model, s.q, s.v);
         for (double sc : scales) {
             double sv[n];
             for (int j = 0; j < n; ++j) sv[j] = sc * s.v[j];

@@ -84,13 +84,20 @@ template <class T> NHVK_HD constexpr T source_tolerance() {
     return sizeof(T) >= 8 ? T(6.0554544523933395e-6) : T(4.9e-3);
 }
 
+/** @brief Whether `(q, v)` lies in the model's chart and its velocity chart (true for a model without them): the one
+ *         chart test of the right-hand sides, the sampler and `check_model_state`. */
+template <class M, class T> NHVK_HD NHVK_FORCEINLINE bool in_charts(const M& model, const T* q, const T* v) {
+    if constexpr (M::has_chart)
+        if (!model.in_chart(q)) return false;
+    if constexpr (M::has_velocity_chart)
+        if (!model.in_velocity_chart(q, v)) return false;
+    return true;
+}
+
 /** @brief `Status::chart_singular` when `(q, v)` is outside a chart of the model or breaks its source constraints
  *         by more than `source_tolerance<T>()`; `Status::ok` otherwise (also for NaN, which the callers classify). */
 template <class M, class T> NHVK_HD Status check_model_state(const M& model, const T* q, const T* v, T t) {
-    if constexpr (M::has_chart)
-        if (!model.in_chart(q)) return Status::chart_singular;
-    if constexpr (M::has_velocity_chart)
-        if (!model.in_velocity_chart(q, v)) return Status::chart_singular;
+    if (!in_charts(model, q, v)) return Status::chart_singular;
     if constexpr (M::has_source_constraints)
         if (model.source_residual(q, v, t) > source_tolerance<T>()) return Status::chart_singular;
     return Status::ok;
@@ -111,6 +118,19 @@ template <class M, class T> struct ConstraintParts {
     T gamma[M::k];
 };
 
+/** @brief `L̃ = L − μ·φ` at (dual) arguments of any scalar type `S` (plain `L` when `mu == nullptr`), `μ` frozen. */
+template <class M, class S, class T>
+NHVK_HD NHVK_FORCEINLINE S augmented_lagrangian(const M& model, const S* q, const S* v, const S& t, const T* mu) {
+    S L = model.lagrangian(q, v, t);
+    if (mu) {
+        S ph[M::k];
+        model.constraints(q, v, t, ph);
+        NHVK_UNROLL
+        for (int a = 0; a < M::k; ++a) L -= mu[a] * ph[a];
+    }
+    return L;
+}
+
 /**
  * @brief Second-order Lagrangian terms by nested forward AD.
  *
@@ -120,7 +140,7 @@ template <class M, class T> struct ConstraintParts {
  */
 template <class M, class T>
 NHVK_HD LagrangianParts<M, T> lagrangian_parts(const M& model, const T* q, const T* v, T t, const T* mu) {
-    constexpr int n = M::n, k = M::k;
+    constexpr int n = M::n;
     LagrangianParts<M, T> out;
     T dLv[n];
     {
@@ -137,13 +157,7 @@ NHVK_HD LagrangianParts<M, T> lagrangian_parts(const M& model, const T* q, const
         }
         S2 tt = S2(S1(t));
         tt.d[n] = S1(T(1));
-        S2 L = model.lagrangian(qq, vv, tt);
-        if (mu) {
-            S2 ph[k];
-            model.constraints(qq, vv, tt, ph);
-            NHVK_UNROLL
-            for (int a = 0; a < k; ++a) L -= mu[a] * ph[a];
-        }
+        const S2 L = augmented_lagrangian(model, qq, vv, tt, mu);
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) {
             out.Lv[i] = L.val.d[i];
@@ -162,13 +176,7 @@ NHVK_HD LagrangianParts<M, T> lagrangian_parts(const M& model, const T* q, const
             vv[j] = S(v[j]);
         }
         const S tt = S(t);
-        S L = model.lagrangian(qq, vv, tt);
-        if (mu) {
-            S ph[k];
-            model.constraints(qq, vv, tt, ph);
-            NHVK_UNROLL
-            for (int a = 0; a < k; ++a) L -= mu[a] * ph[a];
-        }
+        const S L = augmented_lagrangian(model, qq, vv, tt, mu);
         T F[n];
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) F[i] = T(0);
@@ -233,25 +241,6 @@ template <class M, class T> struct SaddleSolution {
     Status status = Status::ok;
 };
 
-/** @brief `A = [W sJᵀ; J 0]`: the one assembly of the saddle-point matrices, `s = −1` for the equations of motion
- *         (eq. (19), §3) and `s = +1` for the projection onto the constraints (§5). */
-template <int N, int K, class T>
-NHVK_HD NHVK_FORCEINLINE void saddle_matrix(const T (&W)[N][N], const T (&J)[K][N], T s, T (&A)[N + K][N + K]) {
-    NHVK_UNROLL
-    for (int i = 0; i < N; ++i) {
-        NHVK_UNROLL
-        for (int j = 0; j < N; ++j) A[i][j] = W[i][j];
-        NHVK_UNROLL
-        for (int a = 0; a < K; ++a) {
-            A[i][N + a] = s * J[a][i];
-            A[N + a][i] = J[a][i];
-        }
-    }
-    NHVK_UNROLL
-    for (int a = 0; a < K; ++a) NHVK_UNROLL
-    for (int c = 0; c < K; ++c) A[N + a][N + c] = T(0);
-}
-
 /** @brief `Σ_c m_c (J·v)_c`: with the multipliers `λ` the power of the reactions, with `μ` the vakonomic energy's
  *         correction (`E − μ·(J·v)`). */
 template <int N, int K, class T>
@@ -272,11 +261,7 @@ template <class M, class T>
 NHVK_HD SaddleSolution<M, T> solve_saddle(const LagrangianParts<M, T>& lp, const ConstraintParts<M, T>& cp) {
     constexpr int n = M::n, k = M::k, m = n + k;
     T A[m][m], r[m];
-    saddle_matrix(lp.W, cp.J, T(-1), A);
-    NHVK_UNROLL
-    for (int i = 0; i < n; ++i) r[i] = -lp.b[i];
-    NHVK_UNROLL
-    for (int a = 0; a < k; ++a) r[n + a] = cp.gamma[a];
+    motion_system(lp.W, cp.J, lp.b, cp.gamma, A, r);
     SaddleSolution<M, T> s;
     if (!lu_solve(A, r).ok) {
         s.status = Status::singular;
@@ -325,7 +310,7 @@ NHVK_HD ProjectionResult project_onto_constraints(const Eq& eq, const T* q, T* v
         T A[m][m], r[m];
         T W[n][n];
         eq.kinetic_metric(q, v, t, W);
-        saddle_matrix(W, cp.J, T(1), A);
+        saddle_matrix<1>(W, cp.J, A);
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) {
             T wd = T(0);
@@ -440,10 +425,7 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct NonholonomicSys
     NHVK_HD NHVK_FORCEINLINE Status rhs(T t, const T* y, T* dy, T* lambda = nullptr, T* power = nullptr) const {
         const T* q = y;
         const T* v = y + n;
-        if constexpr (M::has_chart)
-            if (!eq.in_chart(q)) return Status::chart_singular;
-        if constexpr (M::has_velocity_chart)
-            if (!eq.model.in_velocity_chart(q, v)) return Status::chart_singular;
+        if (!in_charts(eq.model, q, v)) return Status::chart_singular;
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) dy[i] = v[i];
         T mult[k > 0 ? k : 1];
@@ -531,10 +513,7 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct VakonomicSystem
         const T* q = y;
         const T* v = y + n;
         const T* mu = y + 2 * n;
-        if constexpr (M::has_chart)
-            if (!eq.in_chart(q)) return Status::chart_singular;
-        if constexpr (M::has_velocity_chart)
-            if (!eq.model.in_velocity_chart(q, v)) return Status::chart_singular;
+        if (!in_charts(eq.model, q, v)) return Status::chart_singular;
         NHVK_UNROLL
         for (int i = 0; i < n; ++i) dy[i] = v[i];
         const Status s = eq.vk_accel(t, q, v, mu, dy + n, dy + 2 * n);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /** @file
  *  @brief Fixed-size dense linear algebra for host and device: LU with partial pivoting and singularity detection,
- *         with compile-time indices only (nothing forces it into local memory; whether a kernel keeps it in registers
- *         is ptxas's choice, which `bench/kernel_resources.sh` shows). Eigen's decompositions are host-only under nvcc.
+ *         and the one assembly of the saddle-point systems (`saddle_matrix`, `motion_system`); compile-time indices
+ *         only (nothing forces it into local memory; whether a kernel keeps it in registers is ptxas's choice, which
+ *         `bench/kernel_resources.sh` shows). Eigen's decompositions are host-only under nvcc, so this one is ours.
  */
 #pragma once
 
@@ -158,6 +159,40 @@ NHVK_HD NHVK_FORCEINLINE SolveInfo lu_solve(T (&A)[N][N], T (&b)[N],
     for (int j = 0; j < N; ++j) b[j] *= col_scale[j];
     info.ok = true;
     return info;
+}
+
+/** @brief `A = [W ±Jᵀ; J 0]`: the one assembly of the saddle-point matrices, `Sign = −1` for the equations of motion
+ *         (eq. (19), §3; see `motion_system`) and `Sign = +1` for the projection onto the constraints (§5). */
+template <int Sign, int N, int K, class T>
+NHVK_HD NHVK_FORCEINLINE void saddle_matrix(const T (&W)[N][N], const T (&J)[K][N], T (&A)[N + K][N + K]) {
+    static_assert(Sign == 1 || Sign == -1, "the sign of Jᵀ is ±1");
+    NHVK_UNROLL
+    for (int i = 0; i < N; ++i) {
+        NHVK_UNROLL
+        for (int j = 0; j < N; ++j) A[i][j] = W[i][j];
+        NHVK_UNROLL
+        for (int a = 0; a < K; ++a) {
+            if constexpr (Sign < 0) A[i][N + a] = -J[a][i];
+            else A[i][N + a] = J[a][i];
+            A[N + a][i] = J[a][i];
+        }
+    }
+    NHVK_UNROLL
+    for (int a = 0; a < K; ++a) NHVK_UNROLL
+    for (int c = 0; c < K; ++c) A[N + a][N + c] = T(0);
+}
+
+/** @brief The equations of motion's saddle-point system `[Wt −Jᵀ; J 0][a; m] = [−b; γ]` (eq. (19), or §3 with
+ *         `Wt = W − Σμ H`): `A` and `r = [−b; γ]`. The engine's `solve_saddle` and the code generator (host/sym,
+ *         with the recording scalar `sym::Expr`) both assemble it here. */
+template <int N, int K, class T>
+NHVK_HD NHVK_FORCEINLINE void motion_system(const T (&W)[N][N], const T (&J)[K][N], const T (&b)[N],
+                                            const T (&gamma)[K], T (&A)[N + K][N + K], T (&r)[N + K]) {
+    saddle_matrix<-1>(W, J, A);
+    NHVK_UNROLL
+    for (int i = 0; i < N; ++i) r[i] = -b[i];
+    NHVK_UNROLL
+    for (int a = 0; a < K; ++a) r[N + a] = gamma[a];
 }
 
 } // namespace nhvk

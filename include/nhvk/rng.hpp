@@ -66,6 +66,14 @@ namespace detail {
 /** @brief 64 random bits → one of the 2^52 doubles {1, 3, 5, …, 2^53 − 1}·2^−53: open (0, 1), exact. */
 NHVK_HD inline double bits_to_open01(uint64_t bits) { return r123::u01fixedpt<double>(bits); }
 
+/** @brief c[0] + z·(c[1] + z·(… + z·c[N−1])) by Horner's rule, one explicit fma a step (the same bits everywhere). */
+template <int N> NHVK_HD inline double horner_fma(double z, const double (&c)[N]) {
+    double p = c[N - 1];
+    NHVK_UNROLL
+    for (int i = N - 2; i >= 0; --i) p = fma(z, p, c[i]);
+    return p;
+}
+
 /** @brief ln(u) for 0 < u < ∞ (finite, normal or subnormal), ≤ 1 ulp or so, bit-identical on host and device.
  *
  *  fdlibm's e_log.c algorithm: u = 2^e·m with m ∈ [√2/2, √2), f = m − 1, s = f/(2 + f),
@@ -75,9 +83,9 @@ NHVK_HD inline double bits_to_open01(uint64_t bits) { return r123::u01fixedpt<do
 NHVK_HD inline double det_log(double u) {
     const double ln2_hi = 6.93147180369123816490e-01; // trailing zeros: e·ln2_hi is exact for |e| < 2^11
     const double ln2_lo = 1.90821492927058770002e-10;
-    const double lg1 = 6.666666666666735130e-01, lg2 = 3.999999999940941908e-01, lg3 = 2.857142874366239149e-01,
-                 lg4 = 2.222219843214978396e-01, lg5 = 1.818357216161805012e-01, lg6 = 1.531383769920937332e-01,
-                 lg7 = 1.479819860511658591e-01;
+    const double lg[7] = {6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
+                          2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
+                          1.479819860511658591e-01}; // Lg1 … Lg7
     int e = 0;
     double m = frexp(u, &e); // exact: u = m·2^e, m ∈ [0.5, 1)
     if (m < 0.70710678118654752440) {
@@ -87,16 +95,9 @@ NHVK_HD inline double det_log(double u) {
     const double f = m - 1.0; // exact (Sterbenz)
     const double s = f / (2.0 + f);
     const double z = s * s;
-    // R = z·(lg1 + z·(lg2 + … + z·lg7)), Horner with explicit fma
-    double p = fma(z, lg7, lg6);
-    p = fma(z, p, lg5);
-    p = fma(z, p, lg4);
-    p = fma(z, p, lg3);
-    p = fma(z, p, lg2);
-    p = fma(z, p, lg1);
-    const double r = z * p;
-    const double h = 0.5 * f;           // exact
-    const double hfsq_r = fma(h, f, r); // f²/2 + R
+    const double r = z * horner_fma(z, lg); // R = z·(Lg1 + z·(Lg2 + … + z·Lg7))
+    const double h = 0.5 * f;               // exact
+    const double hfsq_r = fma(h, f, r);     // f²/2 + R
     const double de = static_cast<double>(e);
     // ln u = e·ln2_hi − ((f²/2 − (s·(f²/2 + R) + e·ln2_lo)) − f), fdlibm's order of operations
     const double lo = fma(s, hfsq_r, de * ln2_lo);
@@ -106,30 +107,20 @@ NHVK_HD inline double det_log(double u) {
 
 /** @brief sin(x) and cos(x) for |x| ≤ π/4 (fdlibm k_sin.c / k_cos.c kernels, no tail), explicit fma. */
 NHVK_HD inline double det_sin_kernel(double x) {
-    const double s1 = -1.66666666666666324348e-01, s2 = 8.33333333332248946124e-03, s3 = -1.98412698298579493134e-04,
-                 s4 = 2.75573137070700676789e-06, s5 = -2.50507602534068634195e-08, s6 = 1.58969099521155010221e-10;
+    const double s[6] = {-1.66666666666666324348e-01, 8.33333333332248946124e-03,  -1.98412698298579493134e-04,
+                         2.75573137070700676789e-06,  -2.50507602534068634195e-08, 1.58969099521155010221e-10};
     const double z = x * x;
     const double v = z * x;
-    double p = fma(z, s6, s5);
-    p = fma(z, p, s4);
-    p = fma(z, p, s3);
-    p = fma(z, p, s2);
-    p = fma(z, p, s1);
-    return fma(v, p, x); // x + x³·(s1 + z·(…))
+    return fma(v, horner_fma(z, s), x); // x + x³·(s1 + z·(…))
 }
 
 /** @copydoc det_sin_kernel */
 NHVK_HD inline double det_cos_kernel(double x) {
-    const double c1 = 4.16666666666666019037e-02, c2 = -1.38888888888741095749e-03, c3 = 2.48015872894767294178e-05,
-                 c4 = -2.75573143513906633035e-07, c5 = 2.08757232129817482790e-09, c6 = -1.13596475577881948265e-11;
+    const double c[6] = {4.16666666666666019037e-02,  -1.38888888888741095749e-03, 2.48015872894767294178e-05,
+                         -2.75573143513906633035e-07, 2.08757232129817482790e-09,  -1.13596475577881948265e-11};
     const double z = x * x;
-    double p = fma(z, c6, c5);
-    p = fma(z, p, c4);
-    p = fma(z, p, c3);
-    p = fma(z, p, c2);
-    p = fma(z, p, c1);
-    const double zr = z * p;   // cos x = 1 − z/2 + z²·p
-    const double hz = 0.5 * z; // exact
+    const double zr = z * horner_fma(z, c); // cos x = 1 − z/2 + z²·p, p = c1 + z·(c2 + …)
+    const double hz = 0.5 * z;              // exact
     const double w = 1.0 - hz;
     const double tail = fma(z, zr, (1.0 - w) - hz); // recovers the rounding of 1 − z/2 (fdlibm)
     return w + tail;

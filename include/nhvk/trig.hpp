@@ -109,6 +109,8 @@ NHVK_HD NHVK_FORCEINLINE float kernel_cos(float x) {
     return ((2.443315711809948e-5f * z - 1.388731625493765e-3f) * z + 4.166664568298827e-2f) * z * z - 0.5f * z + 1.0f;
 }
 
+// NOTE: sin_cw and cos_cw each keep their own switch: one shared quadrant switch (cos x = sin(x + π/2)) is the same
+// arithmetic but, measured with member.hpp's failure tails folded too, cost the double kernels registers (member.hpp).
 template <class T> NHVK_HD NHVK_FORCEINLINE T sin_cw(T x) {
     const auto a = reduce_half_pi(x);
     const T s = kernel_sin(a.r), c = kernel_cos(a.r);
@@ -141,24 +143,13 @@ template <class T> NHVK_HD NHVK_FORCEINLINE T cos_cw(T x) {
 
 } // namespace detail
 
-/** @brief sin as the generated equations call it (see the file comment). */
-template <class T> NHVK_HD NHVK_FORCEINLINE T trig_sin(T x) {
+// sin and cos as the generated equations call them (see the file comment).
 #if defined(__CUDA_ARCH__)
-    return detail::sin_cw(x);
+template <class T> NHVK_HD NHVK_FORCEINLINE T trig_sin(T x) { return detail::sin_cw(x); }
+template <class T> NHVK_HD NHVK_FORCEINLINE T trig_cos(T x) { return detail::cos_cw(x); }
 #else
-    using std::sin;
-    return sin(x);
+template <class T> NHVK_HD NHVK_FORCEINLINE T trig_sin(T x) { return std::sin(x); }
+template <class T> NHVK_HD NHVK_FORCEINLINE T trig_cos(T x) { return std::cos(x); }
 #endif
-}
-
-/** @brief cos as the generated equations call it (see the file comment). */
-template <class T> NHVK_HD NHVK_FORCEINLINE T trig_cos(T x) {
-#if defined(__CUDA_ARCH__)
-    return detail::cos_cw(x);
-#else
-    using std::cos;
-    return cos(x);
-#endif
-}
 
 } // namespace nhvk

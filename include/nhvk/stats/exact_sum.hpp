@@ -303,50 +303,15 @@ template <int NLimbs> struct FixedAccumulator {
     }
 };
 
-} // namespace detail
-
 /**
- * @brief Exact, order-independent sum of doubles (fixed-point superaccumulator); trivially copyable, usable on
- *        host and device.
- *
- * Deterministic: the state depends only on the multiset of finite addends, so any summation order, chunking,
- * thread count or merge tree gives the same bits. Non-finite addends are rejected (the state is unchanged) and
- * remembered in a flag. +0 and −0 add nothing; a zero sum reads as +0. 67 limbs of 32 bits: bits 2^-1074 ..
- * 2^1038 plus a carry limb, so up to 2^64 additions of any finite doubles cannot overflow.
+ * @brief What ExactSum and ExactSquareSum share: the fixed-point state with `Limbs` limbs in units of 2^`Scale`, the
+ *        non-finite flag, and merging, reading and comparing them. The two sums differ only in what `add` puts in.
  */
-class ExactSum {
+template <int Limbs, int Scale> class ExactSumState {
 public:
-    static constexpr int kLimbs = 67;
+    static constexpr int kLimbs = Limbs;
     static constexpr int kDigits = kLimbs + 1; ///< base-2^32 digits of magnitude()
-    static constexpr int kScale = -1074;       ///< digit 0 bit 0 has weight 2^kScale
-    static constexpr std::int32_t kNormalizeEvery = detail::FixedAccumulator<kLimbs>::kNormalizeEvery;
-
-    /** @brief Adds x exactly; a non-finite x is rejected and sets nonfinite(). */
-    NHVK_HD void add(double x) { add(detail::decode(x)); }
-
-    /** @brief Adds an already decoded double (see detail::decode). */
-    NHVK_HD void add(const detail::Decoded& d) {
-        if (!d.finite) {
-            nonfinite_ = true;
-            return;
-        }
-        if (d.m == 0u) {
-            return; // ±0
-        }
-        // |x| = m·2^(p − 1074): m·2^(p mod 32) spans at most three 32-bit limbs from limb p/32
-        const int r = d.p & 31;
-        const std::uint64_t low = d.m << r; // low 64 bits of m·2^r
-        const std::int64_t pieces[3] = {static_cast<std::int64_t>(low & 0xFFFFFFFFu),
-                                        static_cast<std::int64_t>(low >> 32),
-                                        static_cast<std::int64_t>(r == 0 ? 0u : (d.m >> (64 - r)))};
-        acc_.add_pieces(d.p >> 5, pieces, 3, d.negative);
-    }
-
-    /** @brief Adds the exact state of another sum (limb-wise, exact). */
-    NHVK_HD void merge(const ExactSum& other) {
-        acc_.merge(other.acc_);
-        nonfinite_ = nonfinite_ || other.nonfinite_;
-    }
+    static constexpr int kScale = Scale;       ///< digit 0 bit 0 has weight 2^kScale
 
     /** @brief Sign (−1, 0, +1) and magnitude of the exact sum: kDigits little-endian base-2^32 digits in units of
      *  2^kScale. */
@@ -360,46 +325,89 @@ public:
         if (sign == 0) {
             return 0.0;
         }
-        return detail::big_to_double(d, kDigits, kScale, false, sign < 0);
+        return big_to_double(d, kDigits, kScale, false, sign < 0);
     }
 
     /** @brief True when a non-finite addend was rejected (by this sum or one merged into it). */
     NHVK_HD bool nonfinite() const { return nonfinite_; }
 
     /** @brief Same exact sum and same non-finite flag. */
-    NHVK_HD friend bool operator==(const ExactSum& a, const ExactSum& b) {
+    NHVK_HD friend bool operator==(const ExactSumState& a, const ExactSumState& b) {
         return a.nonfinite_ == b.nonfinite_ && a.acc_.equals(b.acc_);
     }
-    NHVK_HD friend bool operator!=(const ExactSum& a, const ExactSum& b) { return !(a == b); }
+    NHVK_HD friend bool operator!=(const ExactSumState& a, const ExactSumState& b) { return !(a == b); }
 
-private:
-    detail::FixedAccumulator<kLimbs> acc_;
+protected:
+    /** @brief Whether `d` adds anything: false for ±0, and for a non-finite value, which sets the flag instead. */
+    NHVK_HD bool adds(const Decoded& d) {
+        if (!d.finite) {
+            nonfinite_ = true;
+            return false;
+        }
+        return d.m != 0u;
+    }
+
+    /** @brief Adds the exact state of another sum (limb-wise, exact). */
+    NHVK_HD void merge_state(const ExactSumState& other) {
+        acc_.merge(other.acc_);
+        nonfinite_ = nonfinite_ || other.nonfinite_;
+    }
+
+    FixedAccumulator<Limbs> acc_;
     bool nonfinite_ = false;
+};
+
+} // namespace detail
+
+/**
+ * @brief Exact, order-independent sum of doubles (fixed-point superaccumulator); trivially copyable, usable on
+ *        host and device.
+ *
+ * Deterministic: the state depends only on the multiset of finite addends, so any summation order, chunking,
+ * thread count or merge tree gives the same bits. Non-finite addends are rejected (the state is unchanged) and
+ * remembered in a flag. +0 and −0 add nothing; a zero sum reads as +0. 67 limbs of 32 bits: bits 2^-1074 ..
+ * 2^1038 plus a carry limb, so up to 2^64 additions of any finite doubles cannot overflow.
+ */
+class ExactSum : public detail::ExactSumState<67, -1074> {
+public:
+    static constexpr std::int32_t kNormalizeEvery = detail::FixedAccumulator<kLimbs>::kNormalizeEvery;
+
+    /** @brief Adds x exactly; a non-finite x is rejected and sets nonfinite(). */
+    NHVK_HD void add(double x) { add(detail::decode(x)); }
+
+    /** @brief Adds an already decoded double (see detail::decode). */
+    NHVK_HD void add(const detail::Decoded& d) {
+        if (!adds(d)) {
+            return;
+        }
+        // |x| = m·2^(p − 1074): m·2^(p mod 32) spans at most three 32-bit limbs from limb p/32
+        const int r = d.p & 31;
+        const std::uint64_t low = d.m << r; // low 64 bits of m·2^r
+        const std::int64_t pieces[3] = {static_cast<std::int64_t>(low & 0xFFFFFFFFu),
+                                        static_cast<std::int64_t>(low >> 32),
+                                        static_cast<std::int64_t>(r == 0 ? 0u : (d.m >> (64 - r)))};
+        acc_.add_pieces(d.p >> 5, pieces, 3, d.negative);
+    }
+
+    /** @brief Adds the exact state of another sum (limb-wise, exact). */
+    NHVK_HD void merge(const ExactSum& other) { merge_state(other); }
 };
 
 /**
  * @brief Exact, order-independent sum of the exact squares x² of doubles (no rounding of x², no underflow, no
  *        overflow for any finite x); trivially copyable, host and device.
  *
- * x² = m²·2^(2p − 2148) is added as the 106-bit integer m² into 134 limbs with unit 2^-2148. Deterministic like
- * ExactSum. Non-finite x is rejected and flagged.
+ * x² = m²·2^(2p − 2148) is added as the 106-bit integer m² into 134 limbs with unit 2^-2148 (so magnitude() is
+ * never negative). Deterministic like ExactSum. Non-finite x is rejected and flagged.
  */
-class ExactSquareSum {
+class ExactSquareSum : public detail::ExactSumState<134, 2 * ExactSum::kScale> {
 public:
-    static constexpr int kLimbs = 134;
-    static constexpr int kDigits = kLimbs + 1;
-    static constexpr int kScale = 2 * ExactSum::kScale; ///< −2148
-
     /** @brief Adds x² exactly; a non-finite x is rejected and sets nonfinite(). */
     NHVK_HD void add(double x) { add(detail::decode(x)); }
 
     /** @brief Adds the square of an already decoded double. */
     NHVK_HD void add(const detail::Decoded& d) {
-        if (!d.finite) {
-            nonfinite_ = true;
-            return;
-        }
-        if (d.m == 0u) {
+        if (!adds(d)) {
             return;
         }
         std::uint64_t hi = 0u;
@@ -419,36 +427,7 @@ public:
     }
 
     /** @brief Adds the exact state of another sum. */
-    NHVK_HD void merge(const ExactSquareSum& other) {
-        acc_.merge(other.acc_);
-        nonfinite_ = nonfinite_ || other.nonfinite_;
-    }
-
-    /** @brief Sign and magnitude in units of 2^kScale (see ExactSum::magnitude). */
-    NHVK_HD int magnitude(std::uint32_t (&digits)[kDigits]) const { return acc_.magnitude(digits); }
-
-    /** @brief Σx² correctly rounded to double (+inf beyond the double range). */
-    NHVK_HD double value() const {
-        std::uint32_t d[kDigits];
-        const int sign = magnitude(d);
-        if (sign == 0) {
-            return 0.0;
-        }
-        return detail::big_to_double(d, kDigits, kScale, false, false);
-    }
-
-    /** @brief True when a non-finite x was rejected. */
-    NHVK_HD bool nonfinite() const { return nonfinite_; }
-
-    /** @brief Same exact sum and same non-finite flag. */
-    NHVK_HD friend bool operator==(const ExactSquareSum& a, const ExactSquareSum& b) {
-        return a.nonfinite_ == b.nonfinite_ && a.acc_.equals(b.acc_);
-    }
-    NHVK_HD friend bool operator!=(const ExactSquareSum& a, const ExactSquareSum& b) { return !(a == b); }
-
-private:
-    detail::FixedAccumulator<kLimbs> acc_;
-    bool nonfinite_ = false;
+    NHVK_HD void merge(const ExactSquareSum& other) { merge_state(other); }
 };
 
 static_assert(std::is_trivially_copyable_v<ExactSum>, "ExactSum must be trivially copyable (device buffers)");
