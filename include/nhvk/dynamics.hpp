@@ -356,7 +356,8 @@ template <class Eq, class T> NHVK_HD Status project_velocity(const Eq& eq, const
  *
  *  Both kinds of equations offer the same interface: `nh_accel` (eq. (19): `a`, `λ` and optionally the reaction
  *  power `λ·(J·v)`), `vk_accel` (§3: `a` and
- *  `μ̇`), `constraint_parts` (`φ`, `J`, `γ`), `kinetic_metric` (`W` of the plain `L`), `energy` and `in_chart`.
+ *  `μ̇`), `constraint_parts` (`φ`, `J`, `γ`), `kinetic_metric` (`W` of the plain `L`) and `energy`;
+ *  the chart tests are the model's own (`in_charts`), read through the `model` member.
  */
 template <class M, class T> struct AdEquations {
     using Model = M;
@@ -367,7 +368,6 @@ template <class M, class T> struct AdEquations {
     M model;
 
     NHVK_HD AdEquations(const M& m) : model(m) {}
-    NHVK_HD bool in_chart(const T* q) const { return model.in_chart(q); }
     /** @brief `[W −Jᵀ; J 0][a; λ] = [−b; γ]`, eq. (19); with `power`, also `λ·(J·v)`. */
     NHVK_HD NHVK_NOINLINE Status nh_accel(T t, const T* q, const T* v, T* a, T* lambda, T* power = nullptr) const {
         const Status s =

@@ -47,7 +47,6 @@ template <class M, class T> struct GenEquations {
         get_params(m, p);
         K = G::template consts<T>(p);
     }
-    NHVK_HD NHVK_FORCEINLINE bool in_chart(const T* q) const { return model.in_chart(q); }
     NHVK_HD NHVK_FORCEINLINE Status nh_accel(T t, const T* q, const T* v, T* a, T* lambda, T* power = nullptr) const {
         return G::nh_accel(K, q, v, t, a, lambda, power);
     }
