@@ -13,7 +13,17 @@
 
 namespace nhvk::sym {
 
-const char* solve_kind_name(SolveKind s) { return s == SolveKind::schur_diagonal ? "schur_diagonal" : "lu"; }
+const char* solve_kind_name(SolveKind s) {
+    switch (s) {
+    case SolveKind::schur_diagonal:
+        return "schur_diagonal";
+    case SolveKind::schur_blocks:
+        return "schur_blocks";
+    case SolveKind::lu:
+        break;
+    }
+    return "lu";
+}
 
 namespace {
 
@@ -259,6 +269,96 @@ void trace_motion_system_sized(Graph& g, const SaddleParts& s, const DerivedVari
     }
 }
 
+/** @brief `Wt⁻¹` for the Schur paths as row-major node ids (−1: a structural zero). `schur_diagonal`: `1/Wt_ii`,
+ *         constants per trajectory. `schur_blocks`: each diagonal block in closed form, adjugate over determinant,
+ *         after the code that returns `singular` when the determinant is not finite or has no correct digit left:
+ *         `|det| ≤ ε·per(|M|)`, where the permanent of the block's absolute values is the sum of the magnitudes of
+ *         the terms the determinant cancels (and scales with rows and columns as the determinant does). */
+std::vector<int> inverse_metric(Graph& g, Body& body, const SaddleParts& s, int n, SolveKind kind) {
+    std::vector<int> winv(static_cast<std::size_t>(n * n), -1);
+    auto at = [n](int i, int j) { return static_cast<std::size_t>(i * n + j); };
+    const int one = g.constant(1.0);
+    if (kind == SolveKind::schur_diagonal) {
+        for (int j = 0; j < n; ++j) winv[at(j, j)] = g.binary(Op::div, one, s.W[at(j, j)]);
+        return winv;
+    }
+    auto mul = [&](int x, int y) { return g.binary(Op::mul, x, y); };
+    auto sub = [&](int x, int y) { return g.binary(Op::sub, x, y); };
+    for (const std::vector<int>& blk : diagonal_blocks(g, s, n)) {
+        const int b = static_cast<int>(blk.size());
+        auto M = [&](int i, int j) {
+            return s.W[at(blk[static_cast<std::size_t>(i)], blk[static_cast<std::size_t>(j)])];
+        };
+        // NOTE: a 1×1 block of the parameters alone is as in `schur_diagonal`: not checked per evaluation
+        if (b == 1 && is_param_level(g, M(0, 0))) {
+            winv[at(blk[0], blk[0])] = g.binary(Op::div, one, M(0, 0));
+            continue;
+        }
+        // per(|M|) = Σ_t |f_t| · Σ_u |p_tu|: f_t = −1 stands for a factor of one
+        std::vector<std::pair<int, std::vector<int>>> per;
+        std::vector<int> cof(static_cast<std::size_t>(b * b)); // cofactors C_ij, row-major
+        int det = M(0, 0);
+        if (b == 1) {
+            cof[0] = one;
+        } else if (b == 2) {
+            const int p = mul(M(0, 0), M(1, 1)), q = mul(M(0, 1), M(1, 0));
+            det = sub(p, q);
+            cof = {M(1, 1), g.unary(Op::neg, M(1, 0)), g.unary(Op::neg, M(0, 1)), M(0, 0)};
+            per.push_back({-1, {p, q}});
+        } else {
+            // C_ij = (−1)^(i+j) times the minor without row i and column j
+            auto other = [](int i) { return std::pair<int, int>{i == 0 ? 1 : 0, i == 2 ? 1 : 2}; };
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j) {
+                    const auto [r0, r1] = other(i);
+                    const auto [c0, c1] = other(j);
+                    const int minor = sub(mul(M(r0, c0), M(r1, c1)), mul(M(r0, c1), M(r1, c0)));
+                    cof[static_cast<std::size_t>(i * 3 + j)] = (i + j) % 2 ? g.unary(Op::neg, minor) : minor;
+                    if (i == 0) per.push_back({M(0, j), {mul(M(r0, c0), M(r1, c1)), mul(M(r0, c1), M(r1, c0))}});
+                }
+            det = sum(g, {mul(M(0, 0), cof[0]), mul(M(0, 1), cof[1]), mul(M(0, 2), cof[2])});
+        }
+        std::vector<int> roots{det};
+        std::vector<std::string> terms;
+        for (const auto& [f, ps] : per) {
+            if (f >= 0 && g.is_value(f, 0.0)) continue;
+            std::vector<std::string> inner;
+            for (const int p : ps) {
+                if (g.is_value(p, 0.0)) continue;
+                roots.push_back(p);
+                inner.push_back("abs(" + body.ref(p) + ")");
+            }
+            if (inner.empty()) continue;
+            std::string t = inner[0];
+            for (std::size_t u = 1; u < inner.size(); ++u) t += " + " + inner[u];
+            if (f >= 0) {
+                roots.push_back(f);
+                t = "abs(" + body.ref(f) + ") * (" + t + ")";
+            }
+            terms.push_back(t);
+        }
+        body.need(roots);
+        const std::string d = body.ref(det);
+        std::string bound = "T(0)";
+        if (!terms.empty()) {
+            bound = "NumericLimits<T>::epsilon() * (" + terms[0];
+            for (std::size_t u = 1; u < terms.size(); ++u) bound += " + " + terms[u];
+            bound += ")";
+        }
+        // NOTE: one test for the bound, ±∞ and NaN (NaN fails both comparisons)
+        body.line("if (!(abs(" + d + ") > " + bound + " && abs(" + d +
+                  ") <= NumericLimits<T>::max())) return Status::singular;");
+        const int rdet = g.binary(Op::div, one, det);
+        for (int i = 0; i < b; ++i)
+            for (int j = 0; j < b; ++j) {
+                const int e = mul(cof[static_cast<std::size_t>(j * b + i)], rdet); // (M⁻¹)_ij = C_ji / det
+                if (!g.is_value(e, 0.0))
+                    winv[at(blk[static_cast<std::size_t>(i)], blk[static_cast<std::size_t>(j)])] = e;
+            }
+    }
+    return winv;
+}
+
 /** @brief The code that solves `[Wt −Jᵀ; J 0][a; m] = [−bt; γ]` into `a[]` and `mult[]` (and, with `power`, the
  *         reaction power `m·(J·v)` into `*power` when that pointer is not null), then returns ok. */
 void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant& dv, int n, int k, const char* mult,
@@ -266,26 +366,56 @@ void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant
     const std::string M(mult);
     auto J = [&](int c, int j) { return dv.J[static_cast<std::size_t>(c * n + j)]; };
     const std::vector<int> jv = power ? emit_jv(g, body, dv, n, k) : std::vector<int>{};
-    if (choose_solve(g, s, n) == SolveKind::schur_diagonal) {
-        body.line("// [Wt −Jᵀ; J 0][a; m] = [−bt; γ] with Wt diagonal and constant: S m = γ + J Wt⁻¹ bt, "
-                  "S = J Wt⁻¹ Jᵀ, a = Wt⁻¹ (Jᵀ m − bt)");
-        std::vector<int> winv(static_cast<std::size_t>(n));
-        for (int j = 0; j < n; ++j)
-            winv[static_cast<std::size_t>(j)] =
-                g.binary(Op::div, g.constant(1.0), s.W[static_cast<std::size_t>(j * n + j)]);
+    const SolveKind kind = choose_solve(g, s, n);
+    if (kind != SolveKind::lu) {
+        body.line(kind == SolveKind::schur_diagonal
+                      ? "// [Wt −Jᵀ; J 0][a; m] = [−bt; γ] with Wt diagonal and constant: S m = γ + J Wt⁻¹ bt, "
+                        "S = J Wt⁻¹ Jᵀ, a = Wt⁻¹ (Jᵀ m − bt)"
+                      : "// [Wt −Jᵀ; J 0][a; m] = [−bt; γ] with Wt block-diagonal (blocks inverted in closed form): "
+                        "S m = γ + J Wt⁻¹ bt, S = J Wt⁻¹ Jᵀ, a = Wt⁻¹ (Jᵀ m − bt)");
+        const std::vector<int> winv = inverse_metric(g, body, s, n, kind);
+        // the nonzero entries (i, j) of Wt⁻¹, row-major (for a diagonal Wt: the sums below in coordinate order)
+        std::vector<std::pair<int, int>> nz;
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                if (winv[static_cast<std::size_t>(i * n + j)] >= 0) nz.emplace_back(i, j);
+        auto w = [&](int i, int j) { return winv[static_cast<std::size_t>(i * n + j)]; };
         std::vector<int> S(static_cast<std::size_t>(k * k)), r(static_cast<std::size_t>(k));
-        for (int a = 0; a < k; ++a) {
+        if (kind == SolveKind::schur_blocks) {
+            // Y = Wt⁻¹ Jᵀ (n×k), then S = J Y and J Wt⁻¹ bt = Yᵀ bt (Wt⁻¹ is symmetric)
+            std::vector<int> Y(static_cast<std::size_t>(n * k));
+            auto y = [&](int i, int c) -> int& { return Y[static_cast<std::size_t>(i * k + c)]; };
+            for (int i = 0; i < n; ++i)
+                for (int c = 0; c < k; ++c) {
+                    std::vector<int> terms;
+                    for (const auto& [r0, j] : nz)
+                        if (r0 == i) terms.push_back(g.binary(Op::mul, w(i, j), J(c, j)));
+                    y(i, c) = sum(g, terms);
+                }
+            for (int a = 0; a < k; ++a) {
+                for (int c = a; c < k; ++c) {
+                    std::vector<int> terms;
+                    for (int i = 0; i < n; ++i) terms.push_back(g.binary(Op::mul, J(a, i), y(i, c)));
+                    S[static_cast<std::size_t>(a * k + c)] = S[static_cast<std::size_t>(c * k + a)] = sum(g, terms);
+                }
+                std::vector<int> terms;
+                for (int i = 0; i < n; ++i)
+                    terms.push_back(g.binary(Op::mul, y(i, a), s.b[static_cast<std::size_t>(i)]));
+                r[static_cast<std::size_t>(a)] =
+                    g.binary(Op::add, dv.gamma[static_cast<std::size_t>(a)], sum(g, terms));
+            }
+        }
+        for (int a = 0; a < k && kind == SolveKind::schur_diagonal; ++a) {
             for (int c = a; c < k; ++c) {
                 std::vector<int> terms;
-                for (int j = 0; j < n; ++j)
-                    terms.push_back(
-                        g.binary(Op::mul, g.binary(Op::mul, J(a, j), J(c, j)), winv[static_cast<std::size_t>(j)]));
+                for (const auto& [i, j] : nz)
+                    terms.push_back(g.binary(Op::mul, g.binary(Op::mul, J(a, i), J(c, j)), w(i, j)));
                 S[static_cast<std::size_t>(a * k + c)] = S[static_cast<std::size_t>(c * k + a)] = sum(g, terms);
             }
             std::vector<int> terms;
-            for (int j = 0; j < n; ++j)
-                terms.push_back(g.binary(Op::mul, g.binary(Op::mul, J(a, j), winv[static_cast<std::size_t>(j)]),
-                                         s.b[static_cast<std::size_t>(j)]));
+            for (const auto& [i, j] : nz)
+                terms.push_back(
+                    g.binary(Op::mul, g.binary(Op::mul, J(a, i), w(i, j)), s.b[static_cast<std::size_t>(j)]));
             r[static_cast<std::size_t>(a)] = g.binary(Op::add, dv.gamma[static_cast<std::size_t>(a)], sum(g, terms));
         }
         std::vector<int> roots(S);
@@ -302,14 +432,22 @@ void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant
             for (int a = 0; a < k; ++a)
                 body.line("const T lam_" + std::to_string(a) + " = r_[" + std::to_string(a) + "];");
         }
+        // a_i = Σ_j (Wt⁻¹)_ij (Jᵀ m − bt)_j, the force (Jᵀ m − bt)_j formed where first needed
+        std::vector<int> force(static_cast<std::size_t>(n), -1);
+        auto force_at = [&](int j) {
+            int& f = force[static_cast<std::size_t>(j)];
+            if (f < 0) {
+                std::vector<int> terms;
+                for (int c = 0; c < k; ++c) terms.push_back(g.binary(Op::mul, J(c, j), g.variable(Var::lambda, c)));
+                f = g.binary(Op::sub, sum(g, terms), s.b[static_cast<std::size_t>(j)]);
+            }
+            return f;
+        };
+        std::vector<std::vector<int>> acc_terms(static_cast<std::size_t>(n));
+        for (const auto& [i, j] : nz)
+            acc_terms[static_cast<std::size_t>(i)].push_back(g.binary(Op::mul, w(i, j), force_at(j)));
         std::vector<int> acc(static_cast<std::size_t>(n));
-        for (int i = 0; i < n; ++i) {
-            std::vector<int> terms;
-            for (int c = 0; c < k; ++c) terms.push_back(g.binary(Op::mul, J(c, i), g.variable(Var::lambda, c)));
-            acc[static_cast<std::size_t>(i)] =
-                g.binary(Op::mul, winv[static_cast<std::size_t>(i)],
-                         g.binary(Op::sub, sum(g, terms), s.b[static_cast<std::size_t>(i)]));
-        }
+        for (int i = 0; i < n; ++i) acc[static_cast<std::size_t>(i)] = sum(g, acc_terms[static_cast<std::size_t>(i)]);
         body.need(acc);
         for (int i = 0; i < n; ++i)
             body.line("a[" + std::to_string(i) + "] = " + body.ref(acc[static_cast<std::size_t>(i)]) + ";");
@@ -356,14 +494,50 @@ std::string assemble(const Function& f) {
 
 } // namespace
 
-SolveKind choose_solve(const Graph& g, const SaddleParts& s, int n) {
-    for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) {
-            const int id = s.W[static_cast<std::size_t>(i * n + j)];
-            if (i != j && !g.is_value(id, 0.0)) return SolveKind::lu;
-            if (i == j && (g.is_value(id, 0.0) || (g.dep_mask(id) & ~param_bit) != 0u)) return SolveKind::lu;
+std::vector<std::vector<int>> diagonal_blocks(const Graph& g, const SaddleParts& s, int n) {
+    std::vector<int> block(static_cast<std::size_t>(n), -1);
+    std::vector<std::vector<int>> blocks;
+    for (int start = 0; start < n; ++start) {
+        if (block[static_cast<std::size_t>(start)] >= 0) continue;
+        const int id = static_cast<int>(blocks.size());
+        blocks.emplace_back();
+        std::vector<int> stack{start};
+        block[static_cast<std::size_t>(start)] = id;
+        while (!stack.empty()) {
+            const int i = stack.back();
+            stack.pop_back();
+            blocks.back().push_back(i);
+            for (int j = 0; j < n; ++j) {
+                const bool coupled = !g.is_value(s.W[static_cast<std::size_t>(i * n + j)], 0.0) ||
+                                     !g.is_value(s.W[static_cast<std::size_t>(j * n + i)], 0.0);
+                if (j != i && coupled && block[static_cast<std::size_t>(j)] < 0) {
+                    block[static_cast<std::size_t>(j)] = id;
+                    stack.push_back(j);
+                }
+            }
         }
-    return SolveKind::schur_diagonal;
+        std::sort(blocks.back().begin(), blocks.back().end());
+    }
+    return blocks;
+}
+
+SolveKind choose_solve(const Graph& g, const SaddleParts& s, int n) {
+    constexpr unsigned mu_bit = 1u << static_cast<unsigned>(Var::mu);
+    constexpr std::size_t max_block = 3; // inverted in closed form; larger blocks go through the LU
+    const std::vector<std::vector<int>> blocks = diagonal_blocks(g, s, n);
+    bool diagonal_constant = true, mu_free = true;
+    for (const std::vector<int>& blk : blocks) {
+        const int i0 = blk.front();
+        const int d = s.W[static_cast<std::size_t>(i0 * n + i0)];
+        if (blk.size() == 1 && g.is_value(d, 0.0)) return SolveKind::lu; // a zero row of Wt: only the LU can tell
+        if (blk.size() > max_block) return SolveKind::lu;
+        if (blk.size() > 1 || (g.dep_mask(d) & ~param_bit) != 0u) diagonal_constant = false;
+        for (const int i : blk)
+            for (const int j : blk)
+                if ((g.dep_mask(s.W[static_cast<std::size_t>(i * n + j)]) & mu_bit) != 0u) mu_free = false;
+    }
+    if (diagonal_constant) return SolveKind::schur_diagonal;
+    return mu_free ? SolveKind::schur_blocks : SolveKind::lu;
 }
 
 std::string emit_header(Graph& g, const DerivedModel& m) {

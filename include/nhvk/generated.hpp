@@ -7,7 +7,7 @@
  *  The build emits, for each model `M` of the catalogue, a header `nhvk/generated/<model>.hpp` that specializes
  *  `Generated<M>` with:
  *  - `n`, `k`, `n_params`, `n_variants` (one per combination of the model's boolean parameters), `nh_solve` and
- *    `vk_solve` (`"schur_diagonal"` or `"lu"`: how the saddle-point system is solved, chosen from its structure);
+ *    `vk_solve` (`"schur_diagonal"`, `"schur_blocks"` or `"lu"`: the saddle-point solve chosen from its structure);
  *  - `Consts<T>` and `consts<T>(p)`: every subexpression that depends on the parameters alone, evaluated once per
  *    trajectory (masses, `1/W_ii`, `m g sin α`, …);
  *  - `nh_accel`, `vk_accel`, `constraint_parts`, `kinetic_metric`, `energy`, each a function of `(q, v, [μ,] t)`;

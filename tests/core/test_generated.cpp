@@ -12,11 +12,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -143,6 +145,39 @@ TYPED_TEST(GeneratedEquations, FloatAgreesToFloatRounding) {
     }
     EXPECT_GE(compared, 50) << M::name;
     EXPECT_LE(worst, 1e-4) << M::name; // float rounding of a handful of operations, amplified by the solve
+}
+
+// ball_on_turntable's metric is block-diagonal (x, y, and the 3×3 block of the Euler angles, whose determinant is
+// ∝ cos²θ), so its generated equations take the `schur_blocks` path: the 3×3 block by adjugate over determinant, then
+// the 2×2 Schur complement, where the reference solves the whole 7×7 saddle-point matrix by LU. Near the chart's edge
+// both lose digits as the block's condition number ~1/cos²θ grows; the closed form must lose no more than that, and it
+// must report `singular` rather than a wrong answer where the determinant has no digit left (θ = π/2).
+TEST(GeneratedBlocks, BallNearGimbalLockIsAsAccurateAsTheConditionAllows) {
+    using M = nhvk::models::BallOnTurntable;
+    static_assert(std::string_view(nhvk::Generated<M>::nh_solve) == "schur_blocks");
+    const M model{};
+    const nhvk::GenEquations<M, double> gen(model);
+    const nhvk::AdEquations<M, double> ad(model);
+    std::mt19937_64 rng(11);
+    std::normal_distribution<double> N(0.0, 1.0);
+    for (const double c : {1e-1, 1e-2, 1e-3, 1e-4}) { // 1e-4 is the chart margin in double
+        double worst = 0.0;
+        for (int trial = 0; trial < 100; ++trial) {
+            double q[5] = {N(rng), N(rng), N(rng), std::acos(c), N(rng)}, v[5], mu[2] = {0.5 * N(rng), 0.5 * N(rng)};
+            for (double& x : v) x = N(rng);
+            double ag[5], aa[5], mg[2], ma[2];
+            ASSERT_EQ(gen.nh_accel(0.0, q, v, ag, mg), nhvk::Status::ok) << "cos θ = " << c;
+            ASSERT_EQ(ad.nh_accel(0.0, q, v, aa, ma), nhvk::Status::ok) << "cos θ = " << c;
+            worst = std::max({worst, rel_err(ag, aa, 5), rel_err(mg, ma, 2)});
+            ASSERT_EQ(gen.vk_accel(0.0, q, v, mu, ag, mg), nhvk::Status::ok) << "cos θ = " << c;
+            ASSERT_EQ(ad.vk_accel(0.0, q, v, mu, aa, ma), nhvk::Status::ok) << "cos θ = " << c;
+            worst = std::max({worst, rel_err(ag, aa, 5), rel_err(mg, ma, 2)});
+        }
+        std::printf("    cos θ = %g: max relative difference %.3g (ε/cos²θ = %.3g)\n", c, worst, DBL_EPSILON / (c * c));
+        EXPECT_LE(worst, 4.0 * DBL_EPSILON / (c * c)) << "cos θ = " << c;
+    }
+    double q[5] = {0.3, -0.2, 0.7, std::acos(0.0), -0.4}, v[5] = {0.1, 0.5, -0.3, 0.8, 0.2}, a[5], lam[2];
+    EXPECT_EQ(gen.nh_accel(0.0, q, v, a, lam), nhvk::Status::singular) << "cos θ = " << std::cos(q[3]);
 }
 
 } // namespace

@@ -8,8 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -131,13 +133,60 @@ TEST(SymEmit, ChoosesTheSchurComplementForAConstantDiagonalMetric) {
     EXPECT_EQ(h, nhvk::sym::emit_header(g, d)) << "the emitter is deterministic";
 }
 
-TEST(SymEmit, FallsBackToLuForAStateDependentMetric) {
+TEST(SymEmit, InvertsASmallStateDependentBlockInClosedForm) {
     Graph g;
     const auto d = toy(g, true);
-    EXPECT_EQ(nhvk::sym::choose_solve(g, d.variants[0].nh, 2), nhvk::sym::SolveKind::lu);
+    EXPECT_EQ(nhvk::sym::choose_solve(g, d.variants[0].nh, 2), nhvk::sym::SolveKind::schur_blocks);
     const std::string h = nhvk::sym::emit_header(g, d);
-    EXPECT_NE(h.find("lu_solve(A_, r_)"), std::string::npos);
-    EXPECT_NE(h.find("nh_solve = \"lu\""), std::string::npos);
+    EXPECT_NE(h.find("nh_solve = \"schur_blocks\""), std::string::npos);
+    EXPECT_EQ(h.find("lu_solve"), std::string::npos) << "k = 1: one division after the 2×2 block's adjugate";
+    EXPECT_NE(h.find("> NumericLimits<T>::epsilon() * ("), std::string::npos)
+        << "the block's determinant is checked against the permanent of its absolute values";
+}
+
+/** The saddle parts of `n` coordinates whose Wt has the nonzero pattern `pattern` (row-major, symmetric), each
+ *  entry depending on q (or on μ where `mu` is set). */
+nhvk::sym::SaddleParts pattern_parts(Graph& g, int n, const std::vector<int>& pattern, bool mu) {
+    GraphScope s(g);
+    nhvk::sym::SaddleParts p;
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) {
+            const Expr x = Expr::variable(mu ? Var::mu : Var::q, std::min(i, j)) + Expr(1.0 + i + j);
+            p.W.push_back(pattern[static_cast<std::size_t>(i * n + j)] ? x.id() : Expr(0.0).id());
+        }
+        p.b.push_back(Expr::variable(Var::v, i).id());
+    }
+    return p;
+}
+
+TEST(SymEmit, FindsTheDiagonalBlocksOfThePattern) {
+    Graph g;
+    // coordinates {0, 2, 4} coupled through 0–2 and 2–4, {1} alone, {3, 5} coupled
+    const std::vector<int> pattern = {1, 0, 1, 0, 0, 0, //
+                                      0, 1, 0, 0, 0, 0, //
+                                      1, 0, 1, 0, 1, 0, //
+                                      0, 0, 0, 1, 0, 1, //
+                                      0, 0, 1, 0, 1, 0, //
+                                      0, 0, 0, 1, 0, 1};
+    const auto p = pattern_parts(g, 6, pattern, false);
+    const std::vector<std::vector<int>> expect = {{0, 2, 4}, {1}, {3, 5}};
+    EXPECT_EQ(nhvk::sym::diagonal_blocks(g, p, 6), expect);
+    EXPECT_EQ(nhvk::sym::choose_solve(g, p, 6), nhvk::sym::SolveKind::schur_blocks);
+}
+
+TEST(SymEmit, FallsBackToLuForALargeBlockOrAMetricThatDependsOnTheMultipliers) {
+    Graph g;
+    std::vector<int> dense(16, 1);
+    EXPECT_EQ(nhvk::sym::choose_solve(g, pattern_parts(g, 4, dense, false), 4), nhvk::sym::SolveKind::lu)
+        << "a 4×4 block goes through the LU";
+    std::vector<int> diagonal(9, 0);
+    for (int i = 0; i < 3; ++i) diagonal[static_cast<std::size_t>(4 * i)] = 1;
+    EXPECT_EQ(nhvk::sym::choose_solve(g, pattern_parts(g, 3, diagonal, false), 3), nhvk::sym::SolveKind::schur_blocks);
+    EXPECT_EQ(nhvk::sym::choose_solve(g, pattern_parts(g, 3, diagonal, true), 3), nhvk::sym::SolveKind::lu)
+        << "W − Σμ H can be singular where the saddle-point matrix is not: only the LU";
+    diagonal[8] = 0;
+    EXPECT_EQ(nhvk::sym::choose_solve(g, pattern_parts(g, 3, diagonal, false), 3), nhvk::sym::SolveKind::lu)
+        << "a zero row of Wt";
 }
 
 } // namespace
