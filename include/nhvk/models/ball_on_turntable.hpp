@@ -20,7 +20,9 @@
  *  checked at every right-hand-side evaluation, and the engine ends such a trajectory with `Status::chart_singular`.
  *  Why these margins (measured on near misses of the pole on a table at rest, the setting of the chart tests in
  *  tests/models/test_ball_on_turntable.cpp): the LU (rcond threshold 1e3·ε) only notices the singularity at
- *  |cos θ| ≈ 1e-13 in double and ≈ 1e-4 in float, and before that the rounding of θ makes the rates' relative error,
+ *  |cos θ| ≈ 1e-13 in double and ≈ 1e-4 in float (the generated equations' closed-form inverse of the angle block,
+ *  whose determinant over its permanent is cos²θ/(1 + sin²θ), at |cos θ| ≈ √(2ε): 2e-8 and 5e-4; measured in
+ *  bench/results/2026-11-24-schur-blocks.md), and before that the rounding of θ makes the rates' relative error,
  *  ≈ 1.6ε/|cos θ|, exceed the step control's tolerance. In double a pass at |cos θ| ≈ 1e-5 costs ~7·10³ DOPRI5
  *  steps at rtol 1e-10 and hits a 2·10⁵ step limit at rtol 1e-12; one at 1e-6 costs ~1.5·10⁵ steps at rtol 1e-10.
  *  In float (rtol 1e-6) passes closer than ~4e-4 end as `singular`, and a pass at 1e-3 already leaves |φ| ≈ 1e-4,
