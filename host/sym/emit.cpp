@@ -193,6 +193,13 @@ private:
     std::set<int> emitted_;
 };
 
+/** @brief The strings of `v` separated by `sep`. */
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? sep : std::string()) + v[i];
+    return s;
+}
+
 int sum(Graph& g, const std::vector<int>& terms) {
     int s = g.constant(0.0);
     for (const int t : terms) s = g.binary(Op::add, s, t);
@@ -312,9 +319,9 @@ std::vector<int> inverse_metric(Graph& g, Body& body, const SaddleParts& s, int 
                 for (int j = 0; j < 3; ++j) {
                     const auto [r0, r1] = other(i);
                     const auto [c0, c1] = other(j);
-                    const int minor = sub(mul(M(r0, c0), M(r1, c1)), mul(M(r0, c1), M(r1, c0)));
+                    const int p = mul(M(r0, c0), M(r1, c1)), q = mul(M(r0, c1), M(r1, c0)), minor = sub(p, q);
                     cof[static_cast<std::size_t>(i * 3 + j)] = (i + j) % 2 ? g.unary(Op::neg, minor) : minor;
-                    if (i == 0) per.push_back({M(0, j), {mul(M(r0, c0), M(r1, c1)), mul(M(r0, c1), M(r1, c0))}});
+                    if (i == 0) per.push_back({M(0, j), {p, q}});
                 }
             det = sum(g, {mul(M(0, 0), cof[0]), mul(M(0, 1), cof[1]), mul(M(0, 2), cof[2])});
         }
@@ -329,8 +336,7 @@ std::vector<int> inverse_metric(Graph& g, Body& body, const SaddleParts& s, int 
                 inner.push_back("abs(" + body.ref(p) + ")");
             }
             if (inner.empty()) continue;
-            std::string t = inner[0];
-            for (std::size_t u = 1; u < inner.size(); ++u) t += " + " + inner[u];
+            std::string t = join(inner, " + ");
             if (f >= 0) {
                 roots.push_back(f);
                 t = "abs(" + body.ref(f) + ") * (" + t + ")";
@@ -339,12 +345,8 @@ std::vector<int> inverse_metric(Graph& g, Body& body, const SaddleParts& s, int 
         }
         body.need(roots);
         const std::string d = body.ref(det);
-        std::string bound = "T(0)";
-        if (!terms.empty()) {
-            bound = "NumericLimits<T>::epsilon() * (" + terms[0];
-            for (std::size_t u = 1; u < terms.size(); ++u) bound += " + " + terms[u];
-            bound += ")";
-        }
+        const std::string bound =
+            terms.empty() ? std::string("T(0)") : "NumericLimits<T>::epsilon() * (" + join(terms, " + ") + ")";
         // NOTE: one test for the bound, ±∞ and NaN (NaN fails both comparisons)
         body.line("if (!(abs(" + d + ") > " + bound + " && abs(" + d +
                   ") <= NumericLimits<T>::max())) return Status::singular;");
@@ -404,19 +406,21 @@ void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant
                 r[static_cast<std::size_t>(a)] =
                     g.binary(Op::add, dv.gamma[static_cast<std::size_t>(a)], sum(g, terms));
             }
-        }
-        for (int a = 0; a < k && kind == SolveKind::schur_diagonal; ++a) {
-            for (int c = a; c < k; ++c) {
+        } else {
+            for (int a = 0; a < k; ++a) {
+                for (int c = a; c < k; ++c) {
+                    std::vector<int> terms;
+                    for (const auto& [i, j] : nz)
+                        terms.push_back(g.binary(Op::mul, g.binary(Op::mul, J(a, i), J(c, j)), w(i, j)));
+                    S[static_cast<std::size_t>(a * k + c)] = S[static_cast<std::size_t>(c * k + a)] = sum(g, terms);
+                }
                 std::vector<int> terms;
                 for (const auto& [i, j] : nz)
-                    terms.push_back(g.binary(Op::mul, g.binary(Op::mul, J(a, i), J(c, j)), w(i, j)));
-                S[static_cast<std::size_t>(a * k + c)] = S[static_cast<std::size_t>(c * k + a)] = sum(g, terms);
+                    terms.push_back(
+                        g.binary(Op::mul, g.binary(Op::mul, J(a, i), w(i, j)), s.b[static_cast<std::size_t>(j)]));
+                r[static_cast<std::size_t>(a)] =
+                    g.binary(Op::add, dv.gamma[static_cast<std::size_t>(a)], sum(g, terms));
             }
-            std::vector<int> terms;
-            for (const auto& [i, j] : nz)
-                terms.push_back(
-                    g.binary(Op::mul, g.binary(Op::mul, J(a, i), w(i, j)), s.b[static_cast<std::size_t>(j)]));
-            r[static_cast<std::size_t>(a)] = g.binary(Op::add, dv.gamma[static_cast<std::size_t>(a)], sum(g, terms));
         }
         std::vector<int> roots(S);
         roots.insert(roots.end(), r.begin(), r.end());
@@ -656,23 +660,18 @@ std::string emit_header(Graph& g, const DerivedModel& m) {
     }
     if (nv == 1) cf.bodies[0] += "        return K;\n";
 
-    auto join = [](const std::vector<std::string>& v) {
-        std::string s;
-        for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + v[i];
-        return s;
-    };
     std::ostringstream os;
     os << "// SPDX-License-Identifier: MIT\n"
        << "// Generated by nhvk-codegen from " << m.header << " (host/sym/): do not edit; edit the model and rebuild.\n"
        << "// The equations of " << m.cpp_type << " derived once by the reference AD over a symbolic scalar, folded "
        << "and\n// with common subexpressions shared. Saddle-point solves (per variant): nonholonomic "
-       << join(nh_kinds) << ", vakonomic " << join(vk_kinds) << ".\n"
+       << join(nh_kinds, ",") << ", vakonomic " << join(vk_kinds, ",") << ".\n"
        << "#pragma once\n\n#include \"nhvk/generated.hpp\"\n#include \"" << m.header << "\"\n\nnamespace nhvk {\n\n"
        << "template <> struct Generated<" << m.cpp_type << "> {\n"
        << "    static constexpr int n = " << n << ", k = " << k << ", n_params = " << m.params.size()
        << ", n_variants = " << nv << ", n_consts = " << n_consts << ";\n"
-       << "    static constexpr const char* nh_solve = \"" << join(nh_kinds) << "\";\n"
-       << "    static constexpr const char* vk_solve = \"" << join(vk_kinds) << "\";\n"
+       << "    static constexpr const char* nh_solve = \"" << join(nh_kinds, ",") << "\";\n"
+       << "    static constexpr const char* vk_solve = \"" << join(vk_kinds, ",") << "\";\n"
        << "    /** @brief Parameter-only subexpressions, evaluated once per trajectory. */\n"
        << "    template <class T> struct Consts {\n        int variant;\n        T c[" << (n_consts ? n_consts : 1)
        << "];\n    };\n\n";
