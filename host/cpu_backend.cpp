@@ -14,7 +14,7 @@
 #include "cpu_backend.hpp"
 #include "model_ops.hpp"
 #include "nhvk/backend/backend.hpp"
-#include "nhvk/stats/chunk_reduce.hpp"
+#include "nhvk/stats/chunk_metrics.hpp"
 
 namespace nhvk {
 
@@ -98,12 +98,9 @@ public:
     void reduce(int, long long m) override {
         ScopeTimer timer{seconds_.reduce};
         if (partials_.size() != n_series_ || n_series_ == 0) throw std::logic_error("reduce before start_reduction");
-        stats::ChunkView in;
-        in.values = args_.metrics;
-        in.chunk = static_cast<std::size_t>(m);
-        in.ld = static_cast<std::size_t>(args_.ld);
-        in.status = args_.status;
-        in.n_series = n_series_;
+        const stats::ChunkView in = stats::metrics_view(args_, m);
+        if (in.n_series != n_series_)
+            throw std::logic_error("reduce: the chunk's series differ from start_reduction's");
         // NOTE: one tile per series: one sequential pass per series, the series in parallel.
         stats::accumulate_chunk(thrust::omp::par, in, 1, partials_.data(), counts_.data(),
                                 stats::LogBinner::make(table_));

@@ -157,8 +157,7 @@ public:
     void reduce(int s, long long m) override {
         if (n_series_ == 0) throw std::logic_error("reduce before start_reduction");
         const int t = begin(s, stage_reduce);
-        // NOTE: a member the sampler could not place has status non_finite and fail_index −1: it counts nowhere.
-        const stats::ChunkView in = stats::metrics_view(dev_args_[s], m, nullptr);
+        const stats::ChunkView in = stats::metrics_view(dev_args_[s], m);
         if (in.n_series != n_series_)
             throw std::logic_error("reduce: the chunk's series differ from start_reduction's");
         // NOTE: the slot's own tiles (the two streams never add into the same partials); merged exactly at collect.

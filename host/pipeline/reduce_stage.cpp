@@ -22,15 +22,11 @@ void ReduceStage::start(EnsembleBackend& backend) {
 }
 
 void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
-    valid_.resize(static_cast<std::size_t>(m));
     onset_in_.resize(static_cast<std::size_t>(m));
     for (long long j = 0; j < m; ++j) {
         const auto ss = static_cast<SampleStatus>(a.sample_status[j]);
         const auto st = static_cast<Status>(a.status[j]);
         const bool ok = ss == SampleStatus::ok && st == Status::ok;
-        // NOTE: valid_ is the sampler's verdict; a failed integration still counts at the times it reached when the
-        // population is "alive" (ChunkView::fail_index).
-        valid_[j] = ss == SampleStatus::ok ? 1u : 0u;
         onset_in_[j] =
             ok || (cfg_.alive_population && ss == SampleStatus::ok && a.onset[j] != stats::onset_never) ? 1u : 0u;
         if (ok) {
@@ -46,7 +42,7 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
             if (cfg_.alive_population && a.onset[j] == stats::onset_never) ++r_.onset.censored;
         }
     }
-    if (on_host()) acc_.add_chunk(stats::metrics_view(a, m, valid_.data()));
+    if (on_host()) acc_.add_chunk(stats::metrics_view(a, m));
     r_.onset.add_chunk(a.onset, static_cast<std::size_t>(m), onset_in_.data());
 }
 

@@ -44,7 +44,6 @@ private:
     const RunConfig& cfg_;
     EnsembleResult& r_;
     stats::EnsembleAccumulator acc_;
-    std::vector<std::uint8_t> valid_;    ///< per member: the sampler placed it
     std::vector<std::uint8_t> onset_in_; ///< per member: enters the onset histogram
     bool collected_ = false;
 };

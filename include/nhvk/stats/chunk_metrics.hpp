@@ -11,16 +11,20 @@
 namespace nhvk::stats {
 
 /**
- * @brief The `metric_rows(nt)` series of the first `m` members of chunk `a` (pointers as `a`'s: host or device).
- *        `valid` (nullptr: all) marks the members the sampler placed; a failed member counts at the output times
- *        it reached when `a.alive_population`, nowhere otherwise; the onset time counts where it is not NaN.
+ * @brief The population rule of the per-time statistics, the one view every backend and both quantile modes reduce
+ *        through: the `metric_rows(nt)` series of the first `m` members of chunk `a` (pointers as `a`'s: host or
+ *        device). A failed member counts at the output times it reached when `a.alive_population`, nowhere
+ *        otherwise; the onset time counts where it is not NaN.
+ *
+ * NOTE: no separate validity array: a member the sampler could not place is marked by `run_chunk_member` itself
+ * (status non_finite, fail_index −1, onset time NaN), so it counts nowhere under either population, on the host and
+ * on the device alike, from the chunk's own arrays.
  */
-inline ChunkView metrics_view(const ChunkArgs& a, long long m, const std::uint8_t* valid) {
+inline ChunkView metrics_view(const ChunkArgs& a, long long m) {
     ChunkView in;
     in.values = a.metrics;
     in.chunk = static_cast<std::size_t>(m);
     in.ld = static_cast<std::size_t>(a.ld);
-    in.valid = valid;
     in.status = a.status;
     in.nt = static_cast<std::size_t>(a.nt);
     in.n_series = static_cast<std::size_t>(metric_rows(a.nt));

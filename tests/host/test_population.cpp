@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+// One population rule on every path (issue 21 item 1): every config of configs/ is sampled and integrated once on the
+// CPU backend, failing members are injected into the chunk (sampler rejections, failures late in the run and at the
+// first output time, onsets that never happened), and the same chunk is reduced by the reduce stage in exact mode
+// (values on the host) and in histogram mode (the backend's own reduction). Both must agree with each other, count
+// for count and bit for bit in the moments, and with a reference computed here from the chunk's arrays by the rule
+// the documentation states (README, "population"): a member the sampler placed counts at an output time when it
+// reached that time (statistics.population = "alive") or when it finished (population = "survivors"); its onset time
+// counts when it exists.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "ensemble.hpp"
+#include "nhvk/backend/backend.hpp"
+#include "pipeline/reduce_stage.hpp"
+#include "pipeline/run_plan.hpp"
+#include "registry.hpp"
+#include "stats/ensemble_stats.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nhvk::Dynamics;
+using nhvk::SampleStatus;
+using nhvk::Status;
+
+constexpr long long members = 240;
+constexpr double levels[7] = {0.01, 0.05, 0.25, 0.50, 0.75, 0.95, 0.99};
+
+std::vector<std::string> config_files() {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(fs::path(NHVK_SOURCE_DIR) / "configs"))
+        if (e.path().extension() == ".toml") out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+/** @brief Which injected failure member j gets (none for most). */
+enum class Inject { none, rejected, late, first, never_crossed };
+Inject injected(long long j) {
+    if (j % 7 == 3) return Inject::rejected;
+    if (j % 7 == 5) return Inject::late;
+    if (j % 11 == 4) return Inject::first;
+    if (j % 13 == 6) return Inject::never_crossed;
+    return Inject::none;
+}
+
+/** @brief The values of series s that the documented rule admits, from the chunk's own arrays. */
+std::vector<double> reference_values(const nhvk::ChunkArgs& a, long long m, long long s, bool alive) {
+    const long long timed = static_cast<long long>(nhvk::metric_count) * a.nt;
+    std::vector<double> v;
+    for (long long j = 0; j < m; ++j) {
+        if (a.sample_status[j] != static_cast<std::uint8_t>(SampleStatus::ok)) continue;
+        const bool ok = a.status[j] == static_cast<std::uint8_t>(Status::ok);
+        const double x = a.metrics[s * a.ld + j];
+        const bool counts = s >= timed ? !std::isnan(x) && (ok || alive) : ok || (alive && s % a.nt < a.fail_index[j]);
+        if (counts && std::isfinite(x)) v.push_back(x == 0.0 ? 0.0 : x);
+    }
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+double type7(const std::vector<double>& v, double p) { return nhvk::stats::quantile_type7(v.data(), v.size(), p); }
+
+nhvk::EnsembleResult reduce(const nhvk::RunConfig& cfg, nhvk::EnsembleBackend& backend, long long m, bool histogram) {
+    nhvk::EnsembleResult r;
+    r.times = cfg.times;
+    nhvk::ReduceStage stage(cfg, r);
+    EXPECT_EQ(stage.on_host(), !histogram);
+    stage.start(backend);
+    if (!stage.on_host()) backend.reduce(0, m);
+    stage.add_chunk(backend.slot(0), m);
+    stage.collect(backend);
+    stage.finish();
+    return r;
+}
+
+class Population : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Population, ExactAndHistogramModesReduceTheSameMembers) {
+    for (const char* population : {"alive", "survivors"}) {
+        const std::string tag = fs::path(GetParam()).filename().string() + " population " + population;
+        SCOPED_TRACE(tag);
+        const std::vector<std::string> sets = {"run.trajectories=" + std::to_string(members),
+                                               "statistics.population=\"" + std::string(population) + "\""};
+        std::vector<std::string> exact_sets = sets, hist_sets = sets;
+        exact_sets.push_back("run.exact_memory_mb=1024");
+        hist_sets.push_back("run.exact_memory_mb=0");
+        const nhvk::RunConfig exact_cfg = nhvk::load_config(GetParam(), exact_sets, nhvk::model_registry());
+        const nhvk::RunConfig hist_cfg = nhvk::load_config(GetParam(), hist_sets, nhvk::model_registry());
+        const nhvk::RunPlan plan = nhvk::make_run_plan(exact_cfg, members);
+        auto backend = nhvk::make_cpu_backend(plan.layout, plan.common, 2);
+        nhvk::ChunkArgs& a = backend->slot(0);
+        const int nt = a.nt;
+
+        // sample, then reject some placed members the way the sampler does (NaN in q0 and a reason)
+        backend->sample(0, 0, members);
+        for (long long j = 0; j < members; ++j) {
+            if (injected(j) != Inject::rejected) continue;
+            a.sample_status[j] = static_cast<std::uint8_t>(SampleStatus::energy_unreachable);
+            for (int c = 0; c < plan.layout.n; ++c) const_cast<double*>(a.q0)[c * a.ld + j] = NAN;
+        }
+        backend->integrate(0, members);
+        // failures after the fact: the metrics of the times the member "did not reach" stay in the buffer, so a path
+        // that counts them gives other statistics
+        const long long onset_row = nhvk::member_series_row(nt, nhvk::member_onset_time);
+        int late = 0, first = 0, never = 0;
+        for (long long j = 0; j < members; ++j) {
+            if (a.sample_status[j] != static_cast<std::uint8_t>(SampleStatus::ok) ||
+                a.status[j] != static_cast<std::uint8_t>(Status::ok))
+                continue;
+            const Inject what = injected(j);
+            if (what == Inject::late || what == Inject::first) {
+                a.status[j] = static_cast<std::uint8_t>(Status::step_limit);
+                a.failed[j] = static_cast<std::uint8_t>(Dynamics::vakonomic);
+                a.fail_index[j] = what == Inject::late ? std::max(1, nt / 2) : 0;
+                ++(what == Inject::late ? late : first);
+            } else if (what == Inject::never_crossed) {
+                a.onset[j] = nhvk::stats::onset_never;
+                a.metrics[onset_row * a.ld + j] = NAN;
+                ++never;
+            }
+        }
+        ASSERT_GT(late, 0);
+        ASSERT_GT(first, 0);
+        ASSERT_GT(never, 0);
+
+        const nhvk::EnsembleResult ex = reduce(exact_cfg, *backend, members, false);
+        const nhvk::EnsembleResult hi = reduce(hist_cfg, *backend, members, true);
+        ASSERT_TRUE(ex.exact_quantiles);
+        ASSERT_FALSE(hi.exact_quantiles);
+        ASSERT_EQ(ex.series.size(), static_cast<std::size_t>(nhvk::metric_rows(nt)));
+        ASSERT_EQ(hi.series.size(), ex.series.size());
+        EXPECT_EQ(ex.valid, hi.valid);
+        EXPECT_EQ(ex.onset.counts, hi.onset.counts);
+        const double resolution = hi.histogram_resolution;
+        for (std::size_t s = 0; s < ex.series.size(); ++s) {
+            const auto& e = ex.series[s];
+            const auto& h = hi.series[s];
+            const std::vector<double> ref =
+                reference_values(a, members, static_cast<long long>(s), population[0] == 'a');
+            SCOPED_TRACE("series " + std::to_string(s));
+            ASSERT_EQ(e.count, ref.size());
+            EXPECT_EQ(h.count, e.count);
+            EXPECT_EQ(h.nonfinite, e.nonfinite);
+            EXPECT_EQ(e.nonfinite, 0u); // the rule admits no NaN (a never-crossed onset is not a value)
+            const auto same = [](double x, double y) { return (std::isnan(x) && std::isnan(y)) || x == y; };
+            EXPECT_PRED2(same, h.mean, e.mean);
+            EXPECT_PRED2(same, h.std, e.std);
+            EXPECT_PRED2(same, h.min, e.min);
+            EXPECT_PRED2(same, h.max, e.max);
+            if (ref.empty()) continue;
+            EXPECT_EQ(e.min, ref.front());
+            EXPECT_EQ(e.max, ref.back());
+            const double eq[7] = {e.p01, e.p05, e.p25, e.p50, e.p75, e.p95, e.p99};
+            const double hq[7] = {h.p01, h.p05, h.p25, h.p50, h.p75, h.p95, h.p99};
+            for (int i = 0; i < 7; ++i) {
+                EXPECT_EQ(eq[i], type7(ref, levels[i])) << "level " << levels[i];
+                if (h.outside_range != 0u) continue; // no resolution is promised there
+                // each estimated order statistic lies in its true value's bin, so the interpolation is within the
+                // resolution of the larger neighbour
+                const double at = static_cast<double>(ref.size() - 1) * levels[i];
+                const std::size_t k = static_cast<std::size_t>(std::floor(at));
+                const double scale = std::max(std::fabs(ref[k]), std::fabs(ref[std::min(k + 1, ref.size() - 1)]));
+                EXPECT_LE(std::fabs(hq[i] - eq[i]), resolution * scale * (1.0 + 1e-12)) << "level " << levels[i];
+            }
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, Population, ::testing::ValuesIn(config_files()),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                             std::string n = fs::path(i.param).stem().string();
+                             for (char& c : n)
+                                 if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                             return n;
+                         });
+
+} // namespace
