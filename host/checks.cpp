@@ -73,13 +73,20 @@ std::optional<SettingProblem> check_step_count(const IntegratorSettings& s, doub
     return std::nullopt;
 }
 
-std::optional<SettingProblem> check_memory(const RunConfig& cfg, double available_bytes) {
+std::optional<SettingProblem> check_memory(const RunConfig& cfg, double available_bytes, bool device_backend) {
     const double N = static_cast<double>(cfg.run.trajectories);
     const double capacity = std::min(static_cast<double>(cfg.run.chunk), N);
     const double n = cfg.model.n, k = std::max(cfg.model.k, 1), n_params = static_cast<double>(cfg.params.size());
     const double n_series = static_cast<double>(metric_rows(static_cast<int>(cfg.times.size())));
-    // ChunkBlock (nhvk/backend/backend.hpp): inputs, five per-member status arrays, the metrics.
-    const double chunk = capacity * (8.0 * (2.0 * n + k + n_params) + 11.0 + 8.0 * n_series);
+    // ChunkBlock (nhvk/backend/backend.hpp): inputs, five per-member status arrays, the metrics. The CPU backend holds
+    // one block; the CUDA backend pins two host copies (its two slots) of the statuses and of the regions the host
+    // uses (ChunkLayout::host_inputs, host_metrics: see device_layout in host/ensemble.cpp).
+    const double inputs = capacity * 8.0 * (2.0 * n + k + n_params), statuses = capacity * 11.0;
+    const double metrics = capacity * 8.0 * n_series;
+    const bool host_inputs = cfg.run.save_samples || cfg.run.save_trajectories > 0;
+    const double chunk = device_backend
+                             ? 2.0 * (statuses + (host_inputs ? inputs : 0.0) + (cfg.run.save_samples ? metrics : 0.0))
+                             : inputs + statuses + metrics;
     const double budget = static_cast<double>(cfg.run.exact_memory_mb) * 1024.0 * 1024.0;
     const bool exact = n_series * N * 8.0 <= budget;
     const double values = exact ? n_series * N * 8.0 : 0.0; // exact mode keeps every value
@@ -94,8 +101,9 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
     else if (values >= chunk) key = "run.exact_memory_mb";
     const auto mib = [](double b) { return format_number(std::ceil(b / (1024.0 * 1024.0))); };
     return SettingProblem{key, "the run needs about " + mib(need) + " MiB (chunk buffers " + mib(chunk) +
-                                   ", histograms " + mib(histograms) + ", exact-quantile values " + mib(values) +
-                                   "), more than the " + mib(available_bytes) + " MiB of memory of this machine: " +
+                                   (device_backend ? " pinned for the GPU's two slots" : "") + ", histograms " +
+                                   mib(histograms) + ", exact-quantile values " + mib(values) + "), more than the " +
+                                   mib(available_bytes) + " MiB of memory of this machine: " +
                                    "lower run.chunk, the number of output times or run.exact_memory_mb"};
 }
 

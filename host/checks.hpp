@@ -52,11 +52,12 @@ std::optional<std::string> check_param(const ParamInfo& p, double x);
  *         uniform's closed interval, a normal only with std = 0 unless the parameter takes any number). */
 std::optional<std::string> check_param(const ParamInfo& p, const Distribution& d);
 
-/** @brief The memory a run needs up front, estimated in floating point (no overflow): the chunk buffers, the
- *         histogram rows (on the host and on the backend) and, when quantiles are exact, every value. When it
- *         exceeds `available_bytes`, the problem names the setting that takes the most (run.chunk, times.count or
+/** @brief The host memory a run needs up front, estimated in floating point (no overflow): the chunk buffers (one
+ *         block on the CPU backend; with `device_backend`, the two pinned slots' statuses and the regions the host
+ *         reads), the histogram rows (on the host and on the backend) and, when quantiles are exact, every value. When
+ * it exceeds `available_bytes`, the problem names the setting that takes the most (run.chunk, times.count or
  *         times.list, run.exact_memory_mb), and its text is the whole reason (both sizes in MiB), not a phrase. */
-std::optional<SettingProblem> check_memory(const RunConfig& cfg, double available_bytes);
+std::optional<SettingProblem> check_memory(const RunConfig& cfg, double available_bytes, bool device_backend);
 
 /** @brief The physical memory of this machine in bytes (sysconf), or +inf when unknown. */
 double physical_memory_bytes();

@@ -196,7 +196,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
         } catch (const ConfigError& e) {
             throw UsageError(e.what());
         }
-        if (const std::optional<SettingProblem> e = check_memory(cfg, physical_memory_bytes()))
+        if (const std::optional<SettingProblem> e = check_memory(cfg, physical_memory_bytes(), runs_on_device(cfg)))
             throw UsageError(e->key + ": " + e->expected);
         EnsembleOptions eo;
         eo.quiet = o->quiet;

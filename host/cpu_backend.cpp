@@ -89,7 +89,8 @@ public:
             else if (dt > 0.4) batch_ = std::max(min_batch, batch_ / 2);
         }
     }
-    void start_reduction(std::size_t n_series, const stats::LogBinTable& table) override {
+    void start_reduction(std::size_t n_series, const stats::LogBinTable& table, std::uint64_t value_capacity) override {
+        if (value_capacity != 0u) throw std::logic_error("the CPU backend keeps no values: the host holds them");
         table_ = table;
         n_series_ = n_series;
         partials_.assign(n_series, stats::SeriesPartial{});

@@ -118,6 +118,24 @@ private:
     bool drawn_ = false;
 };
 
+} // namespace
+
+bool runs_on_device(const RunConfig& cfg) {
+    return cfg.run.backend == Backend::cuda ||
+           (cfg.run.backend == Backend::automatic && cfg.integrator.equations == EquationsKind::generated &&
+            cuda_available());
+}
+
+namespace {
+
+/** @brief `layout` with the host regions a device backend needs for `cfg`: the inputs for samples.csv and saved
+ *         trajectories, the metrics for samples.csv (the values of exact quantiles stay on the device). */
+ChunkLayout device_layout(const RunConfig& cfg, ChunkLayout layout) {
+    layout.host_inputs = cfg.run.save_samples || cfg.run.save_trajectories > 0;
+    layout.host_metrics = cfg.run.save_samples;
+    return layout;
+}
+
 /** @brief The backend of a run: CUDA when asked for, or `auto` with a device present and the generated equations. */
 std::unique_ptr<EnsembleBackend> make_backend(const RunConfig& cfg, const RunPlan& plan, int threads, const Comm& comm,
                                               ChunkWatch watch) {
@@ -125,11 +143,10 @@ std::unique_ptr<EnsembleBackend> make_backend(const RunConfig& cfg, const RunPla
     if (cfg.run.backend == Backend::cuda && plan.common.equations == EquationsKind::ad)
         throw std::runtime_error("run.backend = \"cuda\" integrates the generated equations only; "
                                  "integrator.equations = \"ad\" needs run.backend = \"cpu\" or \"auto\"");
-    if (cfg.run.backend == Backend::cuda || (cfg.run.backend == Backend::automatic &&
-                                             plan.common.equations == EquationsKind::generated && cuda_available())) {
+    if (runs_on_device(cfg)) {
         // NOTE: the ranks on a node take the node's devices in turn.
         if (comm.parallel()) select_cuda_device(comm.local_rank());
-        return make_cuda_backend(plan.layout, plan.common);
+        return make_cuda_backend(device_layout(cfg, plan.layout), plan.common);
     }
     return make_cpu_backend(plan.layout, plan.common, threads, std::move(watch));
 }
@@ -306,7 +323,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
             std::fprintf(stderr, "nhvk: note: --resume: no resume record in '%s'; starting from the beginning\n",
                          cfg.run.out.c_str());
         }
-        reduce.start(*backend);
+        reduce.start(*backend, mine.end - next);
         std::unique_ptr<SamplesWriter> samples;
         if (cfg.run.save_samples) samples = std::make_unique<SamplesWriter>(cfg, plan.layout, *out, samples_bytes);
         done = next - mine.first;
@@ -446,7 +463,9 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         progress.finish();
 
         auto tf = Clock::now();
-        reduce.collect(*backend);
+        // NOTE: the values of exact quantiles stay on the backend (selected there) unless another part of the run
+        // (an MPI rank's, the shard's partial state) needs them on the host.
+        reduce.collect(*backend, !comm.parallel() && !opt.sharded);
         const StageSeconds bs = backend->stage_seconds();
         r.sampling_seconds = bs.sample;
         r.integration_seconds = bs.integrate;

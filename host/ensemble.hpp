@@ -111,6 +111,10 @@ struct EnsembleResult {
 /** @brief Metric names as outputs spell them (index: `Metric`). */
 const char* metric_name(int metric);
 
+/** @brief True when `cfg`'s run integrates on the CUDA backend: `run.backend = "cuda"`, or `"auto"` with the
+ *         generated equations and a device present. */
+bool runs_on_device(const RunConfig& cfg);
+
 /** @brief Run the ensemble of `cfg` and write its outputs into `cfg.run.out`, claimed for the run and committed at
  *         the end (pipeline/output_folder.hpp). Throws on I/O or backend errors, `FolderBusy` when another run holds
  *         the folder; no output file is left half-written. */

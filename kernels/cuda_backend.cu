@@ -6,11 +6,16 @@
  */
 #include <cuda_runtime.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
+#include <cub/device/device_radix_sort.cuh>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
 #include <thrust/system/cuda/execution_policy.h>
 
 #include <algorithm>
@@ -50,6 +55,23 @@ template <class T> struct DeviceArray {
     ~DeviceArray() { cudaFree(p); }
 };
 
+/** @brief CUB's two-call temporary-storage pattern, once: sorts n doubles ascending from `in` to `out` on `stream`,
+ *         growing `temp` when it is too small. Deterministic (a radix sort). */
+void radix_sort_doubles(DeviceArray<char>& temp, const double* in, double* out, std::size_t n, cudaStream_t stream) {
+    std::size_t bytes = 0;
+    NHVK_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, in, out, n, 0, 64, stream));
+    if (temp.size < bytes) temp = DeviceArray<char>(bytes);
+    NHVK_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.p, bytes, in, out, n, 0, 64, stream));
+}
+
+/** @brief out[i] = sorted[ranks[i]]: the order statistics of one sorted series. */
+struct GatherRanks {
+    const double* sorted;
+    const std::uint64_t* ranks;
+    double* out;
+    __device__ void operator()(std::size_t i) const { out[i] = sorted[ranks[i]]; }
+};
+
 /** @brief How many tiles each series is reduced in on the device: enough items (series × tiles) to fill the GPU,
  *         at most `budget` bytes of tile partials and histogram rows per slot. */
 std::size_t device_tiles(std::size_t n_series, std::size_t n_bins, long long capacity, std::size_t budget) {
@@ -80,11 +102,19 @@ public:
                 cudaMemcpy(d_params_, c.shared_params, sizeof(double) * L.n_params, cudaMemcpyHostToDevice));
         }
         for (int s = 0; s < 2; ++s) {
-            NHVK_CUDA_CHECK(cudaMallocHost(&h_[s], block_.total));
+            // NOTE: pinned host memory for the statuses and only the regions the host uses: pinning is slow (about a
+            // second per few GB) and counts against the host's memory, and the metrics of a chunk are most of it.
+            NHVK_CUDA_CHECK(cudaMallocHost(&h_[s], block_.host_bytes(L)));
+            char* statuses = h_[s];
+            char* inputs = L.host_inputs ? statuses + block_.status_bytes : nullptr;
+            char* metrics =
+                L.host_metrics ? statuses + block_.status_bytes + (inputs ? block_.input_bytes : 0u) : nullptr;
             NHVK_CUDA_CHECK(cudaMalloc(&d_[s], block_.total));
             NHVK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_[s], cudaStreamNonBlocking));
             host_args_[s] = common_args(L, c);
-            block_.bind(host_args_[s], h_[s], L);
+            block_.bind_regions(host_args_[s], inputs, statuses, metrics, L);
+            h_inputs_[s] = inputs;
+            h_metrics_[s] = metrics;
             dev_args_[s] = common_args(L, c);
             block_.bind(dev_args_[s], d_[s], L);
             dev_args_[s].times = d_times_;
@@ -120,10 +150,11 @@ public:
     void upload(int s, long long m) override {
         set_m(s, m);
         const int t = begin(s, stage_transfer);
+        if (!h_inputs_[s]) throw std::logic_error("upload: this backend keeps no host copy of the inputs");
         // NOTE: one copy of the whole input region (its layout is identical on both sides).
-        NHVK_CUDA_CHECK(cudaMemcpyAsync(d_[s], h_[s], block_.input_bytes, cudaMemcpyHostToDevice, stream_[s]));
-        NHVK_CUDA_CHECK(cudaMemcpyAsync(d_[s] + block_.sample_status, h_[s] + block_.sample_status,
-                                        static_cast<std::size_t>(m), cudaMemcpyHostToDevice, stream_[s]));
+        NHVK_CUDA_CHECK(cudaMemcpyAsync(d_[s], h_inputs_[s], block_.input_bytes, cudaMemcpyHostToDevice, stream_[s]));
+        NHVK_CUDA_CHECK(cudaMemcpyAsync(d_[s] + block_.sample_status, h_[s], static_cast<std::size_t>(m),
+                                        cudaMemcpyHostToDevice, stream_[s]));
         end(s, t);
     }
     void integrate(int s, long long m) override {
@@ -132,8 +163,26 @@ public:
         ops_.launch_chunk(common_, dev_args_[s], stream_[s]);
         end(s, t);
     }
-    void start_reduction(std::size_t n_series, const stats::LogBinTable& table) override {
+    void start_reduction(std::size_t n_series, const stats::LogBinTable& table, std::uint64_t value_capacity) override {
         n_series_ = n_series;
+        value_capacity_ = static_cast<std::size_t>(value_capacity);
+        values_filled_ = 0;
+        if (value_capacity_ > 0) {
+            // NOTE: every member's value of every series, unfiltered (store_chunk_values): one allocation up front, so
+            // a run that does not fit the device fails here, before any work.
+            const double bytes = 8.0 * static_cast<double>(n_series) * static_cast<double>(value_capacity_);
+            double* p = nullptr;
+            const cudaError_t e = cudaMalloc(&p, static_cast<std::size_t>(bytes));
+            if (e != cudaSuccess) {
+                (void)cudaGetLastError();
+                throw std::runtime_error("backend 'cuda': no room on the device for the values of exact quantiles (" +
+                                         std::to_string(bytes / 1048576.0) + " MiB: " + cudaGetErrorString(e) +
+                                         "); lower run.exact_memory_mb for histogram quantiles, or run fewer "
+                                         "trajectories per process");
+            }
+            d_values_.p = p;
+            d_values_.size = n_series * value_capacity_;
+        }
         n_bins_ = table.spec.n_bins();
         n_tiles_ = device_tiles(n_series, n_bins_, layout_.capacity, std::size_t{128} << 20);
         d_edges_ = DeviceArray<double>(table.edges.size());
@@ -163,17 +212,28 @@ public:
         // NOTE: the slot's own tiles (the two streams never add into the same partials); merged exactly at collect.
         stats::accumulate_chunk(thrust::cuda::par_nosync.on(stream_[s]), in, n_tiles_, d_tile_partials_[s].p,
                                 d_tile_counts_[s].p, binner_);
+        if (value_capacity_ > 0) {
+            // NOTE: the two slots' chunks take consecutive, disjoint ranges of every series.
+            if (values_filled_ + static_cast<std::size_t>(m) > value_capacity_)
+                throw std::logic_error("reduce: more members than the values' capacity");
+            stats::store_chunk_values(thrust::cuda::par_nosync.on(stream_[s]), in, d_values_.p, value_capacity_,
+                                      values_filled_);
+            values_filled_ += static_cast<std::size_t>(m);
+        }
         NHVK_CUDA_CHECK(cudaGetLastError());
         end(s, t);
     }
     void download(int s, long long, Downloads d) override {
         const int t = begin(s, stage_transfer);
-        NHVK_CUDA_CHECK(cudaMemcpyAsync(h_[s] + block_.sample_status, d_[s] + block_.sample_status, block_.status_bytes,
+        if ((d.inputs && !h_inputs_[s]) || (d.metrics && !h_metrics_[s]))
+            throw std::logic_error("download: this backend keeps no host copy of the region asked for");
+        NHVK_CUDA_CHECK(cudaMemcpyAsync(h_[s], d_[s] + block_.sample_status, block_.status_bytes,
                                         cudaMemcpyDeviceToHost, stream_[s]));
         if (d.inputs)
-            NHVK_CUDA_CHECK(cudaMemcpyAsync(h_[s], d_[s], block_.input_bytes, cudaMemcpyDeviceToHost, stream_[s]));
+            NHVK_CUDA_CHECK(
+                cudaMemcpyAsync(h_inputs_[s], d_[s], block_.input_bytes, cudaMemcpyDeviceToHost, stream_[s]));
         if (d.metrics)
-            NHVK_CUDA_CHECK(cudaMemcpyAsync(h_[s] + block_.metrics, d_[s] + block_.metrics, block_.metric_bytes,
+            NHVK_CUDA_CHECK(cudaMemcpyAsync(h_metrics_[s], d_[s] + block_.metrics, block_.metric_bytes,
                                             cudaMemcpyDeviceToHost, stream_[s]));
         end(s, t);
     }
@@ -205,6 +265,54 @@ public:
         NHVK_CUDA_CHECK(cudaMemcpy(c.data(), d_counts.p, sizeof(std::uint64_t) * c.size(), cudaMemcpyDeviceToHost));
         for (std::size_t i = 0; i < n_series_; ++i) partials[i].merge(out[i]);
         for (std::size_t i = 0; i < c.size(); ++i) counts[i] += c[i];
+    }
+    bool keeps_values() const override { return true; }
+    void order_statistics(const std::vector<std::vector<std::uint64_t>>& ranks,
+                          std::vector<std::vector<double>>& out) override {
+        for (int s = 0; s < 2; ++s) wait(s);
+        if (ranks.size() != n_series_) throw std::logic_error("order_statistics: one rank list per series");
+        std::vector<std::uint64_t> flat;
+        std::vector<std::size_t> first(n_series_ + 1, 0);
+        for (std::size_t i = 0; i < n_series_; ++i) {
+            flat.insert(flat.end(), ranks[i].begin(), ranks[i].end());
+            first[i + 1] = flat.size();
+        }
+        out.assign(n_series_, {});
+        if (flat.empty()) return;
+        const auto t0 = std::chrono::steady_clock::now();
+        DeviceArray<std::uint64_t> d_ranks(flat.size());
+        DeviceArray<double> d_out(flat.size());
+        DeviceArray<double> d_sorted(values_filled_);
+        DeviceArray<char> temp;
+        NHVK_CUDA_CHECK(
+            cudaMemcpy(d_ranks.p, flat.data(), sizeof(std::uint64_t) * flat.size(), cudaMemcpyHostToDevice));
+        // NOTE: one device-wide radix sort per series (its excluded members sorted last as +inf): a series holds up to
+        // a whole process's members, which a segmented sort (one block per segment) would leave to one SM.
+        for (std::size_t i = 0; i < n_series_; ++i) {
+            if (first[i + 1] == first[i]) continue;
+            radix_sort_doubles(temp, d_values_.p + i * value_capacity_, d_sorted.p, values_filled_, stream_[0]);
+            const thrust::counting_iterator<std::size_t> it(0);
+            thrust::for_each(thrust::cuda::par_nosync.on(stream_[0]), it, it + (first[i + 1] - first[i]),
+                             GatherRanks{d_sorted.p, d_ranks.p + first[i], d_out.p + first[i]});
+        }
+        std::vector<double> h(flat.size());
+        NHVK_CUDA_CHECK(
+            cudaMemcpyAsync(h.data(), d_out.p, sizeof(double) * h.size(), cudaMemcpyDeviceToHost, stream_[0]));
+        NHVK_CUDA_CHECK(cudaStreamSynchronize(stream_[0]));
+        for (std::size_t i = 0; i < n_series_; ++i) out[i].assign(h.begin() + first[i], h.begin() + first[i + 1]);
+        seconds_[stage_reduce] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    void download_values(std::vector<std::vector<double>>& out) override {
+        for (int s = 0; s < 2; ++s) wait(s);
+        if (out.size() != n_series_) throw std::logic_error("download_values: one vector per series");
+        std::vector<double> row(values_filled_);
+        for (std::size_t i = 0; i < n_series_; ++i) {
+            if (values_filled_ == 0) break;
+            NHVK_CUDA_CHECK(cudaMemcpy(row.data(), d_values_.p + i * value_capacity_, sizeof(double) * values_filled_,
+                                       cudaMemcpyDeviceToHost));
+            for (const double x : row)
+                if (x != HUGE_VAL) out[i].push_back(x);
+        }
     }
     StageSeconds stage_seconds() const override {
         StageSeconds t;
@@ -244,7 +352,9 @@ private:
     ChunkCommon common_;
     ChunkBlock block_;
     const CudaModelOps& ops_;
-    char* h_[2] = {nullptr, nullptr};
+    char* h_[2] = {nullptr, nullptr}; ///< pinned: the statuses, then the inputs and metrics when the host uses them
+    char* h_inputs_[2] = {nullptr, nullptr};
+    char* h_metrics_[2] = {nullptr, nullptr};
     char* d_[2] = {nullptr, nullptr};
     cudaStream_t stream_[2] = {nullptr, nullptr};
     ChunkArgs host_args_[2], dev_args_[2];
@@ -260,6 +370,9 @@ private:
     stats::LogBinner binner_;
     DeviceArray<stats::SeriesPartial> d_tile_partials_[2];
     DeviceArray<std::uint64_t> d_tile_counts_[2];
+    // device values of exact quantiles: value_capacity_ per series, the first values_filled_ written
+    std::size_t value_capacity_ = 0, values_filled_ = 0;
+    DeviceArray<double> d_values_;
 };
 } // namespace
 

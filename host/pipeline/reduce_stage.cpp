@@ -17,8 +17,9 @@ ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r)
     r_.onset = stats::OnsetHistogram(cfg.times.size());
 }
 
-void ReduceStage::start(EnsembleBackend& backend) {
-    if (!on_host()) backend.start_reduction(acc_.n_series(), acc_.bin_table());
+void ReduceStage::start(EnsembleBackend& backend, std::uint64_t members) {
+    values_on_backend_ = acc_.exact() && backend.keeps_values();
+    if (!on_host()) backend.start_reduction(acc_.n_series(), acc_.bin_table(), values_on_backend_ ? members : 0u);
 }
 
 void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
@@ -47,11 +48,19 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
 }
 
 namespace {
-void add_backend_statistics(stats::EnsembleAccumulator& acc, EnsembleBackend& backend) {
+/** @brief The backend's running statistics into `acc`: the partials and histogram rows, and the kept values when
+ *         `with_values` (an exact accumulator stays exact). */
+void add_backend_statistics(stats::EnsembleAccumulator& acc, EnsembleBackend& backend, bool with_values) {
     std::vector<stats::SeriesPartial> partials(acc.n_series());
     std::vector<std::uint64_t> counts(acc.n_series() * acc.n_bins(), 0u);
     backend.collect(partials.data(), counts.data());
-    acc.add_partials(partials.data(), counts.data());
+    if (!with_values) {
+        acc.add_partials(partials.data(), counts.data());
+        return;
+    }
+    std::vector<std::vector<double>> values(acc.n_series());
+    backend.download_values(values);
+    acc.add_partials_with_values(partials.data(), counts.data(), values);
 }
 } // namespace
 
@@ -61,7 +70,7 @@ std::string ReduceStage::snapshot(EnsembleBackend& backend) const {
         acc_.save(out);
     } else {
         stats::EnsembleAccumulator copy = acc_;
-        add_backend_statistics(copy, backend);
+        add_backend_statistics(copy, backend, values_on_backend_);
         copy.save(out);
     }
     return out;
@@ -88,14 +97,28 @@ void ReduceStage::add_part(const PartialState& part, const std::string& what) {
     r_.transfer_seconds += part.transfer_seconds;
 }
 
-void ReduceStage::collect(EnsembleBackend& backend) {
-    if (!on_host() && !collected_) add_backend_statistics(acc_, backend);
+void ReduceStage::collect(EnsembleBackend& backend, bool select_there) {
+    if (collected_) return;
     collected_ = true;
+    if (on_host()) return;
+    if (values_on_backend_ && select_there && acc_.stored_values() == 0u) {
+        std::vector<stats::SeriesPartial> partials(acc_.n_series());
+        std::vector<std::uint64_t> counts(acc_.n_series() * acc_.n_bins(), 0u);
+        backend.collect(partials.data(), counts.data());
+        acc_.add_partials_values_elsewhere(partials.data(), counts.data());
+        selecting_ = &backend;
+        return;
+    }
+    add_backend_statistics(acc_, backend, values_on_backend_);
 }
 
 void ReduceStage::finish() {
     const int nt = static_cast<int>(cfg_.times.size());
-    r_.series = acc_.finalize();
+    stats::EnsembleAccumulator::OrderStatistics elsewhere;
+    if (selecting_)
+        elsewhere = [this](const std::vector<std::vector<std::uint64_t>>& ranks,
+                           std::vector<std::vector<double>>& out) { selecting_->order_statistics(ranks, out); };
+    r_.series = acc_.finalize(elsewhere);
     r_.exact_quantiles = acc_.exact();
     r_.histogram_resolution = acc_.histogram_relative_resolution();
     r_.histogram_lo = acc_.spec().lo;

@@ -18,10 +18,12 @@ class ReduceStage {
 public:
     /** @brief Statistics of `cfg`'s run into `r` (its counts, onset histogram and, at `finish`, its series). */
     ReduceStage(const RunConfig& cfg, EnsembleResult& r);
-    /** @brief True when the statistics need every value on the host (exact quantiles within `run.exact_memory_mb`). */
-    bool on_host() const { return acc_.exact(); }
-    /** @brief Prepares the backend's running statistics when they are kept there. */
-    void start(EnsembleBackend& backend);
+    /** @brief True when the statistics need every value on the host (exact quantiles within `run.exact_memory_mb`,
+     *         with a backend that cannot keep the values itself); otherwise the backend reduces each chunk. */
+    bool on_host() const { return acc_.exact() && !values_on_backend_; }
+    /** @brief Prepares the backend's running statistics when they are kept there: the partials and histogram rows,
+     *         and, for exact quantiles on a backend that keeps values, room for `members` members' values. */
+    void start(EnsembleBackend& backend, std::uint64_t members);
     /** @brief Counts the statuses and onsets of a completed chunk (on the host), and adds its metrics when
      *         `on_host()`. */
     void add_chunk(const ChunkArgs& a, long long m);
@@ -35,16 +37,22 @@ public:
     /** @brief Adds another part of the run (an MPI rank's, a shard's): its counts, its statistics (exact) and its
      *         stage times (summed: the parts ran side by side). */
     void add_part(const PartialState& part, const std::string& what);
-    /** @brief Moves the backend's running statistics into the host's (once, after every slot completed). */
-    void collect(EnsembleBackend& backend);
-    /** @brief Final summaries and growth exponents (call `collect` first when a backend kept statistics). */
+    /** @brief Moves the backend's running statistics into the host's (once, after every slot completed). Values the
+     *         backend kept for exact quantiles stay there when `select_there` and the host holds no values of its own
+     *         (no resumed part): `finish` then asks the backend for the order statistics, and nothing may be merged
+     *         or saved afterwards. Otherwise they come to the host. */
+    void collect(EnsembleBackend& backend, bool select_there);
+    /** @brief Final summaries and growth exponents (call `collect` first when a backend kept statistics; the backend
+     *         must still live when it kept the values). */
     void finish();
 
 private:
     const RunConfig& cfg_;
     EnsembleResult& r_;
     stats::EnsembleAccumulator acc_;
-    std::vector<std::uint8_t> onset_in_; ///< per member: enters the onset histogram
+    std::vector<std::uint8_t> onset_in_;   ///< per member: enters the onset histogram
+    bool values_on_backend_ = false;       ///< exact quantiles whose values the backend keeps
+    EnsembleBackend* selecting_ = nullptr; ///< the backend that selects the order statistics at finish
     bool collected_ = false;
 };
 

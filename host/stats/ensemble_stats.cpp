@@ -4,7 +4,6 @@
 #include "nhvk/stats/chunk_reduce.hpp"
 #include "nhvk/stats/exact_sum.hpp"
 
-#include <thrust/sort.h>
 #include <thrust/system/cpp/execution_policy.h>
 #include <thrust/system/omp/execution_policy.h>
 
@@ -21,8 +20,6 @@ namespace {
 // below this many values per chunk, add_chunk runs sequentially
 constexpr std::size_t kMinParallelValues = 1u << 15;
 
-constexpr double kQuantileLevels[7] = {0.01, 0.05, 0.25, 0.50, 0.75, 0.95, 0.99};
-
 void set_quantiles(SeriesSummary& r, const double (&q)[7]) {
     r.p01 = q[0];
     r.p05 = q[1];
@@ -35,21 +32,81 @@ void set_quantiles(SeriesSummary& r, const double (&q)[7]) {
 
 } // namespace
 
+namespace {
+
+/** @brief Where the type-7 quantile p of n > 0 values sits: between order statistics k and k + 1 (k + 1 < n) at
+ *         fraction f, or at k = n − 1 alone. */
+struct Type7Point {
+    std::uint64_t k;
+    double f;
+    bool single; ///< only x[k] is read
+};
+
+Type7Point type7_point(std::uint64_t n, double p) {
+    const double h = static_cast<double>(n - 1u) * p; // same rounding as numpy's (n-1)*p
+    const double fl = std::floor(h);
+    const auto k = static_cast<std::uint64_t>(fl);
+    if (k + 1u >= n) return {n - 1u, 0.0, true};
+    return {k, h - fl, false};
+}
+
+double type7_between(double a, double b, double f) {
+    const double q = a + f * (b - a); // x[⌊h⌋] + (h−⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋])
+    // NOTE: the clamp only guards against rounding taking q a hair outside [a, b].
+    return q < a ? a : (q > b ? b : q);
+}
+
+void select_in(double* first, double* last, std::size_t offset, const std::uint64_t* r0, const std::uint64_t* r1) {
+    if (r0 == r1) return;
+    const std::uint64_t* mid = r0 + (r1 - r0) / 2;
+    double* at = first + (*mid - offset);
+    std::nth_element(first, at, last);
+    select_in(first, at, offset, r0, mid);
+    select_in(at + 1, last, *mid + 1, mid + 1, r1);
+}
+
+} // namespace
+
 double quantile_type7(const double* sorted, std::size_t n, double p) {
     if (n == 0u) {
         return std::numeric_limits<double>::quiet_NaN();
     }
-    const double h = static_cast<double>(n - 1u) * p; // same rounding as numpy's (n-1)*p
-    const double fl = std::floor(h);
-    const auto k = static_cast<std::size_t>(fl);
-    if (k + 1u >= n) {
-        return sorted[n - 1u];
+    const Type7Point t = type7_point(n, p);
+    return t.single ? sorted[t.k] : type7_between(sorted[t.k], sorted[t.k + 1u], t.f);
+}
+
+std::vector<std::uint64_t> quantile_ranks(std::uint64_t n) {
+    std::vector<std::uint64_t> r;
+    if (n == 0u) return r;
+    for (const double p : quantile_levels) {
+        const Type7Point t = type7_point(n, p);
+        r.push_back(t.k);
+        if (!t.single) r.push_back(t.k + 1u);
     }
-    const double a = sorted[k];
-    const double b = sorted[k + 1u];
-    const double q = a + (h - fl) * (b - a); // x[⌊h⌋] + (h−⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋])
-    // NOTE: the clamp only guards against rounding taking q a hair outside [a, b].
-    return q < a ? a : (q > b ? b : q);
+    std::sort(r.begin(), r.end());
+    r.erase(std::unique(r.begin(), r.end()), r.end());
+    return r;
+}
+
+void quantiles_from_order_statistics(std::uint64_t n, const std::vector<std::uint64_t>& ranks, const double* stats,
+                                     double (&q)[7]) {
+    const auto at = [&](std::uint64_t k) {
+        return stats[std::lower_bound(ranks.begin(), ranks.end(), k) - ranks.begin()];
+    };
+    for (int i = 0; i < 7; ++i) {
+        if (n == 0u) {
+            q[i] = std::numeric_limits<double>::quiet_NaN();
+            continue;
+        }
+        const Type7Point t = type7_point(n, quantile_levels[i]);
+        q[i] = t.single ? at(t.k) : type7_between(at(t.k), at(t.k + 1u), t.f);
+    }
+}
+
+void select_order_statistics(std::vector<double>& v, const std::vector<std::uint64_t>& ranks) {
+    if (!ranks.empty() && ranks.back() >= v.size())
+        throw std::invalid_argument("select_order_statistics: a rank beyond the values");
+    select_in(v.data(), v.data() + v.size(), 0, ranks.data(), ranks.data() + ranks.size());
 }
 
 EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_total_expected,
@@ -57,14 +114,24 @@ EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_t
     : n_series_(n_series), budget_values_(exact_memory_budget_bytes / sizeof(double)), spec_(spec),
       table_(spec.table()), n_bins_(spec.n_bins()),
       // n_series·n_total_expected·8 <= budget, without overflow
-      exact_(n_series == 0u || n_total_expected <= budget_values_ / n_series), partials_(n_series),
-      counts_(n_series * n_bins_, 0u) {
+      n_expected_(n_total_expected), exact_(n_series == 0u || n_total_expected <= budget_values_ / n_series),
+      partials_(n_series), counts_(n_series * n_bins_, 0u) {
     if (exact_) {
         values_.resize(n_series);
-        for (auto& v : values_) {
-            v.reserve(static_cast<std::size_t>(n_total_expected));
-        }
     }
+}
+
+void EnsembleAccumulator::reserve_values() {
+    // NOTE: at the first values, not at construction: an accumulator whose values a backend keeps never needs room.
+    for (auto& v : values_) {
+        if (v.capacity() == 0u) v.reserve(static_cast<std::size_t>(n_expected_));
+    }
+}
+
+std::uint64_t EnsembleAccumulator::stored_values() const {
+    std::uint64_t total = 0u;
+    for (const auto& v : values_) total += v.size();
+    return total;
 }
 
 std::uint64_t EnsembleAccumulator::stored_total() const {
@@ -125,6 +192,7 @@ template <class Policy> void EnsembleAccumulator::add_chunk_with(const Policy& p
         drop_values();
         return;
     }
+    reserve_values();
     std::vector<double*> out(n_series_);
     std::vector<std::size_t> n_out(n_series_);
     for (std::size_t s = 0; s < n_series_; ++s) {
@@ -151,6 +219,31 @@ void EnsembleAccumulator::add_partials(const SeriesPartial* partials, const std:
     }
 }
 
+void EnsembleAccumulator::add_partials_values_elsewhere(const SeriesPartial* partials, const std::uint64_t* counts) {
+    if (!exact_ || stored_values() != 0u || values_elsewhere_)
+        throw std::logic_error("EnsembleAccumulator: values kept elsewhere need an exact accumulator storing none");
+    for (std::size_t s = 0; s < n_series_; ++s) partials_[s].merge(partials[s]);
+    for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += counts[i];
+    values_elsewhere_ = true;
+}
+
+void EnsembleAccumulator::add_partials_with_values(const SeriesPartial* partials, const std::uint64_t* counts,
+                                                   const std::vector<std::vector<double>>& values) {
+    if (values.size() != n_series_) throw std::invalid_argument("add_partials_with_values: one vector per series");
+    for (std::size_t s = 0; s < n_series_; ++s) {
+        if (values[s].size() != partials[s].count)
+            throw std::invalid_argument("add_partials_with_values: values out of step with the counts");
+        partials_[s].merge(partials[s]);
+    }
+    for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += counts[i];
+    if (!exact_) return;
+    if (stored_total() > budget_values_) {
+        drop_values();
+        return;
+    }
+    for (std::size_t s = 0; s < n_series_; ++s) values_[s].insert(values_[s].end(), values[s].begin(), values[s].end());
+}
+
 void EnsembleAccumulator::merge(const EnsembleAccumulator& other) {
     if (&other == this) {
         const EnsembleAccumulator copy = other;
@@ -159,6 +252,9 @@ void EnsembleAccumulator::merge(const EnsembleAccumulator& other) {
     }
     if (other.n_series_ != n_series_ || other.table_ != table_) {
         throw std::invalid_argument("EnsembleAccumulator::merge: different series count or histogram spec");
+    }
+    if (values_elsewhere_ || other.values_elsewhere_) {
+        throw std::logic_error("EnsembleAccumulator::merge: the values of exact quantiles are kept elsewhere");
     }
     for (std::size_t s = 0; s < n_series_; ++s) {
         partials_[s].merge(other.partials_[s]);
@@ -179,6 +275,9 @@ void EnsembleAccumulator::merge(const EnsembleAccumulator& other) {
 }
 
 void EnsembleAccumulator::save(std::string& out) const {
+    if (values_elsewhere_) {
+        throw std::logic_error("EnsembleAccumulator::save: the values of exact quantiles are kept elsewhere");
+    }
     bytes::put<std::uint64_t>(out, n_series_);
     bytes::put<std::uint64_t>(out, n_bins_);
     bytes::put(out, spec_.lo);
@@ -231,13 +330,42 @@ void EnsembleAccumulator::load(bytes::Reader& in) {
     partials_ = std::move(partials);
     counts_ = std::move(counts);
     exact_ = exact;
+    values_elsewhere_ = false;
     values_ = std::move(values);
 }
 
-std::vector<SeriesSummary> EnsembleAccumulator::finalize() {
+std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& elsewhere) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const LogBinner b = binner();
     std::vector<SeriesSummary> out(n_series_);
+    // exact mode: the ranks each series' quantiles read, and their order statistics
+    std::vector<std::vector<std::uint64_t>> ranks(exact_ ? n_series_ : 0u);
+    std::vector<std::vector<double>> stats(ranks.size());
+    for (std::size_t s = 0; s < ranks.size(); ++s) ranks[s] = quantile_ranks(partials_[s].count);
+    if (exact_ && values_elsewhere_) {
+        if (!elsewhere) throw std::logic_error("EnsembleAccumulator::finalize: the values are kept elsewhere");
+        elsewhere(ranks, stats);
+        for (std::size_t s = 0; s < n_series_; ++s)
+            if (stats[s].size() != ranks[s].size())
+                throw std::logic_error("EnsembleAccumulator::finalize: order statistics of the wrong length");
+    } else if (exact_) {
+        for (std::size_t s = 0; s < n_series_; ++s)
+            if (values_[s].size() != partials_[s].count)
+                throw std::logic_error("EnsembleAccumulator: stored values out of step with counts");
+        // NOTE: a selection per series instead of a full sort (O(n log ranks), not O(n log n)); the series are
+        // independent, so they run in parallel. Deterministic: −0 was folded to +0 and the values are finite, so
+        // each order statistic is one value whatever finds it.
+        const long long n = static_cast<long long>(n_series_);
+#pragma omp parallel for schedule(dynamic, 1)
+        for (long long s = 0; s < n; ++s) {
+            std::vector<double>& v = values_[static_cast<std::size_t>(s)];
+            const auto& r = ranks[static_cast<std::size_t>(s)];
+            select_order_statistics(v, r);
+            auto& st = stats[static_cast<std::size_t>(s)];
+            st.resize(r.size());
+            for (std::size_t i = 0; i < r.size(); ++i) st[i] = v[r[i]];
+        }
+    }
     for (std::size_t s = 0; s < n_series_; ++s) {
         const SeriesPartial& p = partials_[s];
         SeriesSummary& r = out[s];
@@ -258,18 +386,10 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize() {
         r.max = p.max;
         double q[7];
         if (exact_) {
-            std::vector<double>& v = values_[s];
-            if (v.size() != p.count) {
-                throw std::logic_error("EnsembleAccumulator: stored values out of step with counts");
-            }
-            // deterministic: −0 was folded to +0 and values are finite, so the sorted sequence is unique
-            thrust::sort(thrust::omp::par, v.begin(), v.end());
-            for (int i = 0; i < 7; ++i) {
-                q[i] = quantile_type7(v.data(), v.size(), kQuantileLevels[i]);
-            }
+            quantiles_from_order_statistics(p.count, ranks[s], stats[s].data(), q);
         } else {
             for (int i = 0; i < 7; ++i) {
-                q[i] = histogram_quantile(histogram(s), b, p.min, p.max, kQuantileLevels[i]);
+                q[i] = histogram_quantile(histogram(s), b, p.min, p.max, quantile_levels[i]);
             }
         }
         set_quantiles(r, q);

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,22 @@ public:
      */
     void add_partials(const SeriesPartial* partials, const std::uint64_t* counts);
 
+    /**
+     * @brief Adds partials and histogram rows reduced elsewhere whose values for exact quantiles are kept there too
+     *        (the CUDA backend's device memory): the accumulator stays exact, and finalize() asks for the order
+     *        statistics it needs instead of selecting them from stored values. Only on an accumulator that stores no
+     *        values; save() and merge() then refuse (the values are not here to save or merge).
+     */
+    void add_partials_values_elsewhere(const SeriesPartial* partials, const std::uint64_t* counts);
+
+    /**
+     * @brief Adds partials and histogram rows reduced elsewhere together with the values they were reduced from
+     *        (values[s]: the included finite values of series s, −0 folded to +0, in any order): an exact
+     *        accumulator stays exact while the values fit its budget.
+     */
+    void add_partials_with_values(const SeriesPartial* partials, const std::uint64_t* counts,
+                                  const std::vector<std::vector<double>>& values);
+
     /** @brief Adds another accumulator's data (exact in both modes). The result stays exact only when both are
      *  exact and the combined values fit this accumulator's budget. Throws std::invalid_argument when the series
      *  count or histogram spec differ. */
@@ -87,12 +104,21 @@ public:
      *  early. */
     void load(bytes::Reader& in);
 
-    /** @brief Summaries of every series. Sorts the stored values in place (exact mode); the accumulator stays
-     *  usable. */
-    std::vector<SeriesSummary> finalize();
+    /** @brief Where the order statistics come from when the values are kept elsewhere: given, per series, the
+     *         ascending distinct 0-based ranks finalize() needs, fill out[s][i] with the ranks[s][i]-th smallest
+     *         value of series s. */
+    using OrderStatistics = std::function<void(const std::vector<std::vector<std::uint64_t>>& ranks,
+                                               std::vector<std::vector<double>>& out)>;
+
+    /** @brief Summaries of every series. Exact mode selects the order statistics of the quantiles from the stored
+     *  values (reordering them; series in parallel), or asks `elsewhere` for them when the values are kept elsewhere
+     *  (add_partials_values_elsewhere). The accumulator stays usable. */
+    std::vector<SeriesSummary> finalize(const OrderStatistics& elsewhere = {});
 
     /** @brief True in exact mode. */
     bool exact() const { return exact_; }
+    /** @brief Values stored here for exact quantiles, over all series. */
+    std::uint64_t stored_values() const;
     /** @brief Relative bin width 10^(1/bins_per_decade) − 1 of the histogram quantiles. */
     double histogram_relative_resolution() const { return spec_.relative_resolution(); }
     /** @brief Number of series. */
@@ -114,13 +140,16 @@ private:
     template <class Policy> void add_chunk_with(const Policy& policy, const ChunkView& in);
     std::uint64_t stored_total() const;
     void drop_values();
+    void reserve_values();
 
     std::size_t n_series_;
     std::size_t budget_values_; // exact mode keeps at most this many values in all (budget / 8)
     LogHistogramSpec spec_;
     LogBinTable table_;
     std::size_t n_bins_;
+    std::uint64_t n_expected_; // values per series expected in exact mode (reserved at the first chunk)
     bool exact_;
+    bool values_elsewhere_ = false;           // exact, with the values kept by a backend
     std::vector<SeriesPartial> partials_;     // per series
     std::vector<std::uint64_t> counts_;       // n_series × n_bins
     std::vector<std::vector<double>> values_; // exact mode: valid finite values per series
@@ -180,8 +209,25 @@ GrowthFit growth_fit(const std::vector<double>& t, const std::vector<double>& me
  *         expansion, within 1e-4). */
 double student_t975(std::size_t dof);
 
+/** @brief The levels p of the seven reported quantiles (p01 … p99). */
+inline constexpr double quantile_levels[7] = {0.01, 0.05, 0.25, 0.50, 0.75, 0.95, 0.99};
+
 /** @brief Type-7 quantile (numpy's default) of sorted values: h = (n−1)p, x[⌊h⌋] + (h−⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋]). NaN
  *  when n == 0. */
 double quantile_type7(const double* sorted, std::size_t n, double p);
+
+/** @brief The ascending distinct 0-based ranks whose order statistics the seven type-7 quantiles of n values read
+ *         (⌊h⌋ and, where it exists, ⌊h⌋ + 1, with h = (n−1)p as quantile_type7 computes it). */
+std::vector<std::uint64_t> quantile_ranks(std::uint64_t n);
+
+/** @brief The seven type-7 quantiles of n values from their order statistics at quantile_ranks(n) (`stats[i]` the
+ *         ranks[i]-th smallest): the same doubles quantile_type7 gives on the sorted values. NaN when n == 0. */
+void quantiles_from_order_statistics(std::uint64_t n, const std::vector<std::uint64_t>& ranks, const double* stats,
+                                     double (&q)[7]);
+
+/** @brief Puts the order statistics at the ascending distinct `ranks` in their places, v[r] being the r-th smallest
+ *         value, by recursive selection (std::nth_element around the middle rank, then each side): O(n log ranks)
+ *         rather than a full sort. Reorders v. Deterministic: an order statistic is a value, whatever finds it. */
+void select_order_statistics(std::vector<double>& v, const std::vector<std::uint64_t>& ranks);
 
 } // namespace nhvk::stats

@@ -19,10 +19,13 @@
 #include "config.hpp"
 #include "ensemble.hpp"
 #include "nhvk/backend/backend.hpp"
+#include "nhvk/stats/chunk_metrics.hpp"
 #include "pipeline/reduce_stage.hpp"
 #include "pipeline/run_plan.hpp"
 #include "registry.hpp"
 #include "stats/ensemble_stats.hpp"
+
+#include <thrust/system/cpp/execution_policy.h>
 
 namespace {
 
@@ -74,10 +77,10 @@ nhvk::EnsembleResult reduce(const nhvk::RunConfig& cfg, nhvk::EnsembleBackend& b
     r.times = cfg.times;
     nhvk::ReduceStage stage(cfg, r);
     EXPECT_EQ(stage.on_host(), !histogram);
-    stage.start(backend);
+    stage.start(backend, static_cast<std::uint64_t>(m));
     if (!stage.on_host()) backend.reduce(0, m);
     stage.add_chunk(backend.slot(0), m);
-    stage.collect(backend);
+    stage.collect(backend, true);
     stage.finish();
     return r;
 }
@@ -182,5 +185,140 @@ INSTANTIATE_TEST_SUITE_P(Configs, Population, ::testing::ValuesIn(config_files()
                                  if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                              return n;
                          });
+
+/**
+ * @brief The CPU backend keeping the values of exact quantiles as the CUDA backend does: stored unfiltered by the
+ *        same stats::store_chunk_values, selected by sorting. Lets the host's side of that path (ReduceStage,
+ *        EnsembleAccumulator) be tested without a device.
+ */
+class KeepsValues final : public nhvk::EnsembleBackend {
+public:
+    explicit KeepsValues(std::unique_ptr<nhvk::EnsembleBackend> cpu) : cpu_(std::move(cpu)) {}
+    std::string name() const override { return "keeps-values"; }
+    int slots() const override { return cpu_->slots(); }
+    nhvk::ChunkArgs& slot(int s) override { return cpu_->slot(s); }
+    void sample(int s, std::uint64_t first, long long m) override { cpu_->sample(s, first, m); }
+    void upload(int s, long long m) override { cpu_->upload(s, m); }
+    void integrate(int s, long long m) override { cpu_->integrate(s, m); }
+    void start_reduction(std::size_t n_series, const nhvk::stats::LogBinTable& table, std::uint64_t capacity) override {
+        cpu_->start_reduction(n_series, table, 0);
+        n_series_ = n_series;
+        capacity_ = static_cast<std::size_t>(capacity);
+        filled_ = 0;
+        values_.assign(n_series * capacity_, -1.0); // never read: every stored place is written first
+    }
+    void reduce(int s, long long m) override {
+        cpu_->reduce(s, m);
+        ASSERT_LE(filled_ + static_cast<std::size_t>(m), capacity_);
+        nhvk::stats::store_chunk_values(thrust::cpp::par, nhvk::stats::metrics_view(slot(s), m), values_.data(),
+                                        capacity_, filled_);
+        filled_ += static_cast<std::size_t>(m);
+    }
+    void download(int s, long long m, nhvk::Downloads d) override { cpu_->download(s, m, d); }
+    void wait(int s) override { cpu_->wait(s); }
+    void collect(nhvk::stats::SeriesPartial* p, std::uint64_t* c) override { cpu_->collect(p, c); }
+    nhvk::StageSeconds stage_seconds() const override { return cpu_->stage_seconds(); }
+    bool keeps_values() const override { return true; }
+    void order_statistics(const std::vector<std::vector<std::uint64_t>>& ranks,
+                          std::vector<std::vector<double>>& out) override {
+        ++selections;
+        out.assign(n_series_, {});
+        for (std::size_t i = 0; i < n_series_; ++i) {
+            std::vector<double> v(values_.begin() + i * capacity_, values_.begin() + i * capacity_ + filled_);
+            std::sort(v.begin(), v.end());
+            for (const std::uint64_t r : ranks[i]) out[i].push_back(v[r]);
+        }
+    }
+    void download_values(std::vector<std::vector<double>>& out) override {
+        ++downloads;
+        for (std::size_t i = 0; i < n_series_; ++i)
+            for (std::size_t j = 0; j < filled_; ++j)
+                if (!std::isinf(values_[i * capacity_ + j])) out[i].push_back(values_[i * capacity_ + j]);
+    }
+    int selections = 0, downloads = 0;
+
+private:
+    std::unique_ptr<nhvk::EnsembleBackend> cpu_;
+    std::size_t n_series_ = 0, capacity_ = 0, filled_ = 0;
+    std::vector<double> values_;
+};
+
+void expect_same_series(const nhvk::EnsembleResult& a, const nhvk::EnsembleResult& b) {
+    ASSERT_EQ(a.series.size(), b.series.size());
+    ASSERT_EQ(a.exact_quantiles, b.exact_quantiles);
+    for (std::size_t s = 0; s < a.series.size(); ++s) {
+        const auto& x = a.series[s];
+        const auto& y = b.series[s];
+        EXPECT_EQ(x.count, y.count) << "series " << s;
+        EXPECT_EQ(x.nonfinite, y.nonfinite) << "series " << s;
+        const double xs[] = {x.mean, x.std, x.min, x.max, x.p01, x.p05, x.p25, x.p50, x.p75, x.p95, x.p99};
+        const double ys[] = {y.mean, y.std, y.min, y.max, y.p01, y.p05, y.p25, y.p50, y.p75, y.p95, y.p99};
+        for (int i = 0; i < 11; ++i)
+            EXPECT_TRUE((std::isnan(xs[i]) && std::isnan(ys[i])) || xs[i] == ys[i])
+                << "series " << s << " field " << i << ": " << xs[i] << " vs " << ys[i];
+    }
+}
+
+// Exact quantiles whose values a backend keeps (the CUDA path) equal the host's exact quantiles: selected on the
+// backend, brought to the host at the end (an MPI rank, a shard), or through a snapshot restored into a new stage (a
+// resume record). Two chunks, so that the second lands after the first in every series.
+TEST(PopulationValuesOnBackend, SelectedThereBroughtHereOrSnapshottedEqualTheHostsExactStatistics) {
+    const std::string path = std::string(NHVK_SOURCE_DIR) + "/configs/quickstart.toml";
+    const nhvk::RunConfig cfg = nhvk::load_config(path, {"run.trajectories=400"}, nhvk::model_registry());
+    const long long m = 200;
+    const nhvk::RunPlan plan = nhvk::make_run_plan(cfg, m);
+    KeepsValues kv(nhvk::make_cpu_backend(plan.layout, plan.common, 2));
+    KeepsValues kv2(nhvk::make_cpu_backend(plan.layout, plan.common, 2));
+
+    nhvk::EnsembleResult host_r, there_r, here_r, resumed_r;
+    for (auto* r : {&host_r, &there_r, &here_r, &resumed_r}) r->times = cfg.times;
+    nhvk::ReduceStage host(cfg, host_r), there(cfg, there_r), here(cfg, here_r);
+    ASSERT_TRUE(host.on_host());
+    there.start(kv, 400);
+    EXPECT_FALSE(there.on_host()) << "the backend keeps the values: no metrics to the host";
+    here.start(kv2, 400);
+    std::string snapshot;
+    for (long long c = 0; c < 2; ++c) {
+        kv.sample(0, static_cast<std::uint64_t>(c * m), m);
+        kv.integrate(0, m);
+        // both value-keeping backends see the same chunk (the second one's slot gets a copy of the integrated chunk)
+        kv2.sample(0, static_cast<std::uint64_t>(c * m), m);
+        kv2.integrate(0, m);
+        host.add_chunk(kv.slot(0), m);
+        kv.reduce(0, m);
+        there.add_chunk(kv.slot(0), m);
+        kv2.reduce(0, m);
+        here.add_chunk(kv2.slot(0), m);
+        if (c == 0) snapshot = there.snapshot(kv);
+    }
+    EXPECT_EQ(kv.downloads, 1) << "the snapshot brings the values to the host";
+    host.finish();
+    there.collect(kv, true);
+    there.finish();
+    EXPECT_EQ(kv.selections, 1);
+    here.collect(kv2, false);
+    here.finish();
+    EXPECT_EQ(kv2.downloads, 1);
+    EXPECT_EQ(kv2.selections, 0);
+    ASSERT_TRUE(host_r.exact_quantiles);
+    expect_same_series(there_r, host_r);
+    expect_same_series(here_r, host_r);
+
+    // a resume from the first chunk's snapshot: the host holds values, so the second chunk's come here too
+    KeepsValues kv3(nhvk::make_cpu_backend(plan.layout, plan.common, 2));
+    nhvk::ReduceStage resumed(cfg, resumed_r);
+    resumed.restore(snapshot, "snapshot");
+    resumed.start(kv3, 200);
+    kv3.sample(0, static_cast<std::uint64_t>(m), m);
+    kv3.integrate(0, m);
+    kv3.reduce(0, m);
+    resumed.add_chunk(kv3.slot(0), m);
+    resumed.collect(kv3, true);
+    resumed.finish();
+    EXPECT_EQ(kv3.selections, 0);
+    EXPECT_EQ(kv3.downloads, 1);
+    // the counts of the first chunk came with the snapshot's statistics, not its tally: compare the series only
+    expect_same_series(resumed_r, host_r);
+}
 
 } // namespace

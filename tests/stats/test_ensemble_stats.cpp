@@ -454,3 +454,101 @@ TEST(EnsembleAccumulator, RejectsMismatchedMerge) {
 }
 
 } // namespace
+
+// ---- exact quantiles by selection (issue 21 item 3) ----------------------------------------------------------------
+
+namespace selection {
+
+using nhvk::stats::quantile_levels;
+using nhvk::stats::quantile_ranks;
+using nhvk::stats::quantiles_from_order_statistics;
+using nhvk::stats::select_order_statistics;
+
+TEST(ExactSelection, OrderStatisticsAndQuantilesEqualThoseOfTheSortedValues) {
+    std::mt19937_64 rng(7);
+    std::normal_distribution<double> normal;
+    for (std::size_t n : {1u, 2u, 3u, 7u, 100u, 101u, 1000u, 4097u}) {
+        for (int ties = 0; ties < 2; ++ties) {
+            std::vector<double> v(n);
+            // with ties: few distinct values, so the selected ranks fall inside runs of equal values
+            for (double& x : v) x = ties ? std::round(3.0 * normal(rng)) : normal(rng) * std::exp(normal(rng));
+            std::vector<double> sorted = v;
+            std::sort(sorted.begin(), sorted.end());
+            const std::vector<std::uint64_t> ranks = quantile_ranks(n);
+            ASSERT_FALSE(ranks.empty());
+            ASSERT_TRUE(std::is_sorted(ranks.begin(), ranks.end()));
+            EXPECT_EQ(std::adjacent_find(ranks.begin(), ranks.end()), ranks.end()) << "ranks must be distinct";
+            EXPECT_LT(ranks.back(), n);
+            select_order_statistics(v, ranks);
+            std::vector<double> stats;
+            for (const std::uint64_t r : ranks) {
+                EXPECT_EQ(v[r], sorted[r]) << "n " << n << " rank " << r;
+                stats.push_back(v[r]);
+            }
+            double q[7];
+            quantiles_from_order_statistics(n, ranks, stats.data(), q);
+            for (int i = 0; i < 7; ++i)
+                EXPECT_EQ(bits(q[i]), bits(quantile_type7(sorted.data(), n, quantile_levels[i])))
+                    << "n " << n << " level " << quantile_levels[i];
+        }
+    }
+    EXPECT_TRUE(quantile_ranks(0).empty());
+}
+
+// Values kept elsewhere (the CUDA backend's device memory): the accumulator asks for the order statistics and gives
+// the summaries the host's own exact path gives.
+TEST(ExactSelection, ValuesKeptElsewhereGiveTheHostsExactSummaries) {
+    const std::size_t n_series = 3, n = 5000;
+    std::mt19937_64 rng(11);
+    std::normal_distribution<double> normal;
+    std::vector<double> values(n_series * n);
+    for (double& x : values) x = normal(rng) * std::exp(2.0 * normal(rng));
+    values[3] = 0.0;
+    values[n + 5] = -0.0;
+
+    EnsembleAccumulator host(n_series, n, kUnlimited, LogHistogramSpec{});
+    host.add_chunk(values.data(), n, n, nullptr);
+    ASSERT_TRUE(host.exact());
+
+    // "elsewhere": the partials and rows of an identical accumulator, the values kept in this test
+    EnsembleAccumulator reduced(n_series, n, kUnlimited, LogHistogramSpec{});
+    reduced.add_chunk(values.data(), n, n, nullptr);
+    std::vector<nhvk::stats::SeriesPartial> partials;
+    for (std::size_t s = 0; s < n_series; ++s) partials.push_back(reduced.partial(s));
+    std::vector<std::uint64_t> counts(n_series * reduced.n_bins());
+    for (std::size_t s = 0; s < n_series; ++s)
+        std::copy(reduced.histogram(s), reduced.histogram(s) + reduced.n_bins(), counts.begin() + s * reduced.n_bins());
+
+    EnsembleAccumulator elsewhere(n_series, n, kUnlimited, LogHistogramSpec{});
+    elsewhere.add_partials_values_elsewhere(partials.data(), counts.data());
+    EXPECT_TRUE(elsewhere.exact());
+    int asked = 0;
+    const auto select = [&](const std::vector<std::vector<std::uint64_t>>& ranks,
+                            std::vector<std::vector<double>>& out) {
+        ++asked;
+        ASSERT_EQ(ranks.size(), n_series);
+        out.assign(n_series, {});
+        for (std::size_t s = 0; s < n_series; ++s) {
+            std::vector<double> v(values.begin() + s * n, values.begin() + (s + 1) * n);
+            for (double& x : v) x = x == 0.0 ? 0.0 : x;
+            std::sort(v.begin(), v.end());
+            for (const std::uint64_t r : ranks[s]) out[s].push_back(v[r]);
+        }
+    };
+    expect_identical(elsewhere.finalize(select), host.finalize());
+    EXPECT_EQ(asked, 1);
+    std::string bytes;
+    EXPECT_THROW(elsewhere.save(bytes), std::logic_error) << "no values here to save";
+    EXPECT_THROW(elsewhere.finalize(), std::logic_error) << "nobody to ask";
+
+    // the values brought to the host instead (a snapshot, an MPI part): the same summaries again
+    std::vector<std::vector<double>> kept(n_series);
+    for (std::size_t s = 0; s < n_series; ++s)
+        for (std::size_t j = n; j-- > 0;) kept[s].push_back(values[s * n + j] == 0.0 ? 0.0 : values[s * n + j]);
+    EnsembleAccumulator brought(n_series, n, kUnlimited, LogHistogramSpec{});
+    brought.add_partials_with_values(partials.data(), counts.data(), kept);
+    EXPECT_TRUE(brought.exact());
+    expect_identical(brought.finalize(), host.finalize());
+}
+
+} // namespace selection

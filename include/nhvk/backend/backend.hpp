@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct ChunkLayout {
     int n_params = 0;
     bool per_member_params = false; ///< parameter sweep: one parameter set per member
     long long capacity = 0;         ///< members per chunk (the leading dimension of every array)
+    /** Which regions of a chunk the host reads or writes besides the statuses: a device backend keeps host copies
+     *  (pinned memory, one per slot) of these only. A region left out has null host pointers in `slot(s)`. */
+    bool host_inputs = true;  ///< q0 … params: the host writes them (`upload`) or reads them (`Downloads::inputs`)
+    bool host_metrics = true; ///< the metrics: the host reads them (`Downloads::metrics`)
 };
 
 /** @brief How members are drawn (the run's `[q0]`, `[v0]`, `[mu0]`, `[model.params]`, `energy`, `seed`). */
@@ -92,20 +97,34 @@ struct ChunkBlock {
 
     /** @brief Point `a`'s arrays into the block at `base`. */
     void bind(ChunkArgs& a, char* base, const ChunkLayout& L) const {
+        bind_regions(a, base, base + sample_status, base + metrics, L);
+    }
+
+    /** @brief Point `a`'s arrays into three separate regions, each laid out as in the block: `inputs` (input_bytes),
+     *         `statuses` (status_bytes) and `metrics` (metric_bytes); a null region leaves its arrays null. */
+    void bind_regions(ChunkArgs& a, char* inputs, char* statuses, char* metric_region, const ChunkLayout& L) const {
         a.ld = L.capacity;
-        a.q0 = reinterpret_cast<const double*>(base + q0);
-        a.v0 = reinterpret_cast<const double*>(base + v0);
-        a.mu0 = reinterpret_cast<const double*>(base + mu0);
+        const auto in = [&](std::size_t off) {
+            return inputs ? reinterpret_cast<const double*>(inputs + off) : nullptr;
+        };
+        a.q0 = in(q0);
+        a.v0 = in(v0);
+        a.mu0 = in(mu0);
         if (L.per_member_params) {
-            a.params = reinterpret_cast<const double*>(base + params);
+            a.params = in(params);
             a.params_ld = L.capacity;
         }
-        a.sample_status = reinterpret_cast<std::uint8_t*>(base + sample_status);
-        a.status = reinterpret_cast<std::uint8_t*>(base + status);
-        a.failed = reinterpret_cast<std::uint8_t*>(base + failed);
-        a.fail_index = reinterpret_cast<std::int32_t*>(base + fail_index);
-        a.onset = reinterpret_cast<std::int32_t*>(base + onset);
-        a.metrics = reinterpret_cast<double*>(base + metrics);
+        a.sample_status = reinterpret_cast<std::uint8_t*>(statuses);
+        a.status = reinterpret_cast<std::uint8_t*>(statuses + (status - sample_status));
+        a.failed = reinterpret_cast<std::uint8_t*>(statuses + (failed - sample_status));
+        a.fail_index = reinterpret_cast<std::int32_t*>(statuses + (fail_index - sample_status));
+        a.onset = reinterpret_cast<std::int32_t*>(statuses + (onset - sample_status));
+        a.metrics = reinterpret_cast<double*>(metric_region);
+    }
+
+    /** @brief Bytes of the host copy a device backend keeps per slot: the statuses and the regions `L` asks for. */
+    std::size_t host_bytes(const ChunkLayout& L) const {
+        return status_bytes + (L.host_inputs ? input_bytes : 0u) + (L.host_metrics ? metric_bytes : 0u);
     }
 };
 
@@ -159,8 +178,10 @@ public:
     /** @brief Stage 2: integrate the `m` members of slot `s`, both dynamics (statuses and metrics). */
     virtual void integrate(int s, long long m) = 0;
     /** @brief Set up the backend's running statistics: `n_series` series of `metric_count · nt` metrics, binned by
-     *         `table` (histogram statistics; exact quantiles need the values on the host instead). */
-    virtual void start_reduction(std::size_t n_series, const stats::LogBinTable& table) = 0;
+     *         `table`, and, when `value_capacity` > 0 (only where `keeps_values()`), room for the values of exact
+     *         quantiles of up to `value_capacity` members per series. */
+    virtual void start_reduction(std::size_t n_series, const stats::LogBinTable& table,
+                                 std::uint64_t value_capacity) = 0;
     /** @brief Stage 3: add the metrics of slot `s`'s valid members (status ok) to the running statistics. */
     virtual void reduce(int s, long long m) = 0;
     /** @brief Slot `s`'s statuses (sample_status … onset) → host, and what `d` asks for. */
@@ -170,9 +191,28 @@ public:
     /** @brief The running statistics (after every slot completed): `partials[n_series]`, `counts[n_series · n_bins]`,
      *         added to what the arrays hold. Deterministic: exact sums and integer counts. */
     virtual void collect(stats::SeriesPartial* partials, std::uint64_t* counts) = 0;
+    /** @brief True when the backend can keep the values of exact quantiles itself and select their order
+     *         statistics (the CUDA backend: the values stay in device memory). */
+    virtual bool keeps_values() const { return false; }
+    /** @brief The kept values' order statistics (after every slot completed): out[s][i] = the ranks[s][i]-th
+     *         smallest value of series s (ranks ascending and below the series' count). Deterministic: an order
+     *         statistic is a value. */
+    virtual void order_statistics(const std::vector<std::vector<std::uint64_t>>& ranks,
+                                  std::vector<std::vector<double>>& out);
+    /** @brief The kept values so far (after every slot completed), appended to out[s] in no particular order: for a
+     *         resume record, an MPI rank's or a shard's partial state. */
+    virtual void download_values(std::vector<std::vector<double>>& out);
     /** @brief Time spent in each stage by the work completed so far (call after `wait`). */
     virtual StageSeconds stage_seconds() const = 0;
 };
+
+inline void EnsembleBackend::order_statistics(const std::vector<std::vector<std::uint64_t>>&,
+                                              std::vector<std::vector<double>>&) {
+    throw std::logic_error("order_statistics: backend '" + name() + "' keeps no values");
+}
+inline void EnsembleBackend::download_values(std::vector<std::vector<double>>&) {
+    throw std::logic_error("download_values: backend '" + name() + "' keeps no values");
+}
 
 /** @brief The CPU reference backend: OpenMP over members (`threads` ≤ 0: all cores). */
 std::unique_ptr<EnsembleBackend> make_cpu_backend(const ChunkLayout& layout, const ChunkCommon& common, int threads);

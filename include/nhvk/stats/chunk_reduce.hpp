@@ -127,6 +127,23 @@ struct CompactRow {
     }
 };
 
+/** @brief Item i = (s, j) of n_series × chunk: the value of series s for trajectory j where it enters the statistics,
+ *         +inf where it does not (sorted last; the series' exact count says how many values lead). */
+struct StoreValue {
+    ChunkView in;
+    double* out;
+    std::size_t capacity;
+    std::size_t offset;
+
+    NHVK_HD void operator()(std::size_t i) const {
+        const std::size_t s = i / in.chunk;
+        const std::size_t j = i % in.chunk;
+        const double x = in.values[s * in.ld + j];
+        const bool keep = in.included(j, s, x) && is_finite(x);
+        out[s * capacity + offset + j] = keep ? (x == 0.0 ? 0.0 : x) : __builtin_huge_val();
+    }
+};
+
 } // namespace detail
 
 /**
@@ -172,6 +189,24 @@ template <class Policy>
 void compact_chunk(const Policy& policy, const ChunkView& in, double* const* out, std::size_t* n_out) {
     const thrust::counting_iterator<std::size_t> first(0);
     thrust::for_each(policy, first, first + in.n_series, detail::CompactRow{in, out, n_out});
+}
+
+/**
+ * @brief Stores the chunk's values for exact quantiles without compacting: member j's value of series s goes to
+ *        out[s·capacity + offset + j] (offset + in.chunk <= capacity), +inf where it does not enter the statistics
+ *        (excluded, or not finite). The order of a series' values is irrelevant to its order statistics, and every
+ *        real value is finite and −0 is folded to +0, so after sorting the first `count` entries of a series (its
+ *        exact partial's count) are exactly its included values: no per-series counter, no atomics, coalesced writes
+ *        on the GPU. Deterministic.
+ */
+template <class Policy>
+void store_chunk_values(const Policy& policy, const ChunkView& in, double* out, std::size_t capacity,
+                        std::size_t offset) {
+    if (in.n_series == 0u || in.chunk == 0u) {
+        return;
+    }
+    const thrust::counting_iterator<std::size_t> first(0);
+    thrust::for_each(policy, first, first + in.n_series * in.chunk, detail::StoreValue{in, out, capacity, offset});
 }
 
 } // namespace nhvk::stats
