@@ -55,10 +55,10 @@ double quantile_type7(const double* sorted, std::size_t n, double p) {
 EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_total_expected,
                                          std::size_t exact_memory_budget_bytes, LogHistogramSpec spec)
     : n_series_(n_series), budget_values_(exact_memory_budget_bytes / sizeof(double)), spec_(spec),
-      table_(spec.table()), n_bins_(spec.n_bins()),
+      table_(spec.table()), row_words_(spec.row_words()),
       // n_series·n_total_expected·8 <= budget, without overflow
       exact_(n_series == 0u || n_total_expected <= budget_values_ / n_series), partials_(n_series),
-      counts_(n_series * n_bins_, 0u) {
+      counts_(n_series * row_words_, 0u) {
     if (exact_) {
         values_.resize(n_series);
         for (auto& v : values_) {
@@ -139,12 +139,11 @@ template <class Policy> void EnsembleAccumulator::add_chunk_with(const Policy& p
 
 void EnsembleAccumulator::add_partials(const SeriesPartial* partials, const std::uint64_t* counts) {
     bool any = false;
+    const LogBinner b = binner();
     for (std::size_t s = 0; s < n_series_; ++s) {
         any = any || partials[s].count != 0u;
         partials_[s].merge(partials[s]);
-    }
-    for (std::size_t i = 0; i < counts_.size(); ++i) {
-        counts_[i] += counts[i];
+        b.merge(counts_.data() + s * row_words_, counts + s * row_words_);
     }
     if (exact_ && any) {
         drop_values();
@@ -160,11 +159,10 @@ void EnsembleAccumulator::merge(const EnsembleAccumulator& other) {
     if (other.n_series_ != n_series_ || other.table_ != table_) {
         throw std::invalid_argument("EnsembleAccumulator::merge: different series count or histogram spec");
     }
+    const LogBinner b = binner();
     for (std::size_t s = 0; s < n_series_; ++s) {
         partials_[s].merge(other.partials_[s]);
-    }
-    for (std::size_t i = 0; i < counts_.size(); ++i) {
-        counts_[i] += other.counts_[i];
+        b.merge(counts_.data() + s * row_words_, other.histogram(s));
     }
     if (!exact_) {
         return;
@@ -180,10 +178,9 @@ void EnsembleAccumulator::merge(const EnsembleAccumulator& other) {
 
 void EnsembleAccumulator::save(std::string& out) const {
     bytes::put<std::uint64_t>(out, n_series_);
-    bytes::put<std::uint64_t>(out, n_bins_);
-    bytes::put(out, spec_.lo);
-    bytes::put(out, spec_.hi);
+    bytes::put<std::uint64_t>(out, row_words_);
     bytes::put<std::int32_t>(out, spec_.bins_per_decade);
+    bytes::put<std::uint32_t>(out, spec_.window);
     bytes::put<std::uint64_t>(out, budget_values_);
     bytes::put<std::uint8_t>(out, exact_ ? 1u : 0u);
     bytes::put_vector(out, partials_);
@@ -198,16 +195,14 @@ void EnsembleAccumulator::save(std::string& out) const {
 void EnsembleAccumulator::load(bytes::Reader& in) {
     const std::string what = in.what();
     const auto n_series = in.get<std::uint64_t>();
-    const auto n_bins = in.get<std::uint64_t>();
-    const auto lo = in.get<double>();
-    const auto hi = in.get<double>();
+    const auto row_words = in.get<std::uint64_t>();
     const auto bpd = in.get<std::int32_t>();
+    const auto window = in.get<std::uint32_t>();
     const auto budget = in.get<std::uint64_t>();
-    if (n_series != n_series_ || n_bins != n_bins_ || lo != spec_.lo || hi != spec_.hi ||
-        bpd != spec_.bins_per_decade) {
+    if (n_series != n_series_ || row_words != row_words_ || bpd != spec_.bins_per_decade || window != spec_.window) {
         throw std::runtime_error(what + ": statistics of another shape (" + std::to_string(n_series) + " series of " +
-                                 std::to_string(n_bins) + " bins, expected " + std::to_string(n_series_) + " of " +
-                                 std::to_string(n_bins_) + ")");
+                                 std::to_string(row_words) + " histogram words, expected " + std::to_string(n_series_) +
+                                 " of " + std::to_string(row_words_) + ")");
     }
     if (budget != budget_values_) {
         throw std::runtime_error(what + ": written with another run.exact_memory_mb");
@@ -244,8 +239,7 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize() {
         r.count = p.count;
         r.nonfinite = p.nonfinite;
         r.exact = exact_;
-        const std::uint64_t* row = histogram(s);
-        r.outside_range = row[kNegativeBin] + row[kUnderflowBin] + row[b.overflow_bin()];
+        r.outside_range = LogBinner::below(histogram(s));
         if (p.count == 0u) {
             r.mean = r.std = r.min = r.max = nan;
             set_quantiles(r, {nan, nan, nan, nan, nan, nan, nan});
@@ -268,9 +262,7 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize() {
                 q[i] = quantile_type7(v.data(), v.size(), kQuantileLevels[i]);
             }
         } else {
-            for (int i = 0; i < 7; ++i) {
-                q[i] = histogram_quantile(histogram(s), b, p.min, p.max, kQuantileLevels[i]);
-            }
+            histogram_quantiles(histogram(s), b, p.min, p.max, kQuantileLevels, 7, q);
         }
         set_quantiles(r, q);
     }
