@@ -14,13 +14,6 @@
 
 #include "cli_common.hpp"
 
-#ifndef NHVK_BINARY
-#error "tests/CMakeLists.txt defines NHVK_BINARY (the path of the built nhvk)"
-#endif
-#ifndef NHVK_SOURCE_DIR
-#error "tests/CMakeLists.txt defines NHVK_SOURCE_DIR"
-#endif
-
 namespace {
 
 namespace fs = std::filesystem;
