@@ -90,9 +90,14 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
     const double budget = static_cast<double>(cfg.run.exact_memory_mb) * 1024.0 * 1024.0;
     const bool exact = n_series * N * 8.0 <= budget;
     const double values = exact ? n_series * N * 8.0 : 0.0; // exact mode keeps every value
-    // the accumulator's rows, and the backend's in histogram mode: uint64 counts per bin
-    const double histograms =
-        (exact ? 1.0 : 2.0) * n_series * static_cast<double>(stats::LogHistogramSpec{}.n_bins()) * 8.0;
+    // the accumulator's histogram rows (uint64 words, 32.8 KiB per series with the default window), and in histogram
+    // mode the backend's as many again (a CUDA backend's tile rows live in device memory: at most 2 × 128 MiB), plus
+    // the bin-lookup tables (edges and bucket starts, about 0.75 MiB)
+    const stats::LogHistogramSpec spec{};
+    const double row = static_cast<double>(spec.row_words()) * 8.0;
+    const stats::LogBinTable table = spec.table();
+    const double tables = 8.0 * static_cast<double>(table.edges.size()) + 4.0 * static_cast<double>(table.start.size());
+    const double histograms = (exact ? 1.0 : 2.0) * (n_series * row + tables);
     const double need = chunk + histograms + values;
     if (need <= available_bytes) return std::nullopt;
     const char* key = "run.chunk";

@@ -113,9 +113,10 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
         os << "\n";
     }
     if (!r.exact_quantiles && r.outside_range() > 0)
-        os << "  warning: " << r.outside_range() << " values lie outside the histogram range [" << r.histogram_lo
-           << ", " << r.histogram_hi << "): quantiles among them are clamped to min/max, not within the stated "
-           << "resolution (stats.csv outside_range; raise run.exact_memory_mb for exact quantiles)\n";
+        os << "  warning: " << r.outside_range() << " values lie more than " << r.histogram_window_decades
+           << " decades below the largest magnitude of their series and sign, under the histogram's resolved window: "
+           << "quantiles among them are interpolated towards 0, not within the stated resolution (stats.csv "
+           << "outside_range; raise run.exact_memory_mb for exact quantiles)\n";
     os << "  quantiles: " << (r.exact_quantiles ? "exact" : "log histogram") << "; outputs in " << cfg.run.out
        << "/ (summary.json, summary.md, stats.csv, report.html" << (cfg.run.save_samples ? ", samples.csv" : "")
        << (cfg.run.save_trajectories > 0 ? ", trajectories/" : "") << ")\n";

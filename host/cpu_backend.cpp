@@ -94,7 +94,7 @@ public:
         table_ = table;
         n_series_ = n_series;
         partials_.assign(n_series, stats::SeriesPartial{});
-        counts_.assign(n_series * table_.spec.n_bins(), 0u);
+        counts_.assign(n_series * table_.spec.row_words(), 0u);
     }
     void reduce(int, long long m) override {
         ScopeTimer timer{seconds_.reduce};
@@ -109,9 +109,11 @@ public:
     void download(int, long long, Downloads) override {}
     void wait(int) override {}
     void collect(stats::SeriesPartial* partials, std::uint64_t* counts) override {
-        const std::size_t n_bins = table_.spec.n_bins();
-        for (std::size_t s = 0; s < partials_.size(); ++s) partials[s].merge(partials_[s]);
-        for (std::size_t i = 0; i < n_series_ * n_bins; ++i) counts[i] += counts_[i];
+        const stats::LogBinner b = stats::LogBinner::make(table_);
+        for (std::size_t s = 0; s < partials_.size(); ++s) {
+            partials[s].merge(partials_[s]);
+            b.merge(counts + s * b.row_words(), counts_.data() + s * b.row_words());
+        }
     }
 
     StageSeconds stage_seconds() const override { return seconds_; }

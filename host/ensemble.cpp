@@ -513,7 +513,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         if (log) {
             if (!r.exact_quantiles && r.outside_range() > 0)
                 log->line("warning " + std::to_string(r.outside_range()) +
-                          " values lie outside the histogram range (stats.csv outside_range)");
+                          " values lie below the histogram's resolved window (stats.csv outside_range)");
             log->line("end complete in " + format_duration(r.seconds) + ": valid " + std::to_string(r.valid) +
                       ", failed " + std::to_string(r.failed()));
         }

@@ -64,9 +64,12 @@ struct EnsembleResult {
     std::vector<stats::SeriesSummary> series;
     bool exact_quantiles = true;
     double histogram_resolution = 0.0;
-    double histogram_lo = 0.0,
-           histogram_hi = 0.0; ///< the histogram's range [lo, hi) (see SeriesSummary::outside_range)
-    /** @brief Finite values, over every series, outside [histogram_lo, histogram_hi) other than 0. */
+    /// the magnitudes the histogram bins, [DBL_MIN, DBL_MAX] (each sign in its own store; 0 counted exactly)
+    double histogram_lo = 0.0, histogram_hi = 0.0;
+    /// decades of magnitude a store resolves below the largest magnitude of its series and sign
+    double histogram_window_decades = 0.0;
+    /** @brief Finite values, over every series, below the histogram's resolved window (SeriesSummary::outside_range).
+     */
     std::uint64_t outside_range() const {
         std::uint64_t n = 0;
         for (const stats::SeriesSummary& s : series) n += s.outside_range;

@@ -73,9 +73,10 @@ struct GatherRanks {
 };
 
 /** @brief How many tiles each series is reduced in on the device: enough items (series × tiles) to fill the GPU,
- *         at most `budget` bytes of tile partials and histogram rows per slot. */
-std::size_t device_tiles(std::size_t n_series, std::size_t n_bins, long long capacity, std::size_t budget) {
-    const std::size_t item_bytes = sizeof(stats::SeriesPartial) + sizeof(std::uint64_t) * n_bins;
+ *         at most `budget` bytes of tile partials and histogram rows per slot (an item is a SeriesPartial and a
+ *         full histogram row, 32.8 KiB with the default window; at least one tile per series). */
+std::size_t device_tiles(std::size_t n_series, std::size_t row_words, long long capacity, std::size_t budget) {
+    const std::size_t item_bytes = sizeof(stats::SeriesPartial) + sizeof(std::uint64_t) * row_words;
     std::size_t tiles = std::max<std::size_t>(1, 16384 / std::max<std::size_t>(1, n_series));
     tiles = std::min(tiles, std::max<std::size_t>(1, budget / (item_bytes * std::max<std::size_t>(1, n_series))));
     return std::min<std::size_t>(tiles, static_cast<std::size_t>(std::max(1LL, capacity)));
@@ -183,21 +184,23 @@ public:
             d_values_.p = p;
             d_values_.size = n_series * value_capacity_;
         }
-        n_bins_ = table.spec.n_bins();
-        n_tiles_ = device_tiles(n_series, n_bins_, layout_.capacity, std::size_t{128} << 20);
+        row_words_ = table.spec.row_words();
+        n_tiles_ = device_tiles(n_series, row_words_, layout_.capacity, std::size_t{128} << 20);
         d_edges_ = DeviceArray<double>(table.edges.size());
         d_start_ = DeviceArray<std::uint32_t>(table.start.size());
         NHVK_CUDA_CHECK(
             cudaMemcpy(d_edges_.p, table.edges.data(), sizeof(double) * table.edges.size(), cudaMemcpyHostToDevice));
         NHVK_CUDA_CHECK(cudaMemcpy(d_start_.p, table.start.data(), sizeof(std::uint32_t) * table.start.size(),
                                    cudaMemcpyHostToDevice));
-        binner_ = stats::LogBinner::make(table);
+        table_ = table;
+        binner_host_ = stats::LogBinner::make(table_);
+        binner_ = binner_host_;
         binner_.edges = d_edges_.p;
         binner_.start = d_start_.p;
         const std::vector<stats::SeriesPartial> empty(n_series * n_tiles_);
         for (int s = 0; s < 2; ++s) {
             d_tile_partials_[s] = DeviceArray<stats::SeriesPartial>(n_series * n_tiles_);
-            d_tile_counts_[s] = DeviceArray<std::uint64_t>(n_series * n_tiles_ * n_bins_);
+            d_tile_counts_[s] = DeviceArray<std::uint64_t>(n_series * n_tiles_ * row_words_);
             NHVK_CUDA_CHECK(cudaMemcpy(d_tile_partials_[s].p, empty.data(), sizeof(stats::SeriesPartial) * empty.size(),
                                        cudaMemcpyHostToDevice));
             NHVK_CUDA_CHECK(cudaMemset(d_tile_counts_[s].p, 0, sizeof(std::uint64_t) * d_tile_counts_[s].size));
@@ -250,21 +253,22 @@ public:
         if (n_series_ == 0) return;
         for (int s = 0; s < 2; ++s) wait(s);
         DeviceArray<stats::SeriesPartial> d_out(n_series_);
-        DeviceArray<std::uint64_t> d_counts(n_series_ * n_bins_);
+        DeviceArray<std::uint64_t> d_counts(n_series_ * row_words_);
         std::vector<stats::SeriesPartial> out(n_series_);
         NHVK_CUDA_CHECK(
             cudaMemcpy(d_out.p, out.data(), sizeof(stats::SeriesPartial) * n_series_, cudaMemcpyHostToDevice));
         NHVK_CUDA_CHECK(cudaMemset(d_counts.p, 0, sizeof(std::uint64_t) * d_counts.size));
         for (int s = 0; s < 2; ++s)
-            stats::combine_tiles(thrust::cuda::par.on(stream_[0]), n_series_, n_tiles_, n_bins_, d_tile_partials_[s].p,
+            stats::combine_tiles(thrust::cuda::par.on(stream_[0]), n_series_, n_tiles_, binner_, d_tile_partials_[s].p,
                                  d_tile_counts_[s].p, d_out.p, d_counts.p);
         NHVK_CUDA_CHECK(cudaStreamSynchronize(stream_[0]));
-        std::vector<std::uint64_t> c(n_series_ * n_bins_);
+        std::vector<std::uint64_t> c(n_series_ * row_words_);
         NHVK_CUDA_CHECK(
             cudaMemcpy(out.data(), d_out.p, sizeof(stats::SeriesPartial) * n_series_, cudaMemcpyDeviceToHost));
         NHVK_CUDA_CHECK(cudaMemcpy(c.data(), d_counts.p, sizeof(std::uint64_t) * c.size(), cudaMemcpyDeviceToHost));
         for (std::size_t i = 0; i < n_series_; ++i) partials[i].merge(out[i]);
-        for (std::size_t i = 0; i < c.size(); ++i) counts[i] += c[i];
+        for (std::size_t i = 0; i < n_series_; ++i)
+            binner_host_.merge(counts + i * row_words_, c.data() + i * row_words_);
     }
     bool keeps_values() const override { return true; }
     void order_statistics(const std::vector<std::vector<std::uint64_t>>& ranks,
@@ -364,10 +368,11 @@ private:
     int used_[2] = {0, 0};
     double seconds_[stage_count] = {};
     // device statistics (histogram quantiles)
-    std::size_t n_series_ = 0, n_bins_ = 0, n_tiles_ = 0;
+    std::size_t n_series_ = 0, row_words_ = 0, n_tiles_ = 0;
     DeviceArray<double> d_edges_;
     DeviceArray<std::uint32_t> d_start_;
-    stats::LogBinner binner_;
+    stats::LogBinTable table_;
+    stats::LogBinner binner_, binner_host_; // the tables on the device, and table_ on the host
     DeviceArray<stats::SeriesPartial> d_tile_partials_[2];
     DeviceArray<std::uint64_t> d_tile_counts_[2];
     // device values of exact quantiles: value_capacity_ per series, the first values_filled_ written

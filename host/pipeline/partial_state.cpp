@@ -16,7 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char magic[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '2', '\n', '\0', '\0'};
+// NOTE: v3: the statistics carry the signed histogram rows (log_histogram.hpp); v2 carried the [1e-30, 1e10) bins.
+constexpr char magic[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '3', '\n', '\0', '\0'};
+constexpr char magic_v2[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '2', '\n', '\0', '\0'};
 
 void put_tally(std::string& out, const EnsembleResult& r) {
     bytes::put(out, r.valid);
@@ -119,8 +121,11 @@ std::string encode_state(const PartialState& s) {
 }
 
 PartialState decode_state(const std::string& data, const std::string& what) {
+    if (data.size() >= sizeof magic_v2 && std::memcmp(data.data(), magic_v2, sizeof magic_v2) == 0)
+        throw std::runtime_error(what + ": a state file of an older nhvk (NHVK-STATE-v2, whose histograms covered only "
+                                        "[1e-30, 1e10)); this nhvk cannot continue or merge it: rerun that part");
     if (data.size() < sizeof magic + 16 || std::memcmp(data.data(), magic, sizeof magic) != 0)
-        throw std::runtime_error(what + ": not an nhvk state file (no NHVK-STATE-v2 header)");
+        throw std::runtime_error(what + ": not an nhvk state file (no NHVK-STATE-v3 header)");
     std::uint64_t n = 0;
     std::memcpy(&n, data.data() + sizeof magic, sizeof n);
     if (n != data.size() - sizeof magic - 16)

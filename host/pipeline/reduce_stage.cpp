@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 namespace nhvk {
@@ -52,7 +53,7 @@ namespace {
  *         `with_values` (an exact accumulator stays exact). */
 void add_backend_statistics(stats::EnsembleAccumulator& acc, EnsembleBackend& backend, bool with_values) {
     std::vector<stats::SeriesPartial> partials(acc.n_series());
-    std::vector<std::uint64_t> counts(acc.n_series() * acc.n_bins(), 0u);
+    std::vector<std::uint64_t> counts(acc.n_series() * acc.row_words(), 0u);
     backend.collect(partials.data(), counts.data());
     if (!with_values) {
         acc.add_partials(partials.data(), counts.data());
@@ -103,7 +104,7 @@ void ReduceStage::collect(EnsembleBackend& backend, bool select_there) {
     if (on_host()) return;
     if (values_on_backend_ && select_there && acc_.stored_values() == 0u) {
         std::vector<stats::SeriesPartial> partials(acc_.n_series());
-        std::vector<std::uint64_t> counts(acc_.n_series() * acc_.n_bins(), 0u);
+        std::vector<std::uint64_t> counts(acc_.n_series() * acc_.row_words(), 0u);
         backend.collect(partials.data(), counts.data());
         acc_.add_partials_values_elsewhere(partials.data(), counts.data());
         selecting_ = &backend;
@@ -121,8 +122,9 @@ void ReduceStage::finish() {
     r_.series = acc_.finalize(elsewhere);
     r_.exact_quantiles = acc_.exact();
     r_.histogram_resolution = acc_.histogram_relative_resolution();
-    r_.histogram_lo = acc_.spec().lo;
-    r_.histogram_hi = acc_.spec().hi;
+    r_.histogram_lo = std::numeric_limits<double>::min();
+    r_.histogram_hi = std::numeric_limits<double>::max();
+    r_.histogram_window_decades = acc_.spec().window_decades();
     std::vector<double> med_q(nt), med_v(nt), rel_t(nt);
     for (int i = 0; i < nt; ++i) {
         med_q[i] = r_.at(metric_dq, i).p50;

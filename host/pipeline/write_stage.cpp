@@ -175,6 +175,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     j["statistics"]["quantile_definition"] = "type 7 (linear interpolation between order statistics)";
     if (!r.exact_quantiles) j["statistics"]["histogram_relative_resolution"] = r.histogram_resolution;
     j["statistics"]["histogram_range"] = {r.histogram_lo, r.histogram_hi};
+    j["statistics"]["histogram_window_decades"] = r.histogram_window_decades;
     j["statistics"]["values_outside_range"] = r.outside_range();
     j["statistics"]["deterministic"] = true;
     j["backend"] = r.backend;

@@ -342,8 +342,9 @@ void Page::header() {
     row("job", "config hash " + show(s, "job.config_hash") + ", ranks " + show(s, "job.ranks") + ", trajectory range " +
                    show(s, "job.trajectory_range") + ", shard " + show(s, "job.shard") + ", resumed at " +
                    show(s, "job.resumed_at") + ", merged from " + show(s, "job.merged_from"));
-    row("quantiles", show(s, "statistics.quantiles") + " (" + show(s, "statistics.quantile_definition") +
-                         "); values outside the histogram range: " + show(s, "statistics.values_outside_range"));
+    row("quantiles",
+        show(s, "statistics.quantiles") + " (" + show(s, "statistics.quantile_definition") +
+            "); values below the histogram's resolved window: " + show(s, "statistics.values_outside_range"));
     if (const json* pop = find(s, "statistics.population"))
         row("statistics population", "the per-time statistics cover: " + show(pop));
     else

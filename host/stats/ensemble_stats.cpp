@@ -112,10 +112,10 @@ void select_order_statistics(std::vector<double>& v, const std::vector<std::uint
 EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_total_expected,
                                          std::size_t exact_memory_budget_bytes, LogHistogramSpec spec)
     : n_series_(n_series), budget_values_(exact_memory_budget_bytes / sizeof(double)), spec_(spec),
-      table_(spec.table()), n_bins_(spec.n_bins()),
+      table_(spec.table()), row_words_(spec.row_words()),
       // n_series·n_total_expected·8 <= budget, without overflow
       n_expected_(n_total_expected), exact_(n_series == 0u || n_total_expected <= budget_values_ / n_series),
-      partials_(n_series), counts_(n_series * n_bins_, 0u) {
+      partials_(n_series), counts_(n_series * row_words_, 0u) {
     if (exact_) {
         values_.resize(n_series);
     }
@@ -205,16 +205,19 @@ template <class Policy> void EnsembleAccumulator::add_chunk_with(const Policy& p
     }
 }
 
-void EnsembleAccumulator::add_partials(const SeriesPartial* partials, const std::uint64_t* counts) {
+bool EnsembleAccumulator::merge_reduced(const SeriesPartial* partials, const std::uint64_t* counts) {
     bool any = false;
+    const LogBinner b = binner();
     for (std::size_t s = 0; s < n_series_; ++s) {
         any = any || partials[s].count != 0u;
         partials_[s].merge(partials[s]);
+        b.merge(counts_.data() + s * row_words_, counts + s * row_words_);
     }
-    for (std::size_t i = 0; i < counts_.size(); ++i) {
-        counts_[i] += counts[i];
-    }
-    if (exact_ && any) {
+    return any;
+}
+
+void EnsembleAccumulator::add_partials(const SeriesPartial* partials, const std::uint64_t* counts) {
+    if (merge_reduced(partials, counts) && exact_) {
         drop_values();
     }
 }
@@ -222,20 +225,17 @@ void EnsembleAccumulator::add_partials(const SeriesPartial* partials, const std:
 void EnsembleAccumulator::add_partials_values_elsewhere(const SeriesPartial* partials, const std::uint64_t* counts) {
     if (!exact_ || stored_values() != 0u || values_elsewhere_)
         throw std::logic_error("EnsembleAccumulator: values kept elsewhere need an exact accumulator storing none");
-    for (std::size_t s = 0; s < n_series_; ++s) partials_[s].merge(partials[s]);
-    for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += counts[i];
+    merge_reduced(partials, counts);
     values_elsewhere_ = true;
 }
 
 void EnsembleAccumulator::add_partials_with_values(const SeriesPartial* partials, const std::uint64_t* counts,
                                                    const std::vector<std::vector<double>>& values) {
     if (values.size() != n_series_) throw std::invalid_argument("add_partials_with_values: one vector per series");
-    for (std::size_t s = 0; s < n_series_; ++s) {
+    for (std::size_t s = 0; s < n_series_; ++s)
         if (values[s].size() != partials[s].count)
             throw std::invalid_argument("add_partials_with_values: values out of step with the counts");
-        partials_[s].merge(partials[s]);
-    }
-    for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += counts[i];
+    merge_reduced(partials, counts);
     if (!exact_) return;
     if (stored_total() > budget_values_) {
         drop_values();
@@ -256,11 +256,10 @@ void EnsembleAccumulator::merge(const EnsembleAccumulator& other) {
     if (values_elsewhere_ || other.values_elsewhere_) {
         throw std::logic_error("EnsembleAccumulator::merge: the values of exact quantiles are kept elsewhere");
     }
+    const LogBinner b = binner();
     for (std::size_t s = 0; s < n_series_; ++s) {
         partials_[s].merge(other.partials_[s]);
-    }
-    for (std::size_t i = 0; i < counts_.size(); ++i) {
-        counts_[i] += other.counts_[i];
+        b.merge(counts_.data() + s * row_words_, other.histogram(s));
     }
     if (!exact_) {
         return;
@@ -279,10 +278,9 @@ void EnsembleAccumulator::save(std::string& out) const {
         throw std::logic_error("EnsembleAccumulator::save: the values of exact quantiles are kept elsewhere");
     }
     bytes::put<std::uint64_t>(out, n_series_);
-    bytes::put<std::uint64_t>(out, n_bins_);
-    bytes::put(out, spec_.lo);
-    bytes::put(out, spec_.hi);
+    bytes::put<std::uint64_t>(out, row_words_);
     bytes::put<std::int32_t>(out, spec_.bins_per_decade);
+    bytes::put<std::uint32_t>(out, spec_.window);
     bytes::put<std::uint64_t>(out, budget_values_);
     bytes::put<std::uint8_t>(out, exact_ ? 1u : 0u);
     bytes::put_vector(out, partials_);
@@ -297,16 +295,14 @@ void EnsembleAccumulator::save(std::string& out) const {
 void EnsembleAccumulator::load(bytes::Reader& in) {
     const std::string what = in.what();
     const auto n_series = in.get<std::uint64_t>();
-    const auto n_bins = in.get<std::uint64_t>();
-    const auto lo = in.get<double>();
-    const auto hi = in.get<double>();
+    const auto row_words = in.get<std::uint64_t>();
     const auto bpd = in.get<std::int32_t>();
+    const auto window = in.get<std::uint32_t>();
     const auto budget = in.get<std::uint64_t>();
-    if (n_series != n_series_ || n_bins != n_bins_ || lo != spec_.lo || hi != spec_.hi ||
-        bpd != spec_.bins_per_decade) {
+    if (n_series != n_series_ || row_words != row_words_ || bpd != spec_.bins_per_decade || window != spec_.window) {
         throw std::runtime_error(what + ": statistics of another shape (" + std::to_string(n_series) + " series of " +
-                                 std::to_string(n_bins) + " bins, expected " + std::to_string(n_series_) + " of " +
-                                 std::to_string(n_bins_) + ")");
+                                 std::to_string(row_words) + " histogram words, expected " + std::to_string(n_series_) +
+                                 " of " + std::to_string(row_words_) + ")");
     }
     if (budget != budget_values_) {
         throw std::runtime_error(what + ": written with another run.exact_memory_mb");
@@ -372,8 +368,7 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
         r.count = p.count;
         r.nonfinite = p.nonfinite;
         r.exact = exact_;
-        const std::uint64_t* row = histogram(s);
-        r.outside_range = row[kNegativeBin] + row[kUnderflowBin] + row[b.overflow_bin()];
+        r.outside_range = LogBinner::below(histogram(s));
         if (p.count == 0u) {
             r.mean = r.std = r.min = r.max = nan;
             set_quantiles(r, {nan, nan, nan, nan, nan, nan, nan});
@@ -388,9 +383,7 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
         if (exact_) {
             quantiles_from_order_statistics(p.count, ranks[s], stats[s].data(), q);
         } else {
-            for (int i = 0; i < 7; ++i) {
-                q[i] = histogram_quantile(histogram(s), b, p.min, p.max, quantile_levels[i]);
-            }
+            histogram_quantiles(histogram(s), b, p.min, p.max, quantile_levels, 7, q);
         }
         set_quantiles(r, q);
     }

@@ -30,14 +30,16 @@ struct ChunkView; // nhvk/stats/chunk_reduce.hpp
  * count == 0 (no valid finite value): every double is NaN, which the JSON writer prints as null. count == 1: std is
  * 0 and every quantile equals the value. mean is Σx/n correctly rounded; std is the sample (n−1) standard deviation
  * from the exact n·Σx² − (Σx)² (see mean_std()); quantiles use the type-7 definition (numpy's default), exact when
- * `exact`, else interpolated in the log histogram (within histogram_relative_resolution() for values in [lo, hi)).
+ * `exact`, else interpolated in the signed log histogram (within histogram_relative_resolution() of the order
+ * statistics they interpolate, for values in the histogram's windows; see histogram_quantiles()).
  */
 struct SeriesSummary {
     std::uint64_t count;     ///< valid trajectories with a finite value
     std::uint64_t nonfinite; ///< valid trajectories with a non-finite value (a caller bug; excluded)
-    /** Finite values outside the histogram's range [lo, hi) other than 0 (below lo, at or above hi, or negative):
-     *  histogram quantiles among them are only clamped to min/max, without the stated relative resolution.
-     *  Counted in both modes, from the same histogram rows on the CPU and the CUDA path. */
+    /** Finite values outside the histogram's resolved window: magnitudes more than LogHistogramSpec::window bins
+     *  (about 41 decades) below the largest magnitude of the same sign (the stores' `below` counts). Histogram
+     *  quantiles among them are interpolated linearly towards 0, without the stated relative resolution. Counted
+     *  in both modes, from the same histogram rows on the CPU and the CUDA path. */
     std::uint64_t outside_range;
     double mean, std, min, max;
     double p01, p05, p25, p50, p75, p95, p99;
@@ -70,8 +72,8 @@ public:
 
     /**
      * @brief Adds per-series partials and histogram rows reduced elsewhere (e.g. on the GPU with accumulate_chunk and
-     *        combine_tiles): partials[s], counts[s·n_bins() + b]. Values are not available this way, so an exact
-     *        accumulator switches to histogram mode (unless the partials are all empty).
+     *        combine_tiles): partials[s], the row of series s at counts[s·row_words()] (merged exactly). Values are not
+     * available this way, so an exact accumulator switches to histogram mode (unless the partials are all empty).
      */
     void add_partials(const SeriesPartial* partials, const std::uint64_t* counts);
 
@@ -123,8 +125,8 @@ public:
     double histogram_relative_resolution() const { return spec_.relative_resolution(); }
     /** @brief Number of series. */
     std::size_t n_series() const { return n_series_; }
-    /** @brief Number of histogram bins per series (see HistogramBin for the layout). */
-    std::size_t n_bins() const { return n_bins_; }
+    /** @brief uint64 words of the histogram row of a series (see log_histogram.hpp for the layout). */
+    std::size_t row_words() const { return row_words_; }
     /** @brief The histogram specification. */
     const LogHistogramSpec& spec() const { return spec_; }
     /** @brief The histogram bin edges and lookup table (a CUDA backend mirrors edges and start on the device). */
@@ -133,12 +135,14 @@ public:
     LogBinner binner() const { return LogBinner::make(table_); }
     /** @brief Partial statistics of series s. */
     const SeriesPartial& partial(std::size_t s) const { return partials_[s]; }
-    /** @brief Histogram counts of series s (n_bins() entries), maintained in both modes. */
-    const std::uint64_t* histogram(std::size_t s) const { return counts_.data() + s * n_bins_; }
+    /** @brief Histogram row of series s (row_words() entries), maintained in both modes. */
+    const std::uint64_t* histogram(std::size_t s) const { return counts_.data() + s * row_words_; }
 
 private:
     template <class Policy> void add_chunk_with(const Policy& policy, const ChunkView& in);
     std::uint64_t stored_total() const;
+    /** @brief Merges partials and histogram rows reduced elsewhere; true when any series received a value. */
+    bool merge_reduced(const SeriesPartial* partials, const std::uint64_t* counts);
     void drop_values();
     void reserve_values();
 
@@ -146,12 +150,12 @@ private:
     std::size_t budget_values_; // exact mode keeps at most this many values in all (budget / 8)
     LogHistogramSpec spec_;
     LogBinTable table_;
-    std::size_t n_bins_;
+    std::size_t row_words_;
     std::uint64_t n_expected_; // values per series expected in exact mode (reserved at the first chunk)
     bool exact_;
     bool values_elsewhere_ = false;           // exact, with the values kept by a backend
     std::vector<SeriesPartial> partials_;     // per series
-    std::vector<std::uint64_t> counts_;       // n_series × n_bins
+    std::vector<std::uint64_t> counts_;       // n_series histogram rows of row_words_
     std::vector<std::vector<double>> values_; // exact mode: valid finite values per series
 };
 

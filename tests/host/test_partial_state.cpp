@@ -101,6 +101,10 @@ TEST(PartialState, DamagedCutForeignAndOtherVersionsAreRefused) {
     PartialState other = sample_state();
     other.id.version = "0.0.9";
     expect_refused(encode_state(other), "written by nhvk 0.0.9");
+    // a record of the layout before the signed histogram (magic v2, otherwise valid) is refused by name
+    std::string v2 = good;
+    v2[12] = '2';
+    expect_refused(v2, "NHVK-STATE-v2");
     PartialState inconsistent = sample_state();
     inconsistent.next = 800; // beyond its range
     expect_refused(encode_state(inconsistent), "inconsistent index range");

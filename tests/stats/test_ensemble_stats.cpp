@@ -45,7 +45,8 @@ void expect_identical(const std::vector<SeriesSummary>& a, const std::vector<Ser
     }
 }
 
-// an ensemble: n_series rows of n trajectories (series-major), a validity mask, some zeros, −0, non-finite values
+// an ensemble: n_series rows of n trajectories (series-major), a validity mask, some zeros, −0, non-finite values;
+// series s ≡ 1 (mod 3) are signed (about 40 % negative), series s ≡ 3 (mod 4) are scaled by 1e100
 struct Ensemble {
     std::size_t n_series;
     std::size_t n;
@@ -63,7 +64,9 @@ Ensemble make_ensemble(std::size_t n_series, std::size_t n, std::uint64_t seed) 
     for (std::size_t s = 0; s < n_series; ++s) {
         const double decades = 1.0 + 4.0 * static_cast<double>(s % 5); // narrow to wide spreads
         for (std::size_t j = 0; j < n; ++j) {
-            double x = std::pow(10.0, -20.0 + static_cast<double>(s % 10) + decades * u(rng)); // inside [lo, hi)
+            double x = std::pow(10.0, -20.0 + static_cast<double>(s % 10) + decades * u(rng));
+            x *= s % 4 == 3 ? 1e100 : 1.0;
+            x = s % 3 == 1 && u(rng) < 0.4 ? -x : x;
             const double r = u(rng);
             if (r < 0.03) {
                 x = 0.0;
@@ -217,15 +220,25 @@ TEST(EnsembleAccumulator, ModesAgreeOnMomentsAndHistogramQuantilesAreWithinResol
         EXPECT_EQ(bits(ex[s].std), bits(hi[s].std));
         EXPECT_EQ(bits(ex[s].min), bits(hi[s].min));
         EXPECT_EQ(bits(ex[s].max), bits(hi[s].max));
-        EXPECT_FALSE(std::signbit(ex[s].min)); // −0 folded to +0
+        EXPECT_FALSE(ex[s].min == 0.0 && std::signbit(ex[s].min)); // −0 folded to +0
+        EXPECT_EQ(hi[s].outside_range, 0u);                        // every series spans at most 17 decades
+        // the order statistics around each quantile, sorted here: the histogram's estimate of each lies in its bin,
+        // so the type-7 quantile is off by at most r·((1−f)|x[k]| + f|x[k+1]|) (r·|q| unless the two straddle 0)
+        std::vector<double> v;
+        for (std::size_t j = 0; j < e.n; ++j) {
+            const double x = e.values[s * e.n + j];
+            if (e.valid[j] && std::isfinite(x)) v.push_back(x);
+        }
+        std::sort(v.begin(), v.end());
+        ASSERT_EQ(v.size(), ex[s].count);
+        const double ps[] = {0.01, 0.05, 0.25, 0.50, 0.75, 0.95, 0.99};
         const double xe[] = {ex[s].p01, ex[s].p05, ex[s].p25, ex[s].p50, ex[s].p75, ex[s].p95, ex[s].p99};
         const double xh[] = {hi[s].p01, hi[s].p05, hi[s].p25, hi[s].p50, hi[s].p75, hi[s].p95, hi[s].p99};
         for (int i = 0; i < 7; ++i) {
-            if (xe[i] == 0.0) {
-                EXPECT_EQ(xh[i], 0.0);
-            } else {
-                EXPECT_LE(std::fabs(xh[i] / xe[i] - 1.0), r * (1.0 + 1e-9)) << "series " << s << " q " << i;
-            }
+            const double h = static_cast<double>(v.size() - 1) * ps[i], f = h - std::floor(h);
+            const auto k = static_cast<std::size_t>(h);
+            const double bound = r * ((1.0 - f) * std::fabs(v[k]) + f * std::fabs(v[std::min(k + 1, v.size() - 1)]));
+            EXPECT_LE(std::fabs(xh[i] - xe[i]), bound * (1.0 + 1e-9)) << "series " << s << " q " << i;
         }
     }
 }
@@ -396,7 +409,7 @@ TEST(EnsembleAccumulator, AddPartialsEqualsAddChunk) {
     feed(ref, e, 0, e.n, {900}, 0);
     EnsembleAccumulator acc(e.n_series, e.n, kUnlimited);
     std::vector<nhvk::stats::SeriesPartial> partials(e.n_series);
-    std::vector<std::uint64_t> counts(e.n_series * acc.n_bins(), 0u);
+    std::vector<std::uint64_t> counts(e.n_series * acc.row_words(), 0u);
     const auto binner = acc.binner();
     for (std::size_t s = 0; s < e.n_series; ++s) {
         for (std::size_t j = 0; j < e.n; ++j) {
@@ -404,7 +417,7 @@ TEST(EnsembleAccumulator, AddPartialsEqualsAddChunk) {
                 const double x = e.values[s * e.n + j];
                 partials[s].add(x);
                 if (std::isfinite(x)) {
-                    ++counts[s * acc.n_bins() + binner.bin(x)];
+                    binner.add(counts.data() + s * acc.row_words(), x);
                 }
             }
         }
@@ -414,41 +427,44 @@ TEST(EnsembleAccumulator, AddPartialsEqualsAddChunk) {
     expect_identical(ref.finalize(), acc.finalize());
 }
 
-// Values outside the histogram's range [lo, hi) are counted per series (issue 7: histogram quantiles among them are
-// only clamped to min/max, not within the stated resolution), in both modes and through add_partials (the path of
-// the CUDA backend's rows), so the count does not depend on where the reduction ran.
-TEST(EnsembleAccumulator, CountsValuesOutsideTheHistogramRange) {
-    const LogHistogramSpec spec; // [1e-30, 1e10)
-    // series 0: 1e-40 and 1e-31 below lo, 1e10 (== hi) and 1e300 above, -2 negative; 0, 1e-30 (== lo) and 3 inside
-    // series 1: nothing outside
-    const std::vector<double> values = {1e-40, 1e-31, 1e10, 1e300, -2.0, 0.0, 1e-30, 3.0, //
-                                        1.0,   2.0,   3.0,  4.0,   5.0,  6.0, 7.0,   8.0};
+// Values below the histogram's resolved window (more than `window` bins under the largest magnitude of their sign)
+// are counted per series: histogram quantiles among them have no relative guarantee. Negatives, values above 1e10
+// and tiny values within the window are not counted. In both modes and through add_partials (the path of the CUDA
+// backend's rows), so the count does not depend on where the reduction ran.
+TEST(EnsembleAccumulator, CountsValuesBelowTheHistogramWindow) {
+    const LogHistogramSpec spec; // 2048 bins of 50 per decade: 40.96 decades under the top
+    // series 0: positives up to 1e300, so 1e-40, 1e-31, 3 and 1e200 lie more than 41 decades below it; negatives
+    //           down to −1e-30 stay within 41 decades of −2e10; 0 is exact
+    // series 1: negatives under −1e300: −1e250, −1e-9 and −7 lie more than 41 decades below it; the positives
+    //           (1e-300 … 5e-300) share a decade
+    const std::vector<double> values = {1e-40,  1e-31, 3.0,    1e300,  1e200, 0.0,    -1e-30, -2e10, //
+                                        -1e300, -1e-9, 1e-300, 2e-300, 0.0,   -1e250, 5e-300, -7.0};
     const std::size_t n = 8;
     for (std::size_t budget : {std::size_t{0}, kUnlimited}) {
         EnsembleAccumulator acc(2, n, budget, spec);
         acc.add_chunk(values.data(), n, n, nullptr);
         const std::vector<SeriesSummary> s = acc.finalize();
-        EXPECT_EQ(s[0].outside_range, 5u) << "budget " << budget;
-        EXPECT_EQ(s[1].outside_range, 0u) << "budget " << budget;
+        EXPECT_EQ(s[0].outside_range, 4u) << "budget " << budget;
+        EXPECT_EQ(s[1].outside_range, 3u) << "budget " << budget;
         EXPECT_EQ(s[0].count, 8u);
     }
     // the same from per-series rows (add_partials)
     EnsembleAccumulator acc(2, n, 0, spec);
     std::vector<nhvk::stats::SeriesPartial> partials(2);
-    std::vector<std::uint64_t> counts(2 * acc.n_bins(), 0u);
+    std::vector<std::uint64_t> counts(2 * acc.row_words(), 0u);
     for (std::size_t s = 0; s < 2; ++s)
         for (std::size_t j = 0; j < n; ++j) {
             partials[s].add(values[s * n + j]);
-            ++counts[s * acc.n_bins() + acc.binner().bin(values[s * n + j])];
+            acc.binner().add(counts.data() + s * acc.row_words(), values[s * n + j]);
         }
     acc.add_partials(partials.data(), counts.data());
-    EXPECT_EQ(acc.finalize()[0].outside_range, 5u);
+    EXPECT_EQ(acc.finalize()[0].outside_range, 4u);
 }
 
 TEST(EnsembleAccumulator, RejectsMismatchedMerge) {
     EnsembleAccumulator a(3, 10, 0);
     EnsembleAccumulator b(4, 10, 0);
-    EnsembleAccumulator c(3, 10, 0, LogHistogramSpec{1e-20, 1e10, 50});
+    EnsembleAccumulator c(3, 10, 0, LogHistogramSpec{50, 1024});
     EXPECT_THROW(a.merge(b), std::invalid_argument);
     EXPECT_THROW(a.merge(c), std::invalid_argument);
 }
@@ -515,9 +531,9 @@ TEST(ExactSelection, ValuesKeptElsewhereGiveTheHostsExactSummaries) {
     reduced.add_chunk(values.data(), n, n, nullptr);
     std::vector<nhvk::stats::SeriesPartial> partials;
     for (std::size_t s = 0; s < n_series; ++s) partials.push_back(reduced.partial(s));
-    std::vector<std::uint64_t> counts(n_series * reduced.n_bins());
+    std::vector<std::uint64_t> counts(n_series * reduced.row_words());
     for (std::size_t s = 0; s < n_series; ++s)
-        std::copy(reduced.histogram(s), reduced.histogram(s) + reduced.n_bins(), counts.begin() + s * reduced.n_bins());
+        std::copy(reduced.histogram(s), reduced.histogram(s) + reduced.row_words(), counts.begin() + s * reduced.row_words());
 
     EnsembleAccumulator elsewhere(n_series, n, kUnlimited, LogHistogramSpec{});
     elsewhere.add_partials_values_elsewhere(partials.data(), counts.data());

@@ -188,8 +188,9 @@ public:
     virtual void download(int s, long long m, Downloads d) = 0;
     /** @brief Complete everything enqueued on slot `s`. */
     virtual void wait(int s) = 0;
-    /** @brief The running statistics (after every slot completed): `partials[n_series]`, `counts[n_series · n_bins]`,
-     *         added to what the arrays hold. Deterministic: exact sums and integer counts. */
+    /** @brief The running statistics (after every slot completed): `partials[n_series]` and the histogram rows
+     *         `counts[n_series · table.spec.row_words()]`, merged into what the arrays hold. Deterministic: exact
+     *         sums and integer counts. */
     virtual void collect(stats::SeriesPartial* partials, std::uint64_t* counts) = 0;
     /** @brief True when the backend can keep the values of exact quantiles itself and select their order
      *         statistics (the CUDA backend: the values stay in device memory). */

@@ -5,7 +5,8 @@
  *         device memory.
  *
  *  Work decomposition: item (s, t) of n_series × n_tiles reduces trajectories j ≡ t (mod n_tiles) of series s into
- *  its own SeriesPartial and its own histogram row (no atomics, no shared output). The strided split keeps a warp's
+ *  its own SeriesPartial and its own histogram row (no atomics, no shared output: one thread updates an item's row
+ *  sequentially, so the move of a store's window needs no atomics either). The strided split keeps a warp's
  *  reads coalesced on the GPU; on the host, n_tiles = 1 gives one sequential pass per series. All reductions here
  *  are deterministic: they only add integers and exact sums, so the result does not depend on n_tiles, on the
  *  policy or on the number of threads.
@@ -62,7 +63,7 @@ struct AccumulateTile {
         const std::size_t s = item / n_tiles;
         const std::size_t t = item % n_tiles;
         const double* row = in.values + s * in.ld;
-        std::uint64_t* hist = counts == nullptr ? nullptr : counts + item * binner.n_bins();
+        std::uint64_t* hist = counts == nullptr ? nullptr : counts + item * binner.row_words();
         SeriesPartial p = partials[item];
         for (std::size_t j = t; j < in.chunk; j += n_tiles) {
             const double x = row[j];
@@ -71,7 +72,7 @@ struct AccumulateTile {
             }
             p.add(x);
             if (hist != nullptr && is_finite(x)) {
-                ++hist[binner.bin(x)];
+                binner.add(hist, x);
             }
         }
         partials[item] = p;
@@ -94,18 +95,15 @@ struct CombinePartials {
 
 struct CombineCounts {
     std::size_t n_tiles;
-    std::size_t n_bins;
+    LogBinner binner;
     const std::uint64_t* tiles;
     std::uint64_t* out;
 
-    NHVK_HD void operator()(std::size_t i) const {
-        const std::size_t s = i / n_bins;
-        const std::size_t b = i % n_bins;
-        std::uint64_t c = 0u;
+    NHVK_HD void operator()(std::size_t s) const {
+        const std::size_t w = binner.row_words();
         for (std::size_t t = 0; t < n_tiles; ++t) {
-            c += tiles[(s * n_tiles + t) * n_bins + b];
+            binner.merge(out + s * w, tiles + (s * n_tiles + t) * w);
         }
-        out[i] += c;
     }
 };
 
@@ -149,9 +147,10 @@ struct StoreValue {
 /**
  * @brief Adds a chunk into per-(series, tile) partials and, when counts is not null, histogram rows.
  *
- * partials has n_series·n_tiles entries (item s·n_tiles + t), counts has n_series·n_tiles·binner.n_bins() entries
- * (row of item i at i·n_bins); both are accumulated into, so initialise them once (SeriesPartial{} and zeros) and
- * keep adding chunks. All pointers, including binner.edges, must be accessible under `policy`. Deterministic.
+ * partials has n_series·n_tiles entries (item s·n_tiles + t), counts has n_series·n_tiles·binner.row_words() entries
+ * (row of item i at i·row_words, see log_histogram.hpp); both are accumulated into, so initialise them once
+ * (SeriesPartial{} and zeros) and keep adding chunks. All pointers, including binner.edges and binner.start, must be
+ * accessible under `policy`. Deterministic.
  */
 template <class Policy>
 void accumulate_chunk(const Policy& policy, const ChunkView& in, std::size_t n_tiles, SeriesPartial* partials,
@@ -165,18 +164,18 @@ void accumulate_chunk(const Policy& policy, const ChunkView& in, std::size_t n_t
 }
 
 /**
- * @brief Merges the n_tiles tiles of each series into partials[s] and counts[s·n_bins + b] (added to, not
- *        overwritten; outputs must not alias the tiles). Deterministic.
+ * @brief Merges the n_tiles tiles of each series into partials[s] and the histogram row of series s in counts
+ *        (merged into, not overwritten; outputs must not alias the tiles). One thread per series merges its tiles in
+ *        order; the result does not depend on the order anyway. Deterministic.
  */
 template <class Policy>
-void combine_tiles(const Policy& policy, std::size_t n_series, std::size_t n_tiles, std::size_t n_bins,
+void combine_tiles(const Policy& policy, std::size_t n_series, std::size_t n_tiles, const LogBinner& binner,
                    const SeriesPartial* tile_partials, const std::uint64_t* tile_counts, SeriesPartial* partials,
                    std::uint64_t* counts) {
     const thrust::counting_iterator<std::size_t> first(0);
     thrust::for_each(policy, first, first + n_series, detail::CombinePartials{n_tiles, tile_partials, partials});
     if (tile_counts != nullptr && counts != nullptr) {
-        thrust::for_each(policy, first, first + n_series * n_bins,
-                         detail::CombineCounts{n_tiles, n_bins, tile_counts, counts});
+        thrust::for_each(policy, first, first + n_series, detail::CombineCounts{n_tiles, binner, tile_counts, counts});
     }
 }
 
