@@ -108,7 +108,8 @@ struct EnsembleResult {
     std::vector<std::string> merged_from; ///< `nhvk merge`: the folders merged, in shard order
 };
 
-/** @brief Metric names as outputs spell them (index: `Metric`). */
+/** @brief Metric names as outputs spell them (index: `Metric`; `metric_info(m).name`), "onset_time" for
+ *         `metric_count + member_onset_time`, "unknown" otherwise. */
 const char* metric_name(int metric);
 
 /** @brief Run the ensemble of `cfg` and write its outputs into `cfg.run.out`, claimed for the run and committed at
