@@ -48,8 +48,9 @@ struct MetricUnitInfo {
     const char* description;
 };
 
-/** @brief A metric group: `key` in summary.json and the report's plot ids, `heading` of its plot, `quantity` of the
- *         plot's axis title (with the unit's description). */
+/** @brief A metric group: `key` in summary.json and the report's plot ids, `heading` of its plot, `quantity` in the
+ *         plot's axis title, before the unit's description (the divergences are plotted one by one, each under its
+ *         name). */
 struct MetricGroupInfo {
     MetricGroup group;
     const char* key;
