@@ -51,10 +51,9 @@ double EnsembleResult::max_over_times(int metric) const {
 }
 
 const char* metric_name(int metric) {
-    static const char* names[metric_count] = {
-        "d_q",       "d_v",           "res_nh",        "res_vk",     "energy_nh",
-        "energy_vk", "energy_rel_nh", "energy_rel_vk", "balance_nh", "reaction_work_nh"};
-    return metric >= 0 && metric < metric_count ? names[metric] : "unknown";
+    if (metric >= 0 && metric < metric_count) return metric_info(metric).name;
+    // NOTE: the per-member series follow the per-time ones (series row / nt lands here for them)
+    return metric == metric_count + member_onset_time ? "onset_time" : "unknown";
 }
 
 namespace {

@@ -111,7 +111,8 @@ struct EnsembleResult {
     std::vector<std::string> merged_from; ///< `nhvk merge`: the folders merged, in shard order
 };
 
-/** @brief Metric names as outputs spell them (index: `Metric`). */
+/** @brief Metric names as outputs spell them (index: `Metric`; `metric_info(m).name`), "onset_time" for
+ *         `metric_count + member_onset_time`, "unknown" otherwise. */
 const char* metric_name(int metric);
 
 /** @brief True when `cfg`'s run integrates on the CUDA backend: `run.backend = "cuda"`, or `"auto"` with the

@@ -41,6 +41,14 @@ inline nlohmann::json read_json(const std::filesystem::path& p) {
     return nlohmann::json::parse(in);
 }
 
+/** @brief The value of `j` at a dotted path as the metric table writes them (`energy_drift.relative.nh`); throws
+ *         nlohmann's out_of_range where there is none. */
+inline const nlohmann::json& at_dotted(const nlohmann::json& j, const std::string& dotted) {
+    std::string p = "/" + dotted;
+    for (char& c : p) c = c == '.' ? '/' : c;
+    return j.at(nlohmann::json::json_pointer(p));
+}
+
 struct CliRun {
     int rc = -1; ///< exit code; 128 + n when ended by signal n
     std::string out, err;

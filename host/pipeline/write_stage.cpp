@@ -5,6 +5,7 @@
 #include "report/report.hpp"
 #include "stats/byte_io.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -87,8 +88,27 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     tr["limits"]["max_steps"] = cfg.integrator.max_steps;
     tr["limits"]["min_step"] = cfg.integrator.min_step;
     j["times"] = r.times;
-    j["divergence"]["q"] = series_json(r, metric_dq);
-    j["divergence"]["v"] = series_json(r, metric_dv);
+    // Each metric's statistics, largest value and description where its row of metric_table says; a section's
+    // definition is its metrics' definitions, but for the divergence's, which states the configured formula (below).
+    auto at = [&](const std::string& dotted) -> nlohmann::json& {
+        std::string p = "/" + dotted;
+        std::replace(p.begin(), p.end(), '.', '/');
+        return j[nlohmann::json::json_pointer(p)];
+    };
+    for (int m = 0; m < metric_count; ++m) {
+        const MetricInfo& d = metric_info(m);
+        at(d.statistics) = series_json(r, m);
+        if (d.max) at(d.max) = num(r.max_over_times(m));
+        j["metrics"][d.name] = {{"statistics", d.statistics},
+                                {"max", d.max ? nlohmann::json(d.max) : nlohmann::json(nullptr)},
+                                {"unit", metric_unit_info(d.unit).key},
+                                {"group", metric_group_info(d.group).key},
+                                {"definition", d.definition}};
+        if (d.group == MetricGroup::divergence) continue;
+        const std::string section(d.statistics, std::strrchr(d.statistics, '.'));
+        nlohmann::json& def = at(section + ".definition");
+        def = (def.is_string() ? def.get<std::string>() + "; " : std::string()) + d.name + ": " + d.definition;
+    }
     j["divergence"]["coordinates"] = [&] {
         std::vector<std::string> c;
         for (int i : cfg.divergence_coords) c.push_back(cfg.model.coords[i]);
@@ -107,33 +127,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
               "(-pi, pi]) times its weight, in the kinetic metric W(q_NH) of the plain Lagrangian"
             : "d_q = sqrt(sum (w_j dq_j)^2), d_v = sqrt(sum (w_j dv_j)^2) over the listed coordinates (angle "
               "differences wrapped to (-pi, pi])";
-    j["constraint_residual"]["nh"] = series_json(r, metric_res_nh);
-    j["constraint_residual"]["vk"] = series_json(r, metric_res_vk);
-    j["constraint_residual"]["max"]["nh"] = num(r.max_over_times(metric_res_nh));
-    j["constraint_residual"]["max"]["vk"] = num(r.max_over_times(metric_res_vk));
-    j["energy_drift"]["definition"] =
-        "nh: |E(t) - E(t0)| with E = v.L_v - L; vk: |Et(t) - Et(t0)| with Et = E - mu.(J v) (conserved for "
-        "autonomous systems)";
-    j["energy_drift"]["nh"] = series_json(r, metric_energy_nh);
-    j["energy_drift"]["vk"] = series_json(r, metric_energy_vk);
-    j["energy_drift"]["max"]["nh"] = num(r.max_over_times(metric_energy_nh));
-    j["energy_drift"]["max"]["vk"] = num(r.max_over_times(metric_energy_vk));
-    j["energy_drift"]["relative"]["definition"] =
-        "the drifts above divided by the member's energy scale s = max(|E(t0)|, T(t0)), T = v.W.v/2 the kinetic "
-        "energy of the plain Lagrangian (s = 1 where both are 0)";
-    j["energy_drift"]["relative"]["nh"] = series_json(r, metric_energy_rel_nh);
-    j["energy_drift"]["relative"]["vk"] = series_json(r, metric_energy_rel_vk);
-    j["energy_drift"]["relative"]["max"]["nh"] = num(r.max_over_times(metric_energy_rel_nh));
-    j["energy_drift"]["relative"]["max"]["vk"] = num(r.max_over_times(metric_energy_rel_vk));
     nlohmann::json& dg = j["diagnostics"];
-    dg["definition"] =
-        "balance_nh = |E(t) - E(t0) - W_reaction(t) - W_applied(t)| / s along the nonholonomic motion, with "
-        "W_reaction = integral of lambda.(J v) dt (the work of the reaction forces) and W_applied = integral of "
-        "(F.v - dL/dt) dt, integrated with the motion's own steps; at integration tolerance when the integration is "
-        "right (a projection's changes of v also show in it)";
-    dg["balance_nh"] = series_json(r, metric_balance_nh);
-    dg["reaction_work_nh"] = series_json(r, metric_work_nh);
-    dg["balance_max"] = num(r.max_over_times(metric_balance_nh));
     dg["balance_tolerance"] = cfg.balance_tolerance;
     dg["balance_flagged"] = r.balance_flagged;
     j["growth_exponent"]["q"] = num(r.growth_q);

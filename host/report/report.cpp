@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "nhvk/metrics.hpp"
 #include "pipeline/partial_state.hpp"
 #include "report/svg_plot.hpp"
 
@@ -215,34 +216,26 @@ json parse_summary(const std::string& text, const std::string& name, std::vector
 // ---------------------------------------------------------------------------------------------------------------
 // what the metrics mean
 
-struct MetricInfo {
-    std::string label; ///< legend and heading
-    std::string axis;  ///< y-axis title with units
-    std::string group; ///< metrics of one group share a plot
+/** What the report shows of a metric of stats.csv, from its row of metric_table (nhvk/metrics.hpp). */
+struct MetricLook {
+    std::string label;   ///< legend and heading
+    std::string axis;    ///< y-axis title with the unit
+    std::string group;   ///< metrics of one group share a plot
+    std::string heading; ///< the group's plot heading
+    bool divergence;     ///< plotted one by one with its growth exponent, before the other groups
 };
 
-MetricInfo metric_info(const std::string& m) {
-    static const std::map<std::string, MetricInfo> known = {
-        {"d_q", {"d_q = |q_NH \u2212 q_VK|", "d_q (model coordinate units, mixed over the coordinates)", "d_q"}},
-        {"d_v", {"d_v = |v_NH \u2212 v_VK|", "d_v (coordinate units per time unit, mixed)", "d_v"}},
-        {"res_nh",
-         {"res_nh: nonholonomic max_\u03bd |\u03c6_\u03bd|", "constraint residual (constraint units)", "res"}},
-        {"res_vk", {"res_vk: vakonomic max_\u03bd |\u03c6_\u03bd|", "constraint residual (constraint units)", "res"}},
-        {"energy_nh", {"energy_nh: |E(t) \u2212 E(t0)|", "energy (model energy units)", "energy"}},
-        {"energy_vk",
-         {"energy_vk: |\u1ebc(t) \u2212 \u1ebc(t0)|, \u1ebc = E \u2212 \u03bc\u00b7(J\u00b7v)",
-          "energy (model energy units)", "energy"}},
-        {"balance_nh", {"balance_nh: energy balance residual", "energy (model energy units)", "energy"}},
-        {"reaction_work_nh",
-         {"reaction_work_nh: \u222b \u03bb\u00b7(J\u00b7v) dt", "energy (model energy units)", "energy"}},
-        {"energy_rel_nh",
-         {"energy_rel_nh: nonholonomic drift / energy scale", "relative energy drift (dimensionless)", "energy_rel"}},
-        {"energy_rel_vk",
-         {"energy_rel_vk: vakonomic drift / energy scale", "relative energy drift (dimensionless)", "energy_rel"}},
-    };
-    const auto it = known.find(m);
-    if (it != known.end()) return it->second;
-    return {m, m, m};
+MetricLook metric_look(const std::string& m) {
+    for (const MetricInfo& d : metric_table)
+        if (m == d.name) {
+            const MetricGroupInfo& g = metric_group_info(d.group);
+            return {d.label,
+                    std::string(d.group == MetricGroup::divergence ? d.name : g.quantity) + " (" +
+                        metric_unit_info(d.unit).description + ")",
+                    g.key, g.heading, d.group == MetricGroup::divergence};
+        }
+    // NOTE: a metric of a later nhvk: a plot of its own under its name
+    return {m, m, m, m, false};
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -420,7 +413,7 @@ void Page::classification() {
 }
 
 void Page::divergence(const std::string& metric, const std::string& key) {
-    const MetricInfo info = metric_info(metric);
+    const MetricLook info = metric_look(metric);
     const Metric* m = st.find(metric);
     report::Plot p;
     p.id = "plot-" + metric;
@@ -548,21 +541,19 @@ void Page::onset() {
     section_plot("Onset time", p, reason, extra);
 }
 
-/** Every metric of stats.csv beside d_q and d_v, by group: residuals, energy, relative energy, the rest. */
+/** Every metric of stats.csv but the divergences, by group (metric_table's, in the order of stats.csv). */
 void Page::metric_groups() {
     std::vector<std::string> groups;
     for (const Metric& m : st.metrics) {
-        const std::string g = metric_info(m.name).group;
-        if (m.name != "d_q" && m.name != "d_v" && std::find(groups.begin(), groups.end(), g) == groups.end())
-            groups.push_back(g);
+        const MetricLook look = metric_look(m.name);
+        if (!look.divergence && std::find(groups.begin(), groups.end(), look.group) == groups.end())
+            groups.push_back(look.group);
     }
-    static const std::map<std::string, std::string> headings = {
-        {"res", "Constraint residuals"}, {"energy", "Energy diagnostics"}, {"energy_rel", "Relative energy drift"}};
     for (const std::string& g : groups) {
         // NOTE: metrics with negative values (a signed work) cannot share a log axis: each gets a linear plot.
         std::vector<const Metric*> positive, signed_;
         for (const Metric& m : st.metrics)
-            if (metric_info(m.name).group == g && m.name != "d_q" && m.name != "d_v") {
+            if (const MetricLook look = metric_look(m.name); look.group == g && !look.divergence) {
                 bool neg = false;
                 for (const char* c : box_columns)
                     for (double v : m[c]) neg = neg || v < 0;
@@ -571,18 +562,17 @@ void Page::metric_groups() {
         auto plot = [&](const std::vector<const Metric*>& ms, bool log_y, const std::string& suffix) {
             report::Plot p;
             p.id = "plot-" + g + suffix;
-            const auto hd = headings.find(g);
-            const std::string heading = hd != headings.end() ? hd->second : metric_info(g).label;
+            const std::string heading = metric_look(ms.front()->name).heading;
             p.title = heading + " against time";
             p.x_title = time_title();
-            p.y_title = metric_info(ms.front()->name).axis;
+            p.y_title = metric_look(ms.front()->name).axis;
             p.log_x = true;
             p.log_y = log_y;
             std::string names;
             std::vector<std::string> meaning;
             for (std::size_t k = 0; k < ms.size(); ++k) {
                 const Metric& m = *ms[k];
-                const std::string label = metric_info(m.name).label;
+                const std::string label = metric_look(m.name).label;
                 p.bands.push_back({m.name + " 5 % to 95 %", "band-" + m.name, tau, m["p05"], m["p95"],
                                    report::series_fill(static_cast<int>(k)), 0.55});
                 p.lines.push_back({m.name + " median", "median metric-" + m.name, tau, m["p50"],
@@ -647,8 +637,9 @@ std::string render_report(const std::string& summary_text, const std::string& st
     pg.h << "<h2>Divergence of the nonholonomic and vakonomic motions</h2>\n"
          << "<p class=\"note\">Same initial state for both dynamics; the bands are quantiles over the trajectories "
             "at each output time, on log-log axes.</p>\n";
-    pg.divergence("d_q", "q");
-    pg.divergence("d_v", "v");
+    // NOTE: growth_exponent's key of a divergence is the last part of its statistics' path (divergence.q: q).
+    for (const MetricInfo& d : metric_table)
+        if (d.group == MetricGroup::divergence) pg.divergence(d.name, std::strrchr(d.statistics, '.') + 1);
     pg.distribution();
     pg.onset();
     pg.h << "<h2>Diagnostics</h2>\n";

@@ -8,6 +8,7 @@
 
 #include "nhvk/config.hpp"
 #include "nhvk/dynamics.hpp"
+#include "nhvk/metrics.hpp"
 #include "nhvk/stats/onset.hpp"
 #include "nhvk/status.hpp"
 #include "nhvk/steppers.hpp"
@@ -19,21 +20,6 @@ struct MemberOutcome {
     Status status = Status::ok;
     Dynamics failed = Dynamics::none;
     int time_index = -1; ///< index of the output time that could not be reached (-1: failed at t0)
-};
-
-/** @brief Metrics per output time written by the ensemble observer (the order of the `metric_*` indices). */
-enum Metric : int {
-    metric_dq = 0,            ///< |q_NH − q_VK| in the divergence metric (angles wrapped to (−π, π])
-    metric_dv = 1,            ///< |v_NH − v_VK| in the divergence metric
-    metric_res_nh = 2,        ///< max_ν |φ_ν| along the nonholonomic motion
-    metric_res_vk = 3,        ///< max_ν |φ_ν| along the vakonomic motion
-    metric_energy_nh = 4,     ///< |E(t) − E(t0)| along the nonholonomic motion
-    metric_energy_vk = 5,     ///< |Ẽ(t) − Ẽ(t0)|, Ẽ = E − μ·(J·v), along the vakonomic motion
-    metric_energy_rel_nh = 6, ///< |E(t) − E(t0)| / s, s the energy scale of the member (`energy_scale`)
-    metric_energy_rel_vk = 7, ///< |Ẽ(t) − Ẽ(t0)| / s
-    metric_balance_nh = 8, ///< |E(t) − E(t0) − ∫(λ·(J·v) + F·v − ∂L/∂t) dt| / s: the nonholonomic energy balance
-    metric_work_nh = 9, ///< ∫ λ·(J·v) dt: the work of the reaction forces (signed)
-    metric_count = 10
 };
 
 /** @brief The per-member series stored after the `metric_count · nt` per-time ones: the onset time, interpolated

@@ -592,10 +592,25 @@ TEST(CliRunOutputs, SummaryJsonHasEveryDocumentedField) {
         ASSERT_LT(i, nt);
         EXPECT_TRUE(seen.emplace(i, csv.at(r, "metric")).second) << "duplicate row " << i << " " << csv.at(r, "metric");
         EXPECT_EQ(std::stod(csv.at(r, "t")), j["times"][i].get<double>());
-        if (csv.at(r, "metric") == "d_q") {
-            EXPECT_EQ(std::stod(csv.at(r, "mean")), j["divergence"]["q"]["mean"][i].get<double>());
-            EXPECT_EQ(std::stod(csv.at(r, "p50")), j["divergence"]["q"]["p50"][i].get<double>());
+        // every row's statistics also at its metric's path in summary.json (metric_table), which says so too
+        const std::string name = csv.at(r, "metric");
+        ASSERT_TRUE(j["metrics"].contains(name)) << name;
+        const nlohmann::json& series = nhvk_test::at_dotted(j, j["metrics"][name]["statistics"].get<std::string>());
+        for (const char* f : {"mean", "p50", "max"}) {
+            if (csv.at(r, f).empty()) EXPECT_TRUE(series[f][i].is_null()) << name << " " << f;
+            else EXPECT_EQ(std::stod(csv.at(r, f)), series[f][i].get<double>()) << name << " " << f;
         }
+        EXPECT_EQ(std::stoull(csv.at(r, "count")), series["count"][i].get<std::uint64_t>()) << name;
+    }
+    EXPECT_EQ(j["metrics"].size(), std::size_t(nhvk::metric_count));
+    for (int m = 0; m < nhvk::metric_count; ++m) {
+        const nhvk::MetricInfo& d = nhvk::metric_info(m);
+        const nlohmann::json& e = j["metrics"][d.name];
+        EXPECT_EQ(e["unit"], nhvk::metric_unit_info(d.unit).key) << d.name;
+        EXPECT_EQ(e["group"], nhvk::metric_group_info(d.group).key) << d.name;
+        EXPECT_EQ(e["definition"], d.definition) << d.name;
+        if (d.max) EXPECT_TRUE(nhvk_test::at_dotted(j, d.max).is_number()) << d.max;
+        EXPECT_EQ(e["max"], d.max ? nlohmann::json(d.max) : nlohmann::json(nullptr)) << d.name;
     }
     for (int m = 0; m < nhvk::metric_count; ++m)
         for (std::size_t i = 0; i < nt; ++i)

@@ -4,6 +4,7 @@
 // through the ensemble statistics (docs/numerics.md §7), and the accounting of failed trajectories (there, §1, §7.5).
 #include "csv_table.hpp"
 #include "ensemble_testing.hpp"
+#include "nhvk_cli.hpp"
 #include "temp_dir.hpp"
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -827,15 +828,14 @@ save_samples = true
     EXPECT_GT(alive[0], r.valid) << "members that fail after the first output time";
     EXPECT_EQ(alive[nt - 1], r.valid);
     EXPECT_EQ(j["statistics"]["population"], "alive");
-    for (const char* group : {"divergence", "constraint_residual", "energy_drift", "diagnostics"})
-        for (const auto& [sub, series] : j[group].items()) {
-            if (!series.is_object() || !series.contains("count")) continue;
-            for (std::size_t i = 0; i < nt; ++i) {
-                ASSERT_EQ(series["count"][i].get<std::uint64_t>(), alive[i]) << group << "." << sub << " at " << i;
-                for (const char* f : {"mean", "std", "min", "max", "p01", "p05", "p25", "p50", "p75", "p95", "p99"})
-                    EXPECT_TRUE(series[f][i].is_number()) << group << "." << sub << "." << f << "[" << i << "]";
-            }
+    for (const nhvk::MetricInfo& d : nhvk::metric_table) { // each metric's statistics where metric_table puts them
+        const nlohmann::json& series = nhvk_test::at_dotted(j, d.statistics);
+        for (std::size_t i = 0; i < nt; ++i) {
+            ASSERT_EQ(series["count"][i].get<std::uint64_t>(), alive[i]) << d.statistics << " at " << i;
+            for (const char* f : {"mean", "std", "min", "max", "p01", "p05", "p25", "p50", "p75", "p95", "p99"})
+                EXPECT_TRUE(series[f][i].is_number()) << d.statistics << "." << f << "[" << i << "]";
         }
+    }
     for (const auto& s : r.series) {
         EXPECT_EQ(s.nonfinite, 0u);
         EXPECT_TRUE(std::isfinite(s.mean) && std::isfinite(s.std) && std::isfinite(s.max));

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "nhvk/metrics.hpp"
 #include "report/report.hpp"
 
 namespace {
@@ -114,6 +115,14 @@ int polyline_points(const std::string& svg, const std::string& cls) {
     return n;
 }
 
+/** The y-axis title of a plot (empty when none). */
+std::string y_title(const std::string& svg) {
+    const std::string mark = "rotate(-90)\" text-anchor=\"middle\">";
+    const std::size_t a = svg.find(mark);
+    if (a == std::string::npos) return "";
+    return svg.substr(a + mark.size(), svg.find("</text>", a) - a - mark.size());
+}
+
 std::string g4(double x) {
     char b[32];
     std::snprintf(b, sizeof b, "%.4g", x);
@@ -170,7 +179,8 @@ TEST_F(Report, RunWritesAWellFormedPageWithEveryPlotAndTheRunsNumbers) {
     const std::size_t nt = s["times"].size();
     ASSERT_EQ(nt, 12u);
     // Each plot is an SVG with data; the median line of d_q and d_v has one point per output time.
-    for (const char* id : {"plot-d_q", "plot-d_v", "plot-d_q-distribution", "plot-onset", "plot-res", "plot-energy"})
+    for (const char* id :
+         {"plot-d_q", "plot-d_v", "plot-d_q-distribution", "plot-onset", "plot-residual", "plot-energy"})
         EXPECT_FALSE(svg_with_id(page, id).empty()) << id;
     EXPECT_EQ(polyline_points(svg_with_id(page, "plot-d_q"), "median"), static_cast<int>(nt));
     EXPECT_EQ(polyline_points(svg_with_id(page, "plot-d_v"), "median"), static_cast<int>(nt));
@@ -308,10 +318,14 @@ TEST_F(Report, ShowsFieldsAndMetricsAddedLater) {
     EXPECT_NE(page.find("class=\"warn\">Warning: the energy balance residual"), std::string::npos);
     EXPECT_NE(page.find("at rounding level: exponent meaningless"), std::string::npos);
     EXPECT_NE(page.find("the per-time statistics cover: alive"), std::string::npos);
-    const std::string energy = svg_with_id(page, "plot-energy");
-    EXPECT_EQ(polyline_points(energy, "median metric-balance_nh"), static_cast<int>(nt)) << "grouped with energy";
-    EXPECT_EQ(polyline_points(energy, "median metric-reaction_work_nh"), -1) << "signed: not on the log axis";
-    const std::string work = svg_with_id(page, "plot-energy-reaction_work_nh");
+    // balance_nh is divided by the energy scale (dimensionless): a plot of its own, not on the energy axis
+    EXPECT_EQ(polyline_points(svg_with_id(page, "plot-energy"), "median metric-balance_nh"), -1);
+    const std::string balance = svg_with_id(page, "plot-balance");
+    EXPECT_EQ(polyline_points(balance, "median metric-balance_nh"), static_cast<int>(nt));
+    EXPECT_NE(y_title(balance).find("dimensionless"), std::string::npos) << y_title(balance);
+    EXPECT_EQ(polyline_points(svg_with_id(page, "plot-reaction_work"), "median metric-reaction_work_nh"), -1)
+        << "signed: not on the log axis";
+    const std::string work = svg_with_id(page, "plot-reaction_work-reaction_work_nh");
     // On its linear axis the median 0 is drawn at every output time.
     EXPECT_EQ(polyline_points(work, "median metric-reaction_work_nh"), static_cast<int>(nt));
     EXPECT_EQ(polyline_points(svg_with_id(page, "plot-foo_metric"), "median metric-foo_metric"), static_cast<int>(nt));
@@ -333,6 +347,44 @@ TEST_F(Report, ShowsFieldsAndMetricsAddedLater) {
     EXPECT_EQ(xml_problem(flat), "");
     EXPECT_TRUE(svg_with_id(flat, "plot-d_q").empty());
     EXPECT_NE(flat.find("No data to plot: no positive d_q quantile"), std::string::npos);
+}
+
+// Every metric of the table is drawn in the plot of its group, whose axis title carries the metric's unit, beside
+// metrics of that unit only; balance_nh, divided by the energy scale, on a dimensionless axis and not beside the
+// energy drifts. The run's rows are replaced by positive synthetic ones so that every metric is drawn on a log axis.
+TEST_F(Report, EachMetricIsPlottedWithItsGroupOnAnAxisOfItsUnit) {
+    ASSERT_EQ(rc_, 0) << err_;
+    const std::string summary = read_text(out_ / "summary.json");
+    const std::size_t nt = nhvk_test::read_json(out_ / "summary.json")["times"].size();
+    nhvk_test::Csv table = nhvk_test::parse_csv(read_text(out_ / "stats.csv"));
+    std::string csv =
+        "time_index,t,metric,count,nonfinite,mean,std,min,max,p01,p05,p25,p50,p75,p95,p99,outside_range\n";
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+        std::vector<std::string> row = table.rows[r];
+        for (std::size_t c = 5; c < 16; ++c) row[c] = "1e-3";
+        for (std::size_t c = 0; c < row.size(); ++c) csv += (c ? "," : "") + row[c];
+        csv += "\n";
+    }
+    const std::string page = nhvk::render_report(summary, csv);
+    EXPECT_EQ(xml_problem(page), "");
+    for (const nhvk::MetricInfo& d : nhvk::metric_table) {
+        SCOPED_TRACE(d.name);
+        const bool divergence = d.group == nhvk::MetricGroup::divergence;
+        const std::string svg =
+            svg_with_id(page, "plot-" + std::string(divergence ? d.name : nhvk::metric_group_info(d.group).key));
+        ASSERT_FALSE(svg.empty());
+        const std::string median = divergence ? "median" : "median metric-" + std::string(d.name);
+        EXPECT_EQ(polyline_points(svg, median), static_cast<int>(nt));
+        EXPECT_NE(y_title(svg).find(nhvk::metric_unit_info(d.unit).description), std::string::npos) << y_title(svg);
+        for (const nhvk::MetricInfo& other : nhvk::metric_table)
+            if (other.unit != d.unit)
+                EXPECT_EQ(polyline_points(svg, "median metric-" + std::string(other.name)), -1)
+                    << other.name << " (" << nhvk::metric_unit_info(other.unit).key << ") on the same axis";
+    }
+    const std::string balance = svg_with_id(page, "plot-balance");
+    EXPECT_NE(y_title(balance).find("dimensionless"), std::string::npos) << y_title(balance);
+    EXPECT_EQ(y_title(balance).find("energy units"), std::string::npos) << y_title(balance);
+    EXPECT_EQ(polyline_points(balance, "median metric-energy_nh"), -1);
 }
 
 TEST(ReportXmlCheck, FindsTheProblemsItLooksFor) {
