@@ -126,6 +126,9 @@ std::string case_name(const Case& c) {
            (c.method == Method::rk4 ? "_rk4" : "_dopri5");
 }
 
+/** How GoogleTest (and so ctest's test list) shows a case. */
+void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
+
 /** Every model × double, float × RK4, DOPRI5 (the chunk and trajectory tests). */
 const std::vector<Case>& all_cases() {
     static const std::vector<Case> v = [] {
