@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "cpu_backend.hpp"
@@ -27,6 +29,19 @@ struct ScopeTimer {
     Clock::time_point t0 = Clock::now();
     ~ScopeTimer() { into += std::chrono::duration<double>(Clock::now() - t0).count(); }
 };
+
+/** @brief Test hook: `NHVK_TEST_CPU_BATCH_PAUSE_MS=ms` pauses the CPU backend for `ms` milliseconds after each batch
+ *         of a chunk (the batches that report progress and honour a stop request), so that a test of what happens
+ *         within or during a chunk (progress lines, a signal mid-run) sees it on any machine, however fast
+ *         (tests/host/test_scaleout.cpp, tests/host/test_output_folder.cpp). 0 or unset: no pause. */
+double test_batch_pause_seconds() {
+    static const double s = [] {
+        const char* v = std::getenv("NHVK_TEST_CPU_BATCH_PAUSE_MS");
+        const double ms = v ? std::atof(v) : 0.0;
+        return ms > 0.0 ? ms / 1000.0 : 0.0;
+    }();
+    return s;
+}
 
 /** @brief Members [j0, j0 + m) of a chunk as a chunk of their own (same buffers, same leading dimension). */
 ChunkArgs member_window(const ChunkArgs& a, long long j0, long long m) {
@@ -85,6 +100,7 @@ public:
             const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
             j0 += mb;
             if (watch_.progress) watch_.progress(j0);
+            if (pause_ > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(pause_));
             if (dt < 0.1 && mb == batch_) batch_ = std::min<long long>(batch_ * 2, 1LL << 24);
             else if (dt > 0.4) batch_ = std::max(min_batch, batch_ / 2);
         }
@@ -133,6 +149,7 @@ private:
     StageSeconds seconds_;
     ChunkWatch watch_;
     long long batch_ = 256;
+    double pause_ = test_batch_pause_seconds();
 };
 } // namespace
 

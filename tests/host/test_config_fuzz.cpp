@@ -295,7 +295,11 @@ TEST(ConfigFuzz, MutatedConfigsLoadOrFailCleanly) {
     std::mt19937_64 rng(seed);
     const auto t0 = std::chrono::steady_clock::now();
     long long inputs = 0, loaded = 0, refused = 0, findings = 0;
-    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds || inputs == 0) {
+    // NOTE: at least the seeds and 200 mutated inputs whatever the machine's speed (on a slow one the time alone may
+    // end before any mutation, and the assertions below would fail), then until `seconds` have passed.
+    const long long min_inputs = static_cast<long long>(seeds.size()) + 200;
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds ||
+           inputs < min_inputs) {
         std::string text = seeds[rng() % seeds.size()];
         // The first pass feeds every seed unchanged; then mostly one edit, a quarter of the time 2 to 8 stacked.
         if (inputs >= static_cast<long long>(seeds.size()))

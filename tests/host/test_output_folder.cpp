@@ -169,6 +169,11 @@ std::vector<std::string> long_run_args(const std::string& out, int seed) {
     return run_args(out, seed, {"--trajectories", "200000", "--chunk", "64", "--save-samples"});
 }
 
+/** The test hook that makes a long run outlast any test that stops it, however fast the machine: a 20 ms pause after
+ *  each batch of the CPU backend, here one batch per chunk of 64, so the 3125 chunks take over a minute while a stop
+ *  request is still honoured within one pause. */
+const std::string long_run_pause = "NHVK_TEST_CPU_BATCH_PAUSE_MS=20";
+
 /** Wait until `p` exists (at most 10 s). */
 bool wait_for_file(const fs::path& p) {
     for (int i = 0; i < 2000; ++i) {
@@ -181,7 +186,9 @@ bool wait_for_file(const fs::path& p) {
 
 /** A long run of `seed` into `out`, returned once it is mid-way (its samples.csv rows have begun). */
 Child start_long_run(const std::string& out, int seed, const TempDir& tmp) {
-    Child c = start(long_run_args(out, seed), tmp);
+    Limits lim;
+    lim.env = {long_run_pause};
+    Child c = start(long_run_args(out, seed), tmp, lim);
     EXPECT_TRUE(wait_for_file(fs::path(out) / "samples.csv.resume")) << "the run never got going";
     return c;
 }

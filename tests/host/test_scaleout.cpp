@@ -309,17 +309,20 @@ TEST(ScaleOutResume, ResumeWithoutARecordStartsOver) {
 TEST(ScaleOutProgress, LinesWithinOneLargeChunkAndARunLog) {
     TempDir tmp;
     const fs::path d = tmp.path() / "out";
-    // one chunk of 40000 trajectories on one thread (about 2 s): progress must not wait for the chunk's end
-    const CliRun r = nhvk({"run", config, "--trajectories", "40000", "--chunk", "40000", "--threads", "1", "--out",
+    // One chunk of 4000 trajectories: progress must not wait for the chunk's end. The CPU backend integrates a chunk
+    // in batches (at most 256, 512, 1024, 2048, … members: at least five for 4000) and reports after each; the test
+    // hook pauses 250 ms after each batch, longer than --progress-every, so every report after the first is a line
+    // however fast the machine (a chunk sized to outlast two progress intervals finishes early on a fast one).
+    const CliRun r = nhvk({"run", config, "--trajectories", "4000", "--chunk", "4000", "--threads", "1", "--out",
                            d.string(), "--progress-every", "0.2"},
-                          tmp);
+                          tmp, "NHVK_TEST_CPU_BATCH_PAUSE_MS=250");
     ASSERT_EQ(r.rc, 0) << r.err;
     int lines = 0, partial = 0;
     std::istringstream err(r.err);
     for (std::string l; std::getline(err, l);) {
         if (l.rfind("[nhvk] progress ", 0) != 0) continue;
         ++lines;
-        if (l.find("/40000 (100.0%)") == std::string::npos) ++partial;
+        if (l.find("/4000 (100.0%)") == std::string::npos) ++partial;
     }
     EXPECT_GE(partial, 2) << r.err; // seen inside the single chunk
     EXPECT_GE(lines, partial + 1) << r.err;
