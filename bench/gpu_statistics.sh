@@ -4,7 +4,10 @@
 # (bench/peers/nh_particle_rk4.toml) against the hand-written closed-form CUDA kernel end to end, in the default
 # settings (exact quantiles, selected on the device) and in histogram mode, and the DOPRI5 bench
 # (bench/configs/nh_particle_bench.toml) at the default chunk and at larger ones. Prints one Markdown table: wall time
-# (the whole process, /usr/bin/time), each stage's device time from summary.json, peak resident memory.
+# (the whole process, /usr/bin/time, CUDA context creation included), the run's own time (the hand-written kernel's
+# total_seconds, nhvk's summary.json `timing.seconds`: from its start to its outputs), each stage's device time from
+# summary.json, peak resident memory. Each nhvk line names the device reduction's items and budget in force
+# (NHVK_DEVICE_ITEMS, NHVK_DEVICE_BUDGET_MB: the defaults when unset).
 # Usage: bench/gpu_statistics.sh [build-dir] [N]        (default: build, 10000000)
 # Environment: CUDA_ARCH (the hand-written kernel's -arch, default native), BIG (the histogram-mode size of the RK4
 #   workload, default 10·N), CHUNKS (the DOPRI5 bench's chunk sizes, default "65536 262144 1048576").
@@ -19,8 +22,8 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 
-echo "| run | N | chunk | quantiles | wall s | integrate s | sample s | reduce s | transfer s | (reduce+sample)/wall | peak RSS MiB | valid |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| run | N | chunk | quantiles | process wall s | run s | integrate s | sample s | reduce s | transfer s | (reduce+sample)/run | peak RSS MiB | valid |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
 # the hand-written kernel: its own JSON line (integration from CUDA events, total from the host clock)
 "$nvcc" -std=c++17 -O3 -arch="${CUDA_ARCH:-native}" -o "$tmp/closed_form_cuda" "$here/bench/peers/closed_form_cuda.cu"
@@ -30,7 +33,7 @@ for m in "$n" "$big"; do
     python3 - "$tmp/peer.json" "$m" "$wall" "$rss_kb" <<'PY'
 import json, sys
 p = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
-print(f"| hand-written closed-form CUDA RK4 | {sys.argv[2]} | | | {float(sys.argv[3]):.3f} | "
+print(f"| hand-written closed-form CUDA RK4 | {sys.argv[2]} | | | {float(sys.argv[3]):.3f} | {p['total_seconds']:.4f} | "
       f"{p['integration_seconds']:.4f} | | | | | {int(sys.argv[4]) / 1024:.0f} | |")
 PY
 done
@@ -48,8 +51,9 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 label, m, chunk, wall, rss = sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), int(sys.argv[6]) / 1024
 t = s["timing"]
-share = (t["reduction_seconds"] + t["sampling_seconds"]) / wall
-print(f"| {label} | {m} | {chunk} | {s['statistics']['quantiles']} | {wall:.3f} | {t['integration_seconds']:.4f} | "
+share = (t["reduction_seconds"] + t["sampling_seconds"]) / t["seconds"]
+print(f"| {label} | {m} | {chunk} | {s['statistics']['quantiles']} | {wall:.3f} | {t['seconds']:.3f} | "
+      f"{t['integration_seconds']:.4f} | "
       f"{t['sampling_seconds']:.4f} | {t['reduction_seconds']:.4f} | {t.get('transfer_seconds', 0.0):.4f} | "
       f"{share:.1%} | {rss:.0f} | {s['trajectories']['valid']} |")
 PY
@@ -61,4 +65,13 @@ nhvk_run "nhvk, peers' RK4 workload, histogram" "$n" 65536 "$rk4" --set run.exac
 nhvk_run "nhvk, peers' RK4 workload, histogram" "$big" 65536 "$rk4" --set run.exact_memory_mb=0
 for chunk in "${chunks[@]}"; do
     nhvk_run "nhvk, DOPRI5 bench" "$n" "$chunk" "$here/bench/configs/nh_particle_bench.toml"
+done
+# SWEEP="items:budget_mb ...": the DOPRI5 bench at the default chunk and the peers' workload in histogram mode, with
+# other device-reduction shapes
+for shape in ${SWEEP:-}; do
+    export NHVK_DEVICE_ITEMS="${shape%%:*}" NHVK_DEVICE_BUDGET_MB="${shape##*:}"
+    nhvk_run "nhvk, DOPRI5 bench, items $NHVK_DEVICE_ITEMS, budget $NHVK_DEVICE_BUDGET_MB MiB" "$n" 65536 \
+        "$here/bench/configs/nh_particle_bench.toml"
+    nhvk_run "nhvk, peers' RK4, histogram, items $NHVK_DEVICE_ITEMS, budget $NHVK_DEVICE_BUDGET_MB MiB" "$n" 65536 \
+        "$rk4" --set run.exact_memory_mb=0
 done

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -72,12 +73,23 @@ struct GatherRanks {
     __device__ void operator()(std::size_t i) const { out[i] = sorted[ranks[i]]; }
 };
 
+/** @brief Bytes of tile partials and histogram rows per slot: 128 MiB, or NHVK_DEVICE_BUDGET_MB (a benchmark knob). */
+std::size_t device_budget() {
+    std::size_t mb = 128;
+    if (const char* e = std::getenv("NHVK_DEVICE_BUDGET_MB"))
+        mb = static_cast<std::size_t>(std::max(1LL, std::atoll(e)));
+    return mb << 20;
+}
+
 /** @brief How many tiles each series is reduced in on the device: enough items (series × tiles) to fill the GPU,
  *         at most `budget` bytes of tile partials and histogram rows per slot (an item is a SeriesPartial and a
  *         full histogram row, 32.8 KiB with the default window; at least one tile per series). */
 std::size_t device_tiles(std::size_t n_series, std::size_t row_words, long long capacity, std::size_t budget) {
     const std::size_t item_bytes = sizeof(stats::SeriesPartial) + sizeof(std::uint64_t) * row_words;
-    std::size_t tiles = std::max<std::size_t>(1, 16384 / std::max<std::size_t>(1, n_series));
+    // NOTE: NHVK_DEVICE_ITEMS overrides the target number of items (a benchmark knob: bench/gpu_statistics.sh).
+    std::size_t items = 16384;
+    if (const char* e = std::getenv("NHVK_DEVICE_ITEMS")) items = std::max(1LL, std::atoll(e));
+    std::size_t tiles = std::max<std::size_t>(1, items / std::max<std::size_t>(1, n_series));
     tiles = std::min(tiles, std::max<std::size_t>(1, budget / (item_bytes * std::max<std::size_t>(1, n_series))));
     return std::min<std::size_t>(tiles, static_cast<std::size_t>(std::max(1LL, capacity)));
 }
@@ -185,7 +197,7 @@ public:
             d_values_.size = n_series * value_capacity_;
         }
         row_words_ = table.spec.row_words();
-        n_tiles_ = device_tiles(n_series, row_words_, layout_.capacity, std::size_t{128} << 20);
+        n_tiles_ = device_tiles(n_series, row_words_, layout_.capacity, device_budget());
         d_edges_ = DeviceArray<double>(table.edges.size());
         d_start_ = DeviceArray<std::uint32_t>(table.start.size());
         NHVK_CUDA_CHECK(
@@ -213,8 +225,9 @@ public:
         if (in.n_series != n_series_)
             throw std::logic_error("reduce: the chunk's series differ from start_reduction's");
         // NOTE: the slot's own tiles (the two streams never add into the same partials); merged exactly at collect.
+        // NOTE: exact quantiles (values kept) need no histogram rows.
         stats::accumulate_chunk(thrust::cuda::par_nosync.on(stream_[s]), in, n_tiles_, d_tile_partials_[s].p,
-                                d_tile_counts_[s].p, binner_);
+                                value_capacity_ > 0 ? nullptr : d_tile_counts_[s].p, binner_);
         if (value_capacity_ > 0) {
             // NOTE: the two slots' chunks take consecutive, disjoint ranges of every series.
             if (values_filled_ + static_cast<std::size_t>(m) > value_capacity_)

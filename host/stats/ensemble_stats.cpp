@@ -103,10 +103,66 @@ void quantiles_from_order_statistics(std::uint64_t n, const std::vector<std::uin
     }
 }
 
-void select_order_statistics(std::vector<double>& v, const std::vector<std::uint64_t>& ranks) {
-    if (!ranks.empty() && ranks.back() >= v.size())
-        throw std::invalid_argument("select_order_statistics: a rank beyond the values");
-    select_in(v.data(), v.data() + v.size(), 0, ranks.data(), ranks.data() + ranks.size());
+void select_order_statistics(std::vector<double>& v, const std::vector<std::uint64_t>& ranks, double* out) {
+    const std::size_t n = v.size();
+    if (ranks.empty()) return;
+    if (ranks.back() >= n) throw std::invalid_argument("select_order_statistics: a rank beyond the values");
+    // NOTE: below a few thousand values the selection itself is cheapest
+    if (n < 8192u) {
+        select_in(v.data(), v.data() + n, 0, ranks.data(), ranks.data() + ranks.size());
+        for (std::size_t i = 0; i < ranks.size(); ++i) out[i] = v[ranks[i]];
+        return;
+    }
+    // Buckets of the order-preserving integer image of the doubles (sign flipped, negatives inverted), equal-width
+    // between the smallest and largest key, 2^12 of them: the integer image grows like the logarithm of the
+    // magnitude, so values spread over many decades still spread over the buckets. One pass counts, the ranks'
+    // buckets are found from the counts, a second pass gathers only those buckets, and each is selected alone.
+    const auto key = [](double x) {
+        const std::uint64_t b = detail::double_bits(x);
+        return (b >> 63) != 0u ? ~b : b | (std::uint64_t{1} << 63);
+    };
+    std::uint64_t lo = ~std::uint64_t{0}, hi = 0u;
+    for (const double x : v) {
+        const std::uint64_t k = key(x);
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+    }
+    int shift = 0;
+    while (((hi - lo) >> shift) >= 4096u) ++shift;
+    std::vector<std::uint64_t> count(((hi - lo) >> shift) + 1u, 0u);
+    for (const double x : v) ++count[(key(x) - lo) >> shift];
+    // for each rank: its bucket and its rank inside the bucket
+    std::vector<std::size_t> bucket(ranks.size());
+    std::vector<std::uint64_t> inside(ranks.size());
+    std::vector<std::int32_t> slot(count.size(), -1); // bucket → index among the gathered buckets
+    std::vector<std::uint64_t> first_of;              // the rank of each gathered bucket's first value
+    std::uint64_t before = 0u;
+    std::size_t b = 0, r = 0;
+    for (; r < ranks.size(); ++r) {
+        while (before + count[b] <= ranks[r]) before += count[b++];
+        bucket[r] = b;
+        inside[r] = ranks[r] - before;
+        if (slot[b] < 0) {
+            slot[b] = static_cast<std::int32_t>(first_of.size());
+            first_of.push_back(before);
+        }
+    }
+    std::vector<std::vector<double>> gathered(first_of.size());
+    for (std::size_t i = 0; i < first_of.size(); ++i) gathered[i].reserve(0);
+    for (const double x : v) {
+        const std::int32_t g = slot[(key(x) - lo) >> shift];
+        if (g >= 0) gathered[static_cast<std::size_t>(g)].push_back(x);
+    }
+    for (std::size_t i = 0; i < ranks.size();) {
+        // the ranks that fall in one bucket, selected together
+        std::size_t j = i;
+        std::vector<std::uint64_t> local;
+        while (j < ranks.size() && bucket[j] == bucket[i]) local.push_back(inside[j++]);
+        std::vector<double>& g = gathered[static_cast<std::size_t>(slot[bucket[i]])];
+        select_in(g.data(), g.data() + g.size(), 0, local.data(), local.data() + local.size());
+        for (std::size_t k = i; k < j; ++k) out[k] = g[inside[k]];
+        i = j;
+    }
 }
 
 EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_total_expected,
@@ -143,6 +199,11 @@ std::uint64_t EnsembleAccumulator::stored_total() const {
 }
 
 void EnsembleAccumulator::drop_values() {
+    // NOTE: exact mode keeps no histogram (the values give every quantile), so the rows are made from the values
+    // now; a row is a function of its values' multiset, so this equals having binned them as they came.
+    const LogBinner b = binner();
+    for (std::size_t s = 0; s < values_.size(); ++s)
+        for (const double x : values_[s]) b.add(counts_.data() + s * row_words_, x);
     exact_ = false;
     std::vector<std::vector<double>>().swap(values_);
 }
@@ -183,13 +244,19 @@ void EnsembleAccumulator::add_chunk(const ChunkView& in) {
 
 template <class Policy> void EnsembleAccumulator::add_chunk_with(const Policy& policy, const ChunkView& in) {
     // one sequential pass per series (n_tiles = 1), series in parallel; deterministic (exact partials, integer counts)
-    accumulate_chunk(policy, in, 1, partials_.data(), counts_.data(), binner());
+    accumulate_chunk(policy, in, 1, partials_.data(), exact_ ? nullptr : counts_.data(), binner());
     if (!exact_) {
         return;
     }
     // NOTE: decided on the number of values only, so the final mode does not depend on chunking.
     if (stored_total() > budget_values_) {
         drop_values();
+        const LogBinner b = binner();
+        for (std::size_t s = 0; s < n_series_; ++s)
+            for (std::size_t j = 0; j < in.chunk; ++j) {
+                const double x = in.values[s * in.ld + j];
+                if (in.included(j, s, x) && detail::is_finite(x)) b.add(counts_.data() + s * row_words_, x);
+            }
         return;
     }
     reserve_values();
@@ -356,10 +423,9 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
         for (long long s = 0; s < n; ++s) {
             std::vector<double>& v = values_[static_cast<std::size_t>(s)];
             const auto& r = ranks[static_cast<std::size_t>(s)];
-            select_order_statistics(v, r);
             auto& st = stats[static_cast<std::size_t>(s)];
             st.resize(r.size());
-            for (std::size_t i = 0; i < r.size(); ++i) st[i] = v[r[i]];
+            select_order_statistics(v, r, st.data());
         }
     }
     for (std::size_t s = 0; s < n_series_; ++s) {

@@ -135,7 +135,8 @@ public:
     LogBinner binner() const { return LogBinner::make(table_); }
     /** @brief Partial statistics of series s. */
     const SeriesPartial& partial(std::size_t s) const { return partials_[s]; }
-    /** @brief Histogram row of series s (row_words() entries), maintained in both modes. */
+    /** @brief Histogram row of series s (row_words() entries): empty in exact mode (the values give the quantiles),
+     *  made from the values if the accumulator leaves exact mode. */
     const std::uint64_t* histogram(std::size_t s) const { return counts_.data() + s * row_words_; }
 
 private:
@@ -229,9 +230,11 @@ std::vector<std::uint64_t> quantile_ranks(std::uint64_t n);
 void quantiles_from_order_statistics(std::uint64_t n, const std::vector<std::uint64_t>& ranks, const double* stats,
                                      double (&q)[7]);
 
-/** @brief Puts the order statistics at the ascending distinct `ranks` in their places, v[r] being the r-th smallest
- *         value, by recursive selection (std::nth_element around the middle rank, then each side): O(n log ranks)
- *         rather than a full sort. Reorders v. Deterministic: an order statistic is a value, whatever finds it. */
-void select_order_statistics(std::vector<double>& v, const std::vector<std::uint64_t>& ranks);
+/** @brief The order statistics at the ascending distinct `ranks`: out[i] = the ranks[i]-th smallest of the finite
+ *         values v (reordered), in O(n) passes rather than a sort: one counting pass over 2^12 buckets of the doubles'
+ *         order-preserving integer image, one gathering the ranks' buckets, and recursive std::nth_element inside
+ *         those (for a few thousand values, nth_element alone). Deterministic: an order statistic is a value,
+ *         whatever finds it. */
+void select_order_statistics(std::vector<double>& v, const std::vector<std::uint64_t>& ranks, double* out);
 
 } // namespace nhvk::stats

@@ -440,14 +440,29 @@ TEST(EnsembleAccumulator, CountsValuesBelowTheHistogramWindow) {
     const std::vector<double> values = {1e-40,  1e-31, 3.0,    1e300,  1e200, 0.0,    -1e-30, -2e10, //
                                         -1e300, -1e-9, 1e-300, 2e-300, 0.0,   -1e250, 5e-300, -7.0};
     const std::size_t n = 8;
-    for (std::size_t budget : {std::size_t{0}, kUnlimited}) {
-        EnsembleAccumulator acc(2, n, budget, spec);
-        acc.add_chunk(values.data(), n, n, nullptr);
-        const std::vector<SeriesSummary> s = acc.finalize();
-        EXPECT_EQ(s[0].outside_range, 4u) << "budget " << budget;
-        EXPECT_EQ(s[1].outside_range, 3u) << "budget " << budget;
-        EXPECT_EQ(s[0].count, 8u);
-    }
+    EnsembleAccumulator hist(2, n, 0, spec);
+    hist.add_chunk(values.data(), n, n, nullptr);
+    const std::vector<SeriesSummary> h = hist.finalize();
+    ASSERT_FALSE(h[0].exact);
+    EXPECT_EQ(h[0].outside_range, 4u);
+    EXPECT_EQ(h[1].outside_range, 3u);
+    EXPECT_EQ(h[0].count, 8u);
+    // exact mode keeps no histogram: nothing is outside anything
+    EnsembleAccumulator exact(2, n, kUnlimited, spec);
+    exact.add_chunk(values.data(), n, n, nullptr);
+    const std::vector<SeriesSummary> e = exact.finalize();
+    ASSERT_TRUE(e[0].exact);
+    EXPECT_EQ(e[0].outside_range, 0u);
+    EXPECT_EQ(e[1].outside_range, 0u);
+    // an exact accumulator that receives more values than its budget holds (4 expected per series, 8 arrive) bins the
+    // values it held and the chunk's: the histogram accumulator's summaries exactly
+    EnsembleAccumulator switched(2, 4, 2 * 4 * sizeof(double), spec);
+    ASSERT_TRUE(switched.exact());
+    switched.add_chunk(values.data(), 4, n, nullptr);
+    ASSERT_TRUE(switched.exact());
+    switched.add_chunk(values.data() + 4, 4, n, nullptr);
+    ASSERT_FALSE(switched.exact());
+    expect_identical(switched.finalize(), h);
     // the same from per-series rows (add_partials)
     EnsembleAccumulator acc(2, n, 0, spec);
     std::vector<nhvk::stats::SeriesPartial> partials(2);
@@ -483,11 +498,20 @@ using nhvk::stats::select_order_statistics;
 TEST(ExactSelection, OrderStatisticsAndQuantilesEqualThoseOfTheSortedValues) {
     std::mt19937_64 rng(7);
     std::normal_distribution<double> normal;
-    for (std::size_t n : {1u, 2u, 3u, 7u, 100u, 101u, 1000u, 4097u}) {
-        for (int ties = 0; ties < 2; ++ties) {
+    // below and above the size where the bucket pass starts (8192), with ties, one value, signed values over 600
+    // decades, and values packed into one binade
+    for (std::size_t n : {1u, 2u, 3u, 7u, 100u, 101u, 1000u, 4097u, 8192u, 30001u, 100000u}) {
+        for (int kind = 0; kind < 5; ++kind) {
             std::vector<double> v(n);
-            // with ties: few distinct values, so the selected ranks fall inside runs of equal values
-            for (double& x : v) x = ties ? std::round(3.0 * normal(rng)) : normal(rng) * std::exp(normal(rng));
+            for (double& x : v) {
+                const double z = normal(rng);
+                x = kind == 0   ? z * std::exp(normal(rng))
+                    : kind == 1 ? std::round(3.0 * z) // few distinct values: ranks inside runs of equal values
+                    : kind == 2 ? 2.5
+                    : kind == 3 ? std::copysign(std::pow(10.0, 300.0 * std::tanh(z)), normal(rng))
+                                : 1.0 + 1e-3 * std::fabs(z);
+                x = x == 0.0 ? 0.0 : x; // as the accumulator stores them
+            }
             std::vector<double> sorted = v;
             std::sort(sorted.begin(), sorted.end());
             const std::vector<std::uint64_t> ranks = quantile_ranks(n);
@@ -495,17 +519,15 @@ TEST(ExactSelection, OrderStatisticsAndQuantilesEqualThoseOfTheSortedValues) {
             ASSERT_TRUE(std::is_sorted(ranks.begin(), ranks.end()));
             EXPECT_EQ(std::adjacent_find(ranks.begin(), ranks.end()), ranks.end()) << "ranks must be distinct";
             EXPECT_LT(ranks.back(), n);
-            select_order_statistics(v, ranks);
-            std::vector<double> stats;
-            for (const std::uint64_t r : ranks) {
-                EXPECT_EQ(v[r], sorted[r]) << "n " << n << " rank " << r;
-                stats.push_back(v[r]);
-            }
+            std::vector<double> stats(ranks.size());
+            select_order_statistics(v, ranks, stats.data());
+            for (std::size_t i = 0; i < ranks.size(); ++i)
+                EXPECT_EQ(stats[i], sorted[ranks[i]]) << "n " << n << " rank " << ranks[i];
             double q[7];
             quantiles_from_order_statistics(n, ranks, stats.data(), q);
             for (int i = 0; i < 7; ++i)
                 EXPECT_EQ(bits(q[i]), bits(quantile_type7(sorted.data(), n, quantile_levels[i])))
-                    << "n " << n << " level " << quantile_levels[i];
+                    << "n " << n << " kind " << kind << " level " << quantile_levels[i];
         }
     }
     EXPECT_TRUE(quantile_ranks(0).empty());
@@ -533,7 +555,8 @@ TEST(ExactSelection, ValuesKeptElsewhereGiveTheHostsExactSummaries) {
     for (std::size_t s = 0; s < n_series; ++s) partials.push_back(reduced.partial(s));
     std::vector<std::uint64_t> counts(n_series * reduced.row_words());
     for (std::size_t s = 0; s < n_series; ++s)
-        std::copy(reduced.histogram(s), reduced.histogram(s) + reduced.row_words(), counts.begin() + s * reduced.row_words());
+        std::copy(reduced.histogram(s), reduced.histogram(s) + reduced.row_words(),
+                  counts.begin() + s * reduced.row_words());
 
     EnsembleAccumulator elsewhere(n_series, n, kUnlimited, LogHistogramSpec{});
     elsewhere.add_partials_values_elsewhere(partials.data(), counts.data());
