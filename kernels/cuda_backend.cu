@@ -73,25 +73,35 @@ struct GatherRanks {
     __device__ void operator()(std::size_t i) const { out[i] = sorted[ranks[i]]; }
 };
 
-/** @brief Bytes of tile partials and histogram rows per slot: 128 MiB, or NHVK_DEVICE_BUDGET_MB (a benchmark knob). */
+/** @brief Bytes of tile partials and histogram rows per slot: 1 GiB, or NHVK_DEVICE_BUDGET_MB (a benchmark knob). */
 std::size_t device_budget() {
-    std::size_t mb = 128;
+    std::size_t mb = 1024;
     if (const char* e = std::getenv("NHVK_DEVICE_BUDGET_MB"))
         mb = static_cast<std::size_t>(std::max(1LL, std::atoll(e)));
     return mb << 20;
 }
 
-/** @brief How many tiles each series is reduced in on the device: enough items (series × tiles) to fill the GPU,
- *         at most `budget` bytes of tile partials and histogram rows per slot (an item is a SeriesPartial and a
- *         full histogram row, 32.8 KiB with the default window; at least one tile per series). */
+/** @brief How many tiles each series is reduced in on the device. An item (series × tile) is one thread's
+ *         sequential pass, with a SeriesPartial and a histogram row (32.8 KiB with the default window) of its own.
+ *         Many items fill the GPU, but each item reloads its partial every chunk, so an item needs enough of a
+ *         chunk's members to amortise that: about 65536 items in all, at least 512 members per item and chunk, and
+ *         at most `budget` bytes per slot (at least one tile per series).
+ *
+ * NOTE: measured on an H100 with the DOPRI5 bench (401 series, chunk 65536, 10^7 members): 40 tiles per series
+ * under a 128 MiB budget took 4.7 s of device reduction, 77 tiles (1 GiB) 1.3 s, 152 tiles (2 GiB) 1.7 s; the
+ * peers' RK4 workload (11 series) slowed from 0.95 s to 5.7 s when its items fell to 11 members per chunk, hence the
+ * floor of 512 (bench/results/2026-11-24-h100-statistics.md).
+ */
 std::size_t device_tiles(std::size_t n_series, std::size_t row_words, long long capacity, std::size_t budget) {
     const std::size_t item_bytes = sizeof(stats::SeriesPartial) + sizeof(std::uint64_t) * row_words;
     // NOTE: NHVK_DEVICE_ITEMS overrides the target number of items (a benchmark knob: bench/gpu_statistics.sh).
-    std::size_t items = 16384;
+    std::size_t items = 65536;
     if (const char* e = std::getenv("NHVK_DEVICE_ITEMS")) items = std::max(1LL, std::atoll(e));
-    std::size_t tiles = std::max<std::size_t>(1, items / std::max<std::size_t>(1, n_series));
-    tiles = std::min(tiles, std::max<std::size_t>(1, budget / (item_bytes * std::max<std::size_t>(1, n_series))));
-    return std::min<std::size_t>(tiles, static_cast<std::size_t>(std::max(1LL, capacity)));
+    const std::size_t series = std::max<std::size_t>(1, n_series);
+    std::size_t tiles = std::max<std::size_t>(1, items / series);
+    tiles = std::min(tiles, std::max<std::size_t>(1, budget / (item_bytes * series)));
+    tiles = std::min(tiles, std::max<std::size_t>(1, static_cast<std::size_t>(std::max(1LL, capacity)) / 512));
+    return tiles;
 }
 
 /**

@@ -313,8 +313,10 @@ TEST(ScaleOutProgress, LinesWithinOneLargeChunkAndARunLog) {
     // in batches (at most 256, 512, 1024, 2048, … members: at least five for 4000) and reports after each; the test
     // hook pauses 250 ms after each batch, longer than --progress-every, so every report after the first is a line
     // however fast the machine (a chunk sized to outlast two progress intervals finishes early on a fast one).
-    const CliRun r = nhvk({"run", config, "--trajectories", "4000", "--chunk", "4000", "--threads", "1", "--out",
-                           d.string(), "--progress-every", "0.2"},
+    // --backend cpu: the batches and the pause are the CPU backend's (on a GPU machine `auto` picks CUDA, whose chunk
+    // is one launch: seen failing on an H100).
+    const CliRun r = nhvk({"run", config, "--trajectories", "4000", "--chunk", "4000", "--threads", "1", "--backend",
+                           "cpu", "--out", d.string(), "--progress-every", "0.2"},
                           tmp, "NHVK_TEST_CPU_BATCH_PAUSE_MS=250");
     ASSERT_EQ(r.rc, 0) << r.err;
     int lines = 0, partial = 0;
