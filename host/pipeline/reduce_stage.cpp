@@ -49,19 +49,25 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
 }
 
 namespace {
-/** @brief The backend's running statistics into `acc`: the partials and histogram rows, and the kept values when
- *         `with_values` (an exact accumulator stays exact). */
-void add_backend_statistics(stats::EnsembleAccumulator& acc, EnsembleBackend& backend, bool with_values) {
+/** @brief Where the values of exact quantiles are when the backend's statistics come to the host: none (histogram
+ *         quantiles), kept by the backend and brought here, or kept by the backend to select there. */
+enum class Values { none, brought, elsewhere };
+
+/** @brief The backend's running statistics into `acc`: the partials and histogram rows, and the values as `v` says
+ *         (an exact accumulator stays exact unless `v` is none). */
+void add_backend_statistics(stats::EnsembleAccumulator& acc, EnsembleBackend& backend, Values v) {
     std::vector<stats::SeriesPartial> partials(acc.n_series());
     std::vector<std::uint64_t> counts(acc.n_series() * acc.row_words(), 0u);
     backend.collect(partials.data(), counts.data());
-    if (!with_values) {
+    if (v == Values::none) {
         acc.add_partials(partials.data(), counts.data());
-        return;
+    } else if (v == Values::elsewhere) {
+        acc.add_partials_values_elsewhere(partials.data(), counts.data());
+    } else {
+        std::vector<std::vector<double>> values(acc.n_series());
+        backend.download_values(values);
+        acc.add_partials_with_values(partials.data(), counts.data(), values);
     }
-    std::vector<std::vector<double>> values(acc.n_series());
-    backend.download_values(values);
-    acc.add_partials_with_values(partials.data(), counts.data(), values);
 }
 } // namespace
 
@@ -71,7 +77,7 @@ std::string ReduceStage::snapshot(EnsembleBackend& backend) const {
         acc_.save(out);
     } else {
         stats::EnsembleAccumulator copy = acc_;
-        add_backend_statistics(copy, backend, values_on_backend_);
+        add_backend_statistics(copy, backend, values_on_backend_ ? Values::brought : Values::none);
         copy.save(out);
     }
     return out;
@@ -103,14 +109,11 @@ void ReduceStage::collect(EnsembleBackend& backend, bool select_there) {
     collected_ = true;
     if (on_host()) return;
     if (values_on_backend_ && select_there && acc_.stored_values() == 0u) {
-        std::vector<stats::SeriesPartial> partials(acc_.n_series());
-        std::vector<std::uint64_t> counts(acc_.n_series() * acc_.row_words(), 0u);
-        backend.collect(partials.data(), counts.data());
-        acc_.add_partials_values_elsewhere(partials.data(), counts.data());
+        add_backend_statistics(acc_, backend, Values::elsewhere);
         selecting_ = &backend;
         return;
     }
-    add_backend_statistics(acc_, backend, values_on_backend_);
+    add_backend_statistics(acc_, backend, values_on_backend_ ? Values::brought : Values::none);
 }
 
 void ReduceStage::finish() {
