@@ -91,7 +91,7 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
     const bool exact = n_series * N * 8.0 <= budget;
     const double values = exact ? n_series * N * 8.0 : 0.0; // exact mode keeps every value
     // the accumulator's histogram rows (uint64 words, 32.8 KiB per series with the default window), and in histogram
-    // mode the backend's as many again (a CUDA backend's tile rows live in device memory: at most 2 × 128 MiB), plus
+    // mode the backend's as many again (a CUDA backend's tile rows live in device memory: at most 2 × 1 GiB), plus
     // the bin-lookup tables (edges and bucket starts, about 0.75 MiB)
     const stats::LogHistogramSpec spec{};
     const double row = static_cast<double>(spec.row_words()) * 8.0;
