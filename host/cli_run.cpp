@@ -219,8 +219,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
             if (comm.rank() != 0) return;
             if (!o->quiet) print_summary(cfg, r);
             if (!o->summary_md.empty()) write_file_atomic(o->summary_md, summary_markdown(cfg, r));
-            exit_code = r.valid > 0 ? exit_ok : exit_no_valid;
-            if (r.valid == 0) std::cerr << "nhvk: error: no valid trajectory (see summary.json trajectories.failed)\n";
+            // NOTE: an empty shard (more shards than trajectories) has nothing to fail: it succeeds with an empty part.
+            const bool none_valid = r.valid == 0 && r.requested > 0;
+            exit_code = none_valid ? exit_no_valid : exit_ok;
+            if (none_valid) std::cerr << "nhvk: error: no valid trajectory (see summary.json trajectories.failed)\n";
         } catch (const RootFailed&) {
             // NOTE: rank 0 says why and ends the job with its exit code (MPI_Abort); this rank only waits for that.
             exit_code = exit_ok;

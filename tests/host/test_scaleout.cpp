@@ -177,6 +177,33 @@ TEST(ScaleOutShards, FourShardsMergedEqualOneRun) {
     EXPECT_EQ(read_json(merged / "summary.json")["job"]["merged_from"].size(), 4u);
 }
 
+// An empty shard (more shards than trajectories) is a success: it exits 0 with an empty part, and the merge of every
+// shard, the empty ones included, is the run of all trajectories (issue 25 item 13: it exited 4, "no valid
+// trajectory", which a SLURM array marks as a failed task).
+TEST(ScaleOutShards, EmptyShardsSucceedAndMergeIntoTheWholeRun) {
+    TempDir tmp;
+    const auto three = [](const fs::path& out, std::vector<std::string> more) { // run_args with 3 trajectories
+        std::vector<std::string> a = run_args(out, std::move(more));
+        *std::find(a.begin(), a.end(), "403") = "3";
+        return a;
+    };
+    const fs::path single = tmp.path() / "single";
+    ASSERT_EQ(nhvk(three(single, {}), tmp).rc, 0);
+    std::vector<std::string> merge = {"merge"};
+    for (int i = 0; i < 5; ++i) {
+        const fs::path d = tmp.path() / ("shard" + std::to_string(i));
+        const CliRun r = nhvk(three(d, {"--shard", std::to_string(i) + "/5"}), tmp);
+        EXPECT_EQ(r.rc, 0) << "shard " << i << ": " << r.err;
+        EXPECT_EQ(read_json(d / "summary.json")["trajectories"]["requested"], i < 3 ? 1 : 0) << "shard " << i;
+        merge.push_back(d.string());
+    }
+    const fs::path merged = tmp.path() / "merged";
+    merge.insert(merge.end(), {"--out", merged.string(), "-q"});
+    const CliRun m = nhvk(merge, tmp);
+    ASSERT_EQ(m.rc, 0) << m.err;
+    expect_same_run(single, merged, false);
+}
+
 TEST(ScaleOutShards, MergeRefusesIncompleteRepeatedAndMismatchedSets) {
     TempDir tmp;
     auto shard = [&](int i, const std::string& name, std::vector<std::string> more = {}) {
