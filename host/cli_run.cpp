@@ -199,6 +199,16 @@ void add_run_command(CLI::App& app, int& exit_code) {
         }
         if (const std::optional<SettingProblem> e = check_memory(cfg, physical_memory_bytes(), runs_on_device(cfg)))
             throw UsageError(e->key + ": " + e->expected);
+        Comm& comm = Comm::world();
+        if (comm.parallel()) {
+            // NOTE: every rank finds the same problem; each says so and the job ends with the usage code, before any
+            // work (a thrown error would end one rank and leave the others waiting).
+            const std::string problem = parallel_run_problem(cfg);
+            if (!problem.empty()) {
+                std::cerr << "nhvk: error: rank " << comm.rank() << ": " << problem << "\n";
+                comm.abort(exit_usage);
+            }
+        }
         EnsembleOptions eo;
         eo.quiet = o->quiet;
         if (!o->shard.empty()) {
@@ -213,7 +223,6 @@ void add_run_command(CLI::App& app, int& exit_code) {
         eo.sets = sets;
         eo.options = options;
         eo.command_line = run_command_line();
-        Comm& comm = Comm::world();
         try {
             const EnsembleResult r = run_ensemble(cfg, eo);
             if (comm.rank() != 0) return;

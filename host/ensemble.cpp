@@ -119,6 +119,12 @@ private:
 
 } // namespace
 
+std::string parallel_run_problem(const RunConfig& cfg) {
+    if (!cfg.run.save_samples) return {};
+    return "run.save_samples is not available with several MPI ranks (every row would travel to rank 0); run "
+           "--shard i/N jobs instead: each writes its samples.csv and `nhvk merge` joins them";
+}
+
 bool runs_on_device(const RunConfig& cfg) {
     return cfg.run.backend == Backend::cuda ||
            (cfg.run.backend == Backend::automatic && cfg.integrator.equations == EquationsKind::generated &&
@@ -205,10 +211,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     const std::uint64_t N = static_cast<std::uint64_t>(cfg.run.trajectories);
     const IndexRange shard = split_range({0, N}, opt.shard_index, opt.shard_count);
     const IndexRange mine = split_range(shard, comm.rank(), comm.size());
-    if (comm.parallel() && cfg.run.save_samples)
-        throw std::runtime_error("run.save_samples is not available with several MPI ranks (every row would travel "
-                                 "to rank 0); run --shard i/N jobs instead: each writes its samples.csv and `nhvk "
-                                 "merge` joins them");
+    if (comm.parallel() && !parallel_run_problem(cfg).empty()) throw std::runtime_error(parallel_run_problem(cfg));
     // NOTE: the OpenMP default is process-wide; restore it on return so one run's thread count does not leak into
     // the next run of the same process.
     struct OmpThreadsGuard {

@@ -119,6 +119,10 @@ const char* metric_name(int metric);
  *         generated equations and a device present. */
 bool runs_on_device(const RunConfig& cfg);
 
+/** @brief Why `cfg` cannot run as one job over several MPI ranks, or empty when it can (a usage error, to be said
+ *         before any work). */
+std::string parallel_run_problem(const RunConfig& cfg);
+
 /** @brief Run the ensemble of `cfg` and write its outputs into `cfg.run.out`, claimed for the run and committed at
  *         the end (pipeline/output_folder.hpp). Throws on I/O or backend errors, `FolderBusy` when another run holds
  *         the folder; no output file is left half-written. */

@@ -137,7 +137,7 @@ TEST(ScaleOutMpi, SamplesWithSeveralRanksAreRefusedWithAMessage) {
     const fs::path d = tmp.path() / "out";
     const CliRun r =
         nhvk_test::run_captured(mpirun(2), NHVK_BINARY, run_args(d, {"--save-samples"}), tmp.path() / "io");
-    EXPECT_NE(r.rc, 0);
+    EXPECT_EQ(r.rc, 2) << "the usage code (issue 25 item 13: it was 1)";
     EXPECT_NE(r.err.find("--shard"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(d / "summary.json"));
 #endif
