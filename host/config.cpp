@@ -349,12 +349,20 @@ public:
             const double high = need("high", "dist = \"uniform\" needs low and high");
             if (!(low < high))
                 rep_.expected(*t.get("high"), child_key(key, "high"), "high > low = " + format_number(low));
+            // NOTE: a draw is low + (high − low)·u: with an infinite width no draw is a number
+            if (!std::isfinite(high - low))
+                rep_.expected(*t.get("high"), child_key(key, "high"),
+                              "a uniform whose width high − low is a finite number (draws are low + (high − low)·u)");
             return make_uniform(low, high);
         }
         check_keys(t, key, config_keys(distribution_kinds(), "normal"), "allowed keys for dist = \"normal\"");
         const double mean = need("mean", "dist = \"normal\" needs mean and std");
         const double std = need("std", "dist = \"normal\" needs mean and std");
         if (!(std >= 0.0)) rep_.expected(*t.get("std"), child_key(key, "std"), "std >= 0");
+        // NOTE: a draw is mean + std·z with |z| < 8.6 (Box–Muller on 53-bit uniforms): it must stay a number
+        if (!std::isfinite(std::fabs(mean) + 9.0 * std))
+            rep_.expected(*t.get("std"), child_key(key, "std"),
+                          "std with |mean| + 9·std a finite number (draws are mean + std·z, |z| < 8.6)");
         return make_normal(mean, std);
     }
 
@@ -523,12 +531,13 @@ void parse_params(const Reader& rd, const toml::table& root, RunConfig& cfg) {
         if (v.is_boolean()) rd.report().expected(v, key, "a number or a distribution (not a boolean parameter)");
         const Distribution d = rd.distribution(v, key);
         if (const std::optional<std::string> e = check_param(m.params[i], d)) {
-            // NOTE: point at the entry of a distribution table that leaves the range (low, high, or a normal's std).
+            // NOTE: point at the entry of a distribution table that leaves the range (a fixed value, low, high, or a
+            // normal's std).
             const toml::table* dist = v.as_table();
-            const char* part = d.kind == DistKind::normal ? (check_param(m.params[i], d.a) ? "mean" : "std")
-                                                          : (check_param(m.params[i], d.a) ? "low" : "high");
-            if (dist && d.kind != DistKind::fixed && dist->get(part))
-                rd.report().expected(*dist->get(part), child_key(key, part), *e);
+            const char* part = d.kind == DistKind::fixed    ? "value"
+                               : d.kind == DistKind::normal ? (check_param(m.params[i], d.a) ? "mean" : "std")
+                                                            : (check_param(m.params[i], d.a) ? "low" : "high");
+            if (dist && dist->get(part)) rd.report().expected(*dist->get(part), child_key(key, part), *e);
             rd.report().expected(v, key, *e);
         }
         cfg.param_dists[i] = d;

@@ -599,6 +599,12 @@ INSTANTIATE_TEST_SUITE_P(
         InlineCase{"mu_element", "[model]\nname = \"fake_top\"\n[times]\nt_end = 1\n[initial]\nmu = [0.0, \"a\"]\n", 6,
                    "initial.mu[1]", "expected a number or a distribution"},
         InlineCase{"mu_string", head + "[initial]\nmu = \"zero\"\n", 6, "initial.mu", "expected a distribution"},
+        // issue 25 item 14: draws that cannot be finite numbers are refused when the config is loaded (they ran, and
+        // every member failed non_finite)
+        InlineCase{"uniform_too_wide", head + "[initial]\nmu = { dist = \"uniform\", low = -1e308, high = 1e308 }\n", 6,
+                   "initial.mu.high", "expected a uniform whose width high − low is a finite number"},
+        InlineCase{"normal_too_wide", head + "[initial]\nmu = { dist = \"normal\", mean = 0, std = 1e308 }\n", 6,
+                   "initial.mu.std", "expected std with |mean| + 9·std a finite number"},
         InlineCase{"atol_negative", head + "[integrator]\natol = -1e-12\n", 6, "integrator.atol",
                    "expected a number > 0 (the error scale atol + rtol·|y| must not vanish), got -1e-12"},
         // issue 7: settings that cannot be honoured are refused, not run as something else
@@ -619,6 +625,9 @@ INSTANTIATE_TEST_SUITE_P(
         InlineCase{"zero_mass", head + "[model.params]\nm = 0\n", 6, "model.params.m", "expected a number > 0"},
         InlineCase{"mass_sweep_below_zero", head + "[model.params]\nm = { dist = \"uniform\", low = -1, high = 1 }\n",
                    6, "model.params.m.low", "expected a number > 0 (the range of parameter m), got -1"},
+        // issue 25 item 14: a fixed distribution out of range named its table ("got a table"), not its value
+        InlineCase{"mass_fixed_zero", head + "[model.params]\nm = { dist = \"fixed\", value = 0 }\n", 6,
+                   "model.params.m.value", "expected a number > 0 (the range of parameter m), got 0"},
         InlineCase{"mass_sweep_normal", head + "[model.params]\nm = { dist = \"normal\", mean = 1, std = 0.1 }\n", 6,
                    "model.params.m.std", "a normal with std > 0 can draw any number; use a uniform"},
         InlineCase{"negative_inertia", "[model]\nname = \"fake_top\"\n[model.params]\nI = -0.5\n[times]\nt_end = 1\n",
