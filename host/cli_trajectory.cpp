@@ -152,7 +152,7 @@ std::vector<double> resolve_times(const std::string& spec, double t0, double t_e
                              std::to_string(times.size()));
         for (std::size_t i = 0; i < times.size(); ++i)
             if (times[i] <= (i ? times[i - 1] : t0))
-                throw UsageError("--times: output times must be strictly increasing and > t0 (" + std::to_string(t0) +
+                throw UsageError("--times: output times must be strictly increasing and > t0 (" + format_number(t0) +
                                  ")");
         if (times.back() > t_end) throw UsageError("--times: the last output time exceeds --t-end");
     }

@@ -315,6 +315,8 @@ const BadTrajectoryOption bad_trajectory_options[] = {
     {"constraint_tol_nan", {"--constraint-tol", "nan"}, "--constraint-tol: expected a finite number >= 0"},
     {"times_count_overflow", {"--times", "99999999999"}, "--times: expected a count in [1, 1000000]"},
     {"mu0_empty", {"--mu0", ""}, "--mu0: expected a non-empty value"},
+    // issue 25 item 14: t0 printed as "(0.000000)"
+    {"times_before_small_t0", {"--t0", "1e-9", "--times", "1e-10,0.5"}, "and > t0 (1e-09)"},
 };
 
 class CliBadTrajectoryOption : public ::testing::TestWithParam<int> {};
