@@ -155,7 +155,8 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
             if (is_output_name("trajectories/" + it->path().filename().string())) trajectories.push_back(it->path());
     cfg.run.save_samples = samples;
     cfg.run.save_trajectories = static_cast<std::int64_t>(trajectories.size());
-    const std::unique_ptr<OutputFolder> out = claim_output_folder(cfg);
+    // NOTE: the folder is merge's --out, not a config's run.out: errors name the option the user gave
+    const std::unique_ptr<OutputFolder> out = claim_output_folder(cfg, false, "--out");
     if (samples) {
         OutputFile& f = out->create("samples.csv");
         for (std::size_t i = 0; i < parts.size(); ++i)

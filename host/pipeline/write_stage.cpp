@@ -274,12 +274,12 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
     return os.str();
 }
 
-std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg, bool partial_state) {
+std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg, bool partial_state, const std::string& key) {
     std::vector<std::string> writes = {"stats.csv", "summary.json", "summary.md", "report.html"};
     if (partial_state) writes.push_back("partial.nhvk");
     if (cfg.run.save_samples) writes.push_back("samples.csv");
     if (cfg.run.save_trajectories > 0) writes.push_back("trajectories/");
-    return std::make_unique<OutputFolder>(cfg.run.out, writes);
+    return std::make_unique<OutputFolder>(cfg.run.out, writes, key);
 }
 
 SamplesWriter::SamplesWriter(const RunConfig& cfg, const ChunkLayout& layout, OutputFolder& out,

@@ -21,8 +21,10 @@
 
 namespace nhvk {
 
-/** @brief Create and claim `cfg.run.out` for this run's outputs (pipeline/output_folder.hpp), before any work. */
-std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg, bool partial_state = false);
+/** @brief Create and claim `cfg.run.out` for this run's outputs (pipeline/output_folder.hpp), before any work; `key`
+ *         names the setting in errors (`run.out` for a run, `--out` for a merge). */
+std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg, bool partial_state = false,
+                                                  const std::string& key = "run.out");
 
 /** @brief `partial.nhvk` (a `--shard` run's mergeable state, pipeline/partial_state.hpp) among the outputs. */
 void write_partial_state(const std::string& bytes, OutputFolder& out);

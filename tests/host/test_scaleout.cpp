@@ -204,6 +204,24 @@ TEST(ScaleOutShards, EmptyShardsSucceedAndMergeIntoTheWholeRun) {
     expect_same_run(single, merged, false);
 }
 
+// Merge's errors about its output folder name its own option, --out (issue 25 item 14: they said run.out).
+TEST(ScaleOutShards, MergeFolderErrorsNameTheOutOption) {
+    TempDir tmp;
+    std::vector<std::string> merge = {"merge"};
+    for (int i = 0; i < 2; ++i) {
+        const fs::path d = tmp.path() / ("shard" + std::to_string(i));
+        ASSERT_EQ(nhvk(run_args(d, {"--shard", std::to_string(i) + "/2"}), tmp).rc, 0);
+        merge.push_back(d.string());
+    }
+    const fs::path file = tmp.path() / "a_file";
+    std::ofstream(file) << "not a folder\n";
+    merge.insert(merge.end(), {"--out", file.string(), "-q"});
+    const CliRun m = nhvk(merge, tmp);
+    EXPECT_NE(m.rc, 0);
+    EXPECT_NE(m.err.find("--out: cannot create output folder"), std::string::npos) << m.err;
+    EXPECT_EQ(m.err.find("run.out"), std::string::npos) << m.err;
+}
+
 TEST(ScaleOutShards, MergeRefusesIncompleteRepeatedAndMismatchedSets) {
     TempDir tmp;
     auto shard = [&](int i, const std::string& name, std::vector<std::string> more = {}) {
