@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <optional>
@@ -31,13 +32,12 @@ std::vector<double> parse_number_list(const std::string& text, const std::string
 }
 
 double parse_number(const std::string& text, const std::string& what) {
-    std::size_t used = 0;
-    double x = 0.0;
-    try {
-        x = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
+    // NOTE: strtod, not std::stod: stod throws on ERANGE, which strtod also sets for a subnormal result (4.9e-324 is
+    // a finite number, the nearest double to it); an overflow gives ±inf, refused below as not finite.
+    const char* begin = text.c_str();
+    char* end = nullptr;
+    const double x = std::strtod(begin, &end);
+    std::size_t used = static_cast<std::size_t>(end - begin);
     while (used < text.size() && std::isspace(static_cast<unsigned char>(text[used]))) ++used;
     if (used == 0 || used != text.size() || !std::isfinite(x))
         throw UsageError(what + ": expected a finite number, got '" + text + "'");

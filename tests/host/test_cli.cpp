@@ -21,6 +21,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -315,6 +316,7 @@ const BadTrajectoryOption bad_trajectory_options[] = {
     {"constraint_tol_nan", {"--constraint-tol", "nan"}, "--constraint-tol: expected a finite number >= 0"},
     {"times_count_overflow", {"--times", "99999999999"}, "--times: expected a count in [1, 1000000]"},
     {"mu0_empty", {"--mu0", ""}, "--mu0: expected a non-empty value"},
+    {"q0_overflow", {"--q0", "1e400,0.5,0"}, "--q0: expected a finite number, got '1e400'"},
     // issue 25 item 14: t0 printed as "(0.000000)"
     {"times_before_small_t0", {"--t0", "1e-9", "--times", "1e-10,0.5"}, "and > t0 (1e-09)"},
 };
@@ -336,6 +338,23 @@ TEST_P(CliBadTrajectoryOption, ExitsTwoNamingTheOption) {
     EXPECT_EQ(r.rc, nhvk::exit_usage) << r.err;
     EXPECT_NE(r.err.find(b.words), std::string::npos) << "expected '" << b.words << "' in: " << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+// A subnormal number is a finite number (issue 25 item 14: `--q0 4.9e-324,…` was refused as "expected a finite
+// number", since std::stod throws on the ERANGE that strtod sets for a subnormal result).
+TEST(CliTrajectory, SubnormalInputIsANumber) {
+    TempDir tmp;
+    const CliRun r = nhvk({"trajectory", "--model", "nh_particle", "--q0", "4.9e-324,0.5,0", "--v0", "1,0.7,0.5",
+                           "--t-end", "1", "--times", "2"},
+                          tmp);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    std::istringstream rows(r.out);
+    std::string header, first;
+    std::getline(rows, header);
+    std::getline(rows, first);
+    // the first row: t0 = 0, then nh_q0, the smallest subnormal itself (read back with strtod: stod would throw)
+    const std::string q0 = first.substr(first.find(',') + 1);
+    EXPECT_EQ(std::strtod(q0.c_str(), nullptr), std::numeric_limits<double>::denorm_min()) << first;
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, CliBadTrajectoryOption,
