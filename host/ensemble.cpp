@@ -300,7 +300,15 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         std::uint64_t next = mine.first, samples_bytes = 0;
         std::error_code ec;
         if (opt.resume && fs::exists(record, ec)) {
-            const PartialState st = read_state_file(record);
+            // NOTE: a record that cannot be read (damaged, truncated, of another version, unreadable) is a usage
+            // error like a record of another run: refused with exit 2, everything left as it is.
+            PartialState st;
+            try {
+                st = read_state_file(record);
+            } catch (const std::exception& e) {
+                throw ResumeRefused("--resume: " + std::string(e.what()) +
+                                    "; run without --resume to start over (that removes the record)");
+            }
             if (st.id.config_hash != id.config_hash || st.id.trajectories != id.trajectories || st.id.seed != id.seed)
                 throw ResumeRefused("--resume: the resume record '" + record.string() +
                                     "' was written by a run of another configuration (config hash " +

@@ -317,6 +317,34 @@ TEST(ScaleOutResume, RunKilledWithSigkillResumesToTheSameOutputs) {
                                                   "summary.md"}));
 }
 
+// A record that cannot be read is refused like one of another run: exit 2, a message that says how to start over,
+// and every file left as it was (issue 25 items 6 and 12: it exited 1 and removed samples.csv.resume).
+TEST(ScaleOutResume, DamagedRecordIsRefusedAndLeavesEveryFile) {
+    TempDir tmp;
+    const fs::path d = tmp.path() / "killed";
+    const std::vector<std::string> a = run_args(d, {"--save-samples", "--checkpoint-every", "0"});
+    ASSERT_EQ(nhvk(a, tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=4,9").rc, 128 + 9);
+    const std::string record = read_text(d / "resume.nhvk");
+    const std::string samples = read_text(d / "samples.csv.resume");
+    ASSERT_GT(record.size(), 100u);
+    std::ofstream(d / "resume.nhvk", std::ios::binary | std::ios::trunc) << record.substr(0, 100);
+    // the killed run's lock file is a stale claim, which any later claim of the folder removes: not compared
+    const auto files = [&] {
+        std::vector<std::string> v = names(d);
+        v.erase(std::remove(v.begin(), v.end(), ".nhvk.lock"), v.end());
+        return v;
+    };
+    const std::vector<std::string> before = files();
+    std::vector<std::string> resume = a;
+    resume.push_back("--resume");
+    const CliRun r = nhvk(resume, tmp);
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_NE(r.err.find("run without --resume to start over"), std::string::npos) << r.err;
+    EXPECT_EQ(files(), before);
+    EXPECT_EQ(read_text(d / "resume.nhvk"), record.substr(0, 100));
+    EXPECT_EQ(read_text(d / "samples.csv.resume"), samples);
+}
+
 TEST(ScaleOutResume, CtrlCStopsCleanlyAndResumes) {
     TempDir tmp;
     const fs::path clean = tmp.path() / "clean", d = tmp.path() / "stopped";
