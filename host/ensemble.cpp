@@ -335,7 +335,14 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         }
         reduce.start(*backend, mine.end - next);
         std::unique_ptr<SamplesWriter> samples;
-        if (cfg.run.save_samples) samples = std::make_unique<SamplesWriter>(cfg, plan.layout, *out, samples_bytes);
+        if (cfg.run.save_samples) {
+            try {
+                samples = std::make_unique<SamplesWriter>(cfg, plan.layout, *out, samples_bytes);
+            } catch (const ResumableTooShort& e) {
+                throw ResumeRefused("--resume: " + std::string(e.what()) +
+                                    "; run without --resume to start over (that removes the record)");
+            }
+        }
         done = next - mine.first;
         if (log) {
             log->line("start nhvk " + std::string(nhvk_version) + " run " + cfg.source_path + ": model " +

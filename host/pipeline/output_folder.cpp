@@ -163,11 +163,16 @@ OutputFile::OutputFile(fs::path final_path, std::string rel, std::uint64_t keep_
     const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) throw std::runtime_error("cannot open '" + tmp_ + "': " + errno_text(errno));
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < keep_bytes) {
+    if (::fstat(fd, &st) != 0) {
         const int e = errno;
         ::close(fd);
-        throw std::runtime_error("cannot resume '" + tmp_ + "': it holds fewer bytes than the resume record counted (" +
-                                 std::to_string(keep_bytes) + ")" + (e ? std::string(": ") + errno_text(e) : ""));
+        throw std::runtime_error("cannot resume '" + tmp_ + "': " + errno_text(e));
+    }
+    if (static_cast<std::uint64_t>(st.st_size) < keep_bytes) {
+        ::close(fd);
+        // NOTE: no errno here: the file was read fine, it is shorter than the record says
+        throw ResumableTooShort("cannot resume '" + tmp_ + "': it holds " + std::to_string(st.st_size) +
+                                " bytes, fewer than the " + std::to_string(keep_bytes) + " the resume record counted");
     }
     if (::ftruncate(fd, static_cast<off_t>(keep_bytes)) != 0 ||
         ::lseek(fd, static_cast<off_t>(keep_bytes), SEEK_SET) < 0) {

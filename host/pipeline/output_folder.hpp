@@ -47,6 +47,12 @@ inline constexpr const char* lock_file_name = ".nhvk.lock";
  *         `trajectories/trajectory_<digits>.csv`. */
 bool is_output_name(const std::string& rel);
 
+/** @brief A resumable temporary holds fewer bytes than the resume record counted: the record and the file disagree,
+ *         so the run cannot go on from them (a caller refuses the resume rather than failing the run). */
+struct ResumableTooShort : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 /** @brief One output under its temporary name. Writes are buffered; the first failed write is kept and reported. */
 class OutputFile {
 public:

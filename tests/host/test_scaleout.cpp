@@ -345,6 +345,29 @@ TEST(ScaleOutResume, DamagedRecordIsRefusedAndLeavesEveryFile) {
     EXPECT_EQ(read_text(d / "samples.csv.resume"), samples);
 }
 
+// A samples.csv.resume shorter than its record says is refused the same way, and the message carries no stale errno
+// text (issue 25 item 12: "…counted (107588): No such file or directory", exit 1, "rerun with --resume").
+TEST(ScaleOutResume, ShortSamplesAreRefusedAndLeaveEveryFile) {
+    TempDir tmp;
+    const fs::path d = tmp.path() / "killed";
+    const std::vector<std::string> a = run_args(d, {"--save-samples", "--checkpoint-every", "0"});
+    ASSERT_EQ(nhvk(a, tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=4,9").rc, 128 + 9);
+    const std::string record = read_text(d / "resume.nhvk");
+    const std::string samples = read_text(d / "samples.csv.resume");
+    ASSERT_GT(samples.size(), 100u);
+    std::ofstream(d / "samples.csv.resume", std::ios::binary | std::ios::trunc) << samples.substr(0, 100);
+    std::vector<std::string> resume = a;
+    resume.push_back("--resume");
+    const CliRun r = nhvk(resume, tmp);
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_NE(r.err.find("holds 100 bytes, fewer than the " + std::to_string(samples.size())), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("run without --resume to start over"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("No such file"), std::string::npos) << r.err;
+    EXPECT_EQ(read_text(d / "resume.nhvk"), record);
+    EXPECT_EQ(read_text(d / "samples.csv.resume"), samples.substr(0, 100));
+}
+
 TEST(ScaleOutResume, CtrlCStopsCleanlyAndResumes) {
     TempDir tmp;
     const fs::path clean = tmp.path() / "clean", d = tmp.path() / "stopped";
