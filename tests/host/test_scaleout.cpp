@@ -317,55 +317,60 @@ TEST(ScaleOutResume, RunKilledWithSigkillResumesToTheSameOutputs) {
                                                   "summary.md"}));
 }
 
+/** A run killed (-9) right after the resume record of its 4th chunk, with samples.csv, and what it left. */
+struct Killed {
+    fs::path dir;
+    std::vector<std::string> resume; ///< the same command with --resume
+    std::string record, samples;     ///< resume.nhvk and samples.csv.resume as the kill left them
+};
+Killed killed_after_a_record(const TempDir& tmp) {
+    Killed k;
+    k.dir = tmp.path() / "killed";
+    k.resume = run_args(k.dir, {"--save-samples", "--checkpoint-every", "0"});
+    EXPECT_EQ(nhvk(k.resume, tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=4,9").rc, 128 + 9);
+    k.resume.push_back("--resume");
+    k.record = read_text(k.dir / "resume.nhvk");
+    k.samples = read_text(k.dir / "samples.csv.resume");
+    EXPECT_GT(k.record.size(), 100u);
+    EXPECT_GT(k.samples.size(), 100u);
+    return k;
+}
+
 // A record that cannot be read is refused like one of another run: exit 2, a message that says how to start over,
 // and every file left as it was (issue 25 items 6 and 12: it exited 1 and removed samples.csv.resume).
 TEST(ScaleOutResume, DamagedRecordIsRefusedAndLeavesEveryFile) {
     TempDir tmp;
-    const fs::path d = tmp.path() / "killed";
-    const std::vector<std::string> a = run_args(d, {"--save-samples", "--checkpoint-every", "0"});
-    ASSERT_EQ(nhvk(a, tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=4,9").rc, 128 + 9);
-    const std::string record = read_text(d / "resume.nhvk");
-    const std::string samples = read_text(d / "samples.csv.resume");
-    ASSERT_GT(record.size(), 100u);
-    std::ofstream(d / "resume.nhvk", std::ios::binary | std::ios::trunc) << record.substr(0, 100);
+    const Killed k = killed_after_a_record(tmp);
+    std::ofstream(k.dir / "resume.nhvk", std::ios::binary | std::ios::trunc) << k.record.substr(0, 100);
     // the killed run's lock file is a stale claim, which any later claim of the folder removes: not compared
     const auto files = [&] {
-        std::vector<std::string> v = names(d);
+        std::vector<std::string> v = names(k.dir);
         v.erase(std::remove(v.begin(), v.end(), ".nhvk.lock"), v.end());
         return v;
     };
     const std::vector<std::string> before = files();
-    std::vector<std::string> resume = a;
-    resume.push_back("--resume");
-    const CliRun r = nhvk(resume, tmp);
+    const CliRun r = nhvk(k.resume, tmp);
     EXPECT_EQ(r.rc, 2) << r.err;
     EXPECT_NE(r.err.find("run without --resume to start over"), std::string::npos) << r.err;
     EXPECT_EQ(files(), before);
-    EXPECT_EQ(read_text(d / "resume.nhvk"), record.substr(0, 100));
-    EXPECT_EQ(read_text(d / "samples.csv.resume"), samples);
+    EXPECT_EQ(read_text(k.dir / "resume.nhvk"), k.record.substr(0, 100));
+    EXPECT_EQ(read_text(k.dir / "samples.csv.resume"), k.samples);
 }
 
 // A samples.csv.resume shorter than its record says is refused the same way, and the message carries no stale errno
 // text (issue 25 item 12: "…counted (107588): No such file or directory", exit 1, "rerun with --resume").
 TEST(ScaleOutResume, ShortSamplesAreRefusedAndLeaveEveryFile) {
     TempDir tmp;
-    const fs::path d = tmp.path() / "killed";
-    const std::vector<std::string> a = run_args(d, {"--save-samples", "--checkpoint-every", "0"});
-    ASSERT_EQ(nhvk(a, tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=4,9").rc, 128 + 9);
-    const std::string record = read_text(d / "resume.nhvk");
-    const std::string samples = read_text(d / "samples.csv.resume");
-    ASSERT_GT(samples.size(), 100u);
-    std::ofstream(d / "samples.csv.resume", std::ios::binary | std::ios::trunc) << samples.substr(0, 100);
-    std::vector<std::string> resume = a;
-    resume.push_back("--resume");
-    const CliRun r = nhvk(resume, tmp);
+    const Killed k = killed_after_a_record(tmp);
+    std::ofstream(k.dir / "samples.csv.resume", std::ios::binary | std::ios::trunc) << k.samples.substr(0, 100);
+    const CliRun r = nhvk(k.resume, tmp);
     EXPECT_EQ(r.rc, 2) << r.err;
-    EXPECT_NE(r.err.find("holds 100 bytes, fewer than the " + std::to_string(samples.size())), std::string::npos)
+    EXPECT_NE(r.err.find("holds 100 bytes, fewer than the " + std::to_string(k.samples.size())), std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find("run without --resume to start over"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("No such file"), std::string::npos) << r.err;
-    EXPECT_EQ(read_text(d / "resume.nhvk"), record);
-    EXPECT_EQ(read_text(d / "samples.csv.resume"), samples.substr(0, 100));
+    EXPECT_EQ(read_text(k.dir / "resume.nhvk"), k.record);
+    EXPECT_EQ(read_text(k.dir / "samples.csv.resume"), k.samples.substr(0, 100));
 }
 
 TEST(ScaleOutResume, CtrlCStopsCleanlyAndResumes) {
