@@ -197,6 +197,12 @@ void tidy_resume_records(const fs::path& dir, bool resume, int ranks) {
                             "); resume with the same number of ranks, or run without --resume to start over");
 }
 
+/** @brief The refusal of a resume whose record, or the samples kept for it, cannot be used as they are. */
+ResumeRefused unusable_resume(const std::exception& e) {
+    return ResumeRefused("--resume: " + std::string(e.what()) +
+                         "; run without --resume to start over (that removes the record)");
+}
+
 std::string range_text(IndexRange r) { return "[" + std::to_string(r.first) + ", " + std::to_string(r.end) + ")"; }
 
 } // namespace
@@ -211,7 +217,8 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     const std::uint64_t N = static_cast<std::uint64_t>(cfg.run.trajectories);
     const IndexRange shard = split_range({0, N}, opt.shard_index, opt.shard_count);
     const IndexRange mine = split_range(shard, comm.rank(), comm.size());
-    if (comm.parallel() && !parallel_run_problem(cfg).empty()) throw std::runtime_error(parallel_run_problem(cfg));
+    if (comm.parallel())
+        if (const std::string problem = parallel_run_problem(cfg); !problem.empty()) throw std::runtime_error(problem);
     // NOTE: the OpenMP default is process-wide; restore it on return so one run's thread count does not leak into
     // the next run of the same process.
     struct OmpThreadsGuard {
@@ -306,8 +313,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
             try {
                 st = read_state_file(record);
             } catch (const std::exception& e) {
-                throw ResumeRefused("--resume: " + std::string(e.what()) +
-                                    "; run without --resume to start over (that removes the record)");
+                throw unusable_resume(e);
             }
             if (st.id.config_hash != id.config_hash || st.id.trajectories != id.trajectories || st.id.seed != id.seed)
                 throw ResumeRefused("--resume: the resume record '" + record.string() +
@@ -339,8 +345,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
             try {
                 samples = std::make_unique<SamplesWriter>(cfg, plan.layout, *out, samples_bytes);
             } catch (const ResumableTooShort& e) {
-                throw ResumeRefused("--resume: " + std::string(e.what()) +
-                                    "; run without --resume to start over (that removes the record)");
+                throw unusable_resume(e);
             }
         }
         done = next - mine.first;

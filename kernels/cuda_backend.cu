@@ -87,10 +87,9 @@ std::size_t device_budget() {
  *         chunk's members to amortise that: about 65536 items in all, at least 512 members per item and chunk, and
  *         at most `budget` bytes per slot (at least one tile per series).
  *
- * NOTE: measured on an H100 with the DOPRI5 bench (401 series, chunk 65536, 10^7 members): 40 tiles per series
- * under a 128 MiB budget took 4.7 s of device reduction, 77 tiles (1 GiB) 1.3 s, 152 tiles (2 GiB) 1.7 s; the
- * peers' RK4 workload (11 series) slowed from 0.95 s to 5.7 s when its items fell to 11 members per chunk, hence the
- * floor of 512 (bench/results/2026-11-24-h100-statistics.md).
+ * NOTE: the three numbers come from a sweep on an H100: many series (the DOPRI5 bench's 401) want more items than
+ * the old 16384, few series (the RK4 workload's 11) slow down when an item sees only a few members per chunk
+ * (bench/results/2026-11-24-h100-statistics.md).
  */
 std::size_t device_tiles(std::size_t n_series, std::size_t row_words, long long capacity, std::size_t budget) {
     const std::size_t item_bytes = sizeof(stats::SeriesPartial) + sizeof(std::uint64_t) * row_words;

@@ -135,20 +135,18 @@ void select_order_statistics(std::vector<double>& v, const std::vector<std::uint
     std::vector<std::size_t> bucket(ranks.size());
     std::vector<std::uint64_t> inside(ranks.size());
     std::vector<std::int32_t> slot(count.size(), -1); // bucket → index among the gathered buckets
-    std::vector<std::uint64_t> first_of;              // the rank of each gathered bucket's first value
+    std::vector<std::vector<double>> gathered;
     std::uint64_t before = 0u;
-    std::size_t b = 0, r = 0;
-    for (; r < ranks.size(); ++r) {
+    std::size_t b = 0;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
         while (before + count[b] <= ranks[r]) before += count[b++];
         bucket[r] = b;
         inside[r] = ranks[r] - before;
         if (slot[b] < 0) {
-            slot[b] = static_cast<std::int32_t>(first_of.size());
-            first_of.push_back(before);
+            slot[b] = static_cast<std::int32_t>(gathered.size());
+            gathered.emplace_back().reserve(count[b]);
         }
     }
-    std::vector<std::vector<double>> gathered(first_of.size());
-    for (std::size_t i = 0; i < first_of.size(); ++i) gathered[i].reserve(0);
     for (const double x : v) {
         const std::int32_t g = slot[(key(x) - lo) >> shift];
         if (g >= 0) gathered[static_cast<std::size_t>(g)].push_back(x);

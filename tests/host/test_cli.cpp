@@ -317,7 +317,7 @@ const BadTrajectoryOption bad_trajectory_options[] = {
     {"times_count_overflow", {"--times", "99999999999"}, "--times: expected a count in [1, 1000000]"},
     {"mu0_empty", {"--mu0", ""}, "--mu0: expected a non-empty value"},
     {"q0_overflow", {"--q0", "1e400,0.5,0"}, "--q0: expected a finite number, got '1e400'"},
-    // issue 25 item 14: t0 printed as "(0.000000)"
+    // issue 25 item 14: t0 printed as a number, not in fixed notation
     {"times_before_small_t0", {"--t0", "1e-9", "--times", "1e-10,0.5"}, "and > t0 (1e-09)"},
 };
 
@@ -340,8 +340,8 @@ TEST_P(CliBadTrajectoryOption, ExitsTwoNamingTheOption) {
     EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
-// A subnormal number is a finite number (issue 25 item 14: `--q0 4.9e-324,…` was refused as "expected a finite
-// number", since std::stod throws on the ERANGE that strtod sets for a subnormal result).
+// A subnormal number is a finite number (issue 25 item 14): std::stod would throw on the ERANGE that strtod sets for a
+// subnormal result.
 TEST(CliTrajectory, SubnormalInputIsANumber) {
     TempDir tmp;
     const CliRun r = nhvk({"trajectory", "--model", "nh_particle", "--q0", "4.9e-324,0.5,0", "--v0", "1,0.7,0.5",

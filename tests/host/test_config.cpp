@@ -599,8 +599,7 @@ INSTANTIATE_TEST_SUITE_P(
         InlineCase{"mu_element", "[model]\nname = \"fake_top\"\n[times]\nt_end = 1\n[initial]\nmu = [0.0, \"a\"]\n", 6,
                    "initial.mu[1]", "expected a number or a distribution"},
         InlineCase{"mu_string", head + "[initial]\nmu = \"zero\"\n", 6, "initial.mu", "expected a distribution"},
-        // issue 25 item 14: draws that cannot be finite numbers are refused when the config is loaded (they ran, and
-        // every member failed non_finite)
+        // issue 25 item 14: draws that cannot be finite numbers are refused when the config is loaded
         InlineCase{"uniform_too_wide", head + "[initial]\nmu = { dist = \"uniform\", low = -1e308, high = 1e308 }\n", 6,
                    "initial.mu.high", "expected a uniform whose width high − low is a finite number"},
         InlineCase{"normal_too_wide", head + "[initial]\nmu = { dist = \"normal\", mean = 0, std = 1e308 }\n", 6,
@@ -625,7 +624,7 @@ INSTANTIATE_TEST_SUITE_P(
         InlineCase{"zero_mass", head + "[model.params]\nm = 0\n", 6, "model.params.m", "expected a number > 0"},
         InlineCase{"mass_sweep_below_zero", head + "[model.params]\nm = { dist = \"uniform\", low = -1, high = 1 }\n",
                    6, "model.params.m.low", "expected a number > 0 (the range of parameter m), got -1"},
-        // issue 25 item 14: a fixed distribution out of range named its table ("got a table"), not its value
+        // issue 25 item 14: a fixed distribution out of range is named by its value
         InlineCase{"mass_fixed_zero", head + "[model.params]\nm = { dist = \"fixed\", value = 0 }\n", 6,
                    "model.params.m.value", "expected a number > 0 (the range of parameter m), got 0"},
         InlineCase{"mass_sweep_normal", head + "[model.params]\nm = { dist = \"normal\", mean = 1, std = 0.1 }\n", 6,

@@ -861,7 +861,7 @@ save_samples = true
 // repeatedly).
 TEST(EnsembleThreads, ExplicitThreadCountDoesNotLeakIntoLaterRuns) {
     // NOTE: the process's OpenMP default set here (3, restored at the end) rather than read from the machine, so
-    // that the test means the same on any number of cores (with one core it used to skip).
+    // that the test means the same on any number of cores.
     struct Restore {
         int saved = omp_get_max_threads();
         ~Restore() { omp_set_num_threads(saved); }

@@ -178,8 +178,8 @@ TEST(ScaleOutShards, FourShardsMergedEqualOneRun) {
 }
 
 // An empty shard (more shards than trajectories) is a success: it exits 0 with an empty part, and the merge of every
-// shard, the empty ones included, is the run of all trajectories (issue 25 item 13: it exited 4, "no valid
-// trajectory", which a SLURM array marks as a failed task).
+// shard, the empty ones included, is the run of all trajectories (issue 25 item 13: a SLURM array marks a task that
+// exits non-zero as failed).
 TEST(ScaleOutShards, EmptyShardsSucceedAndMergeIntoTheWholeRun) {
     TempDir tmp;
     const auto three = [](const fs::path& out, std::vector<std::string> more) { // run_args with 3 trajectories
@@ -204,7 +204,7 @@ TEST(ScaleOutShards, EmptyShardsSucceedAndMergeIntoTheWholeRun) {
     expect_same_run(single, merged, false);
 }
 
-// Merge's errors about its output folder name its own option, --out (issue 25 item 14: they said run.out).
+// Merge's errors about its output folder name its own option, --out, not a config's run.out (issue 25 item 14).
 TEST(ScaleOutShards, MergeFolderErrorsNameTheOutOption) {
     TempDir tmp;
     std::vector<std::string> merge = {"merge"};
@@ -337,7 +337,7 @@ Killed killed_after_a_record(const TempDir& tmp) {
 }
 
 // A record that cannot be read is refused like one of another run: exit 2, a message that says how to start over,
-// and every file left as it was (issue 25 items 6 and 12: it exited 1 and removed samples.csv.resume).
+// and every file left as it was (issue 25 items 6 and 12).
 TEST(ScaleOutResume, DamagedRecordIsRefusedAndLeavesEveryFile) {
     TempDir tmp;
     const Killed k = killed_after_a_record(tmp);
@@ -358,7 +358,7 @@ TEST(ScaleOutResume, DamagedRecordIsRefusedAndLeavesEveryFile) {
 }
 
 // A samples.csv.resume shorter than its record says is refused the same way, and the message carries no stale errno
-// text (issue 25 item 12: "…counted (107588): No such file or directory", exit 1, "rerun with --resume").
+// text (issue 25 item 12).
 TEST(ScaleOutResume, ShortSamplesAreRefusedAndLeaveEveryFile) {
     TempDir tmp;
     const Killed k = killed_after_a_record(tmp);
@@ -415,7 +415,7 @@ TEST(ScaleOutProgress, LinesWithinOneLargeChunkAndARunLog) {
     // hook pauses 250 ms after each batch, longer than --progress-every, so every report after the first is a line
     // however fast the machine (a chunk sized to outlast two progress intervals finishes early on a fast one).
     // --backend cpu: the batches and the pause are the CPU backend's (on a GPU machine `auto` picks CUDA, whose chunk
-    // is one launch: seen failing on an H100).
+    // is one launch).
     const CliRun r = nhvk({"run", config, "--trajectories", "4000", "--chunk", "4000", "--threads", "1", "--backend",
                            "cpu", "--out", d.string(), "--progress-every", "0.2"},
                           tmp, "NHVK_TEST_CPU_BATCH_PAUSE_MS=250");

@@ -612,8 +612,8 @@ void expect_member_matches(const CaseRun& cr, const Reference& ref, const ChunkR
     ++tally.compared;
     // NOTE: beyond RK4's stability (the unstable member) the state blows up, and whether that first shows as a
     // non-finite state, a singular saddle-point matrix or a state outside the chart is decided by the amplified
-    // rounding (seen on an H100: non_finite on the CPU, singular on the GPU, same dynamics and output index). The
-    // dynamics that failed and the output time it could not reach must still agree.
+    // rounding, so one device may say non_finite where the other says singular. The dynamics that failed and the
+    // output time it could not reach must still agree.
     const bool blows_up = cr.c.method == Method::rk4 && j == unstable_member;
     const auto blow_up = [](const Outcome& o) {
         return o.status == static_cast<std::uint8_t>(nhvk::Status::non_finite) ||
