@@ -4,8 +4,6 @@
  *         OpenMP loops, and the same Thrust reduction source on Thrust's OpenMP system. Synchronous: every stage is
  *         done when its call returns.
  */
-#include <thrust/system/omp/execution_policy.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -17,6 +15,7 @@
 #include "model_ops.hpp"
 #include "nhvk/backend/backend.hpp"
 #include "nhvk/stats/chunk_metrics.hpp"
+#include "stats/ensemble_stats.hpp"
 
 namespace nhvk {
 
@@ -118,9 +117,9 @@ public:
         const stats::ChunkView in = stats::metrics_view(args_, m);
         if (in.n_series != n_series_)
             throw std::logic_error("reduce: the chunk's series differ from start_reduction's");
-        // NOTE: one tile per series: one sequential pass per series, the series in parallel.
-        stats::accumulate_chunk(thrust::omp::par, in, 1, partials_.data(), counts_.data(),
-                                stats::LogBinner::make(table_));
+        // NOTE: one sequential pass per series, the series in parallel (the device's reduction, on the host).
+        stats::reduce_chunk_host(in, partials_.data(), counts_.data(), stats::LogBinner::make(table_), nullptr, nullptr,
+                                 true);
     }
     void download(int, long long, Downloads) override {}
     void wait(int) override {}

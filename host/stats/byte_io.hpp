@@ -27,7 +27,7 @@ inline void put_string(std::string& out, const std::string& s) {
     out += s;
 }
 
-template <class T> void put_vector(std::string& out, const std::vector<T>& v) {
+template <class T, class A> void put_vector(std::string& out, const std::vector<T, A>& v) {
     static_assert(std::is_trivially_copyable_v<T>, "put_vector: trivially copyable elements only");
     put<std::uint64_t>(out, v.size());
     if (!v.empty()) put_raw(out, v.data(), v.size() * sizeof(T));
@@ -57,11 +57,11 @@ public:
         pos_ += static_cast<std::size_t>(n);
         return s;
     }
-    template <class T> std::vector<T> get_vector() {
+    template <class T, class A = std::allocator<T>> std::vector<T, A> get_vector() {
         const std::uint64_t n = get<std::uint64_t>();
         if (n > (data_.size() - pos_) / (sizeof(T) ? sizeof(T) : 1))
             throw std::runtime_error(what_ + ": truncated (the file ends early)");
-        std::vector<T> v(static_cast<std::size_t>(n));
+        std::vector<T, A> v(static_cast<std::size_t>(n));
         get_raw(v.data(), v.size() * sizeof(T));
         return v;
     }

@@ -3,6 +3,7 @@
 
 #include "nhvk/stats/chunk_reduce.hpp"
 #include "nhvk/stats/exact_sum.hpp"
+#include "nhvk/stats/host_row_reduce.hpp"
 
 #include <thrust/system/cpp/execution_policy.h>
 #include <thrust/system/omp/execution_policy.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -104,33 +106,50 @@ void quantiles_from_order_statistics(std::uint64_t n, const std::vector<std::uin
 }
 
 void select_order_statistics(std::vector<double>& v, const std::vector<std::uint64_t>& ranks, double* out) {
-    const std::size_t n = v.size();
+    if (v.empty()) {
+        if (!ranks.empty()) throw std::invalid_argument("select_order_statistics: a rank beyond the values");
+        return;
+    }
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    select_order_statistics(v.data(), v.size(), *lo, *hi, ranks, out);
+}
+
+void select_order_statistics(double* v, std::size_t n, double min, double max, const std::vector<std::uint64_t>& ranks,
+                             double* out) {
     if (ranks.empty()) return;
     if (ranks.back() >= n) throw std::invalid_argument("select_order_statistics: a rank beyond the values");
     // NOTE: below a few thousand values the selection itself is cheapest
     if (n < 8192u) {
-        select_in(v.data(), v.data() + n, 0, ranks.data(), ranks.data() + ranks.size());
+        select_in(v, v + n, 0, ranks.data(), ranks.data() + ranks.size());
         for (std::size_t i = 0; i < ranks.size(); ++i) out[i] = v[ranks[i]];
         return;
     }
     // Buckets of the order-preserving integer image of the doubles (sign flipped, negatives inverted), equal-width
-    // between the smallest and largest key, 2^12 of them: the integer image grows like the logarithm of the
-    // magnitude, so values spread over many decades still spread over the buckets. One pass counts, the ranks'
-    // buckets are found from the counts, a second pass gathers only those buckets, and each is selected alone.
+    // between the smallest and largest key: the integer image grows like the logarithm of the magnitude, so values
+    // spread over many decades still spread over the buckets. One pass counts, the ranks' buckets are found from the
+    // counts, a second pass gathers only those buckets, and each is selected alone.
+    // About n/4 buckets (at most 2^16, a counts array that stays in L2): a metric's values often sit in a few binades
+    // of a range that spans hundreds (zeros beside values of 1e-15, say), and the buckets must still be fine there,
+    // so that the gathered buckets are small and the gathering pass rarely takes a value.
     const auto key = [](double x) {
         const std::uint64_t b = detail::double_bits(x);
         return (b >> 63) != 0u ? ~b : b | (std::uint64_t{1} << 63);
     };
-    std::uint64_t lo = ~std::uint64_t{0}, hi = 0u;
-    for (const double x : v) {
-        const std::uint64_t k = key(x);
-        lo = k < lo ? k : lo;
-        hi = k > hi ? k : hi;
-    }
+    const std::uint64_t lo = key(min + 0.0);
+    const std::uint64_t hi = key(max + 0.0);
+    if (hi < lo) throw std::invalid_argument("select_order_statistics: min above max");
+    std::uint64_t n_buckets = 4096u;
+    while (n_buckets < 65536u && n_buckets * 4u < n) n_buckets *= 2u;
     int shift = 0;
-    while (((hi - lo) >> shift) >= 4096u) ++shift;
-    std::vector<std::uint64_t> count(((hi - lo) >> shift) + 1u, 0u);
-    for (const double x : v) ++count[(key(x) - lo) >> shift];
+    while (((hi - lo) >> shift) >= n_buckets) ++shift;
+    std::vector<std::uint32_t> count(static_cast<std::size_t>(((hi - lo) >> shift) + 1u), 0u);
+    if (n > 0xFFFFFFFFu) throw std::invalid_argument("select_order_statistics: more than 2^32 - 1 values");
+    for (std::size_t i = 0; i < n; ++i) {
+        // NOTE: a value outside [min, max] would index out of the counts: refused, not trusted
+        const std::uint64_t k = key(v[i]);
+        if (k < lo || k > hi) throw std::invalid_argument("select_order_statistics: a value outside [min, max]");
+        ++count[static_cast<std::size_t>((k - lo) >> shift)];
+    }
     // for each rank: its bucket and its rank inside the bucket
     std::vector<std::size_t> bucket(ranks.size());
     std::vector<std::uint64_t> inside(ranks.size());
@@ -147,9 +166,9 @@ void select_order_statistics(std::vector<double>& v, const std::vector<std::uint
             gathered.emplace_back().reserve(count[b]);
         }
     }
-    for (const double x : v) {
-        const std::int32_t g = slot[(key(x) - lo) >> shift];
-        if (g >= 0) gathered[static_cast<std::size_t>(g)].push_back(x);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int32_t g = slot[static_cast<std::size_t>((key(v[i]) - lo) >> shift)];
+        if (g >= 0) gathered[static_cast<std::size_t>(g)].push_back(v[i]);
     }
     for (std::size_t i = 0; i < ranks.size();) {
         // the ranks that fall in one bucket, selected together
@@ -203,7 +222,7 @@ void EnsembleAccumulator::drop_values() {
     for (std::size_t s = 0; s < values_.size(); ++s)
         for (const double x : values_[s]) b.add(counts_.data() + s * row_words_, x);
     exact_ = false;
-    std::vector<std::vector<double>>().swap(values_);
+    std::vector<Values>().swap(values_);
 }
 
 void EnsembleAccumulator::add_chunk(const double* values, std::size_t chunk, std::size_t ld,
@@ -233,28 +252,56 @@ void EnsembleAccumulator::add_chunk(const ChunkView& in) {
     const std::size_t chunk = in.chunk;
     // NOTE: small chunks run sequentially (an OpenMP region costs more than the work); the result is the same
     // either way, since every reduction below is exact.
-    if (chunk * n_series_ < kMinParallelValues) {
-        add_chunk_with(thrust::cpp::par, in);
+    add_chunk_parallel(in, chunk * n_series_ >= kMinParallelValues);
+}
+
+namespace {
+
+/** @brief Series s of a chunk through reduce_series_host, with a thread's own binade scratch. */
+struct ReduceSeriesHost {
+    const ChunkView* in;
+    const std::int32_t* times_counted;
+    bool all_counted;
+    SeriesPartial* partials;
+    std::uint64_t* counts;
+    const LogBinner* binner;
+    double* const* out;
+    std::size_t* n_out;
+
+    void operator()(std::size_t s) const {
+        thread_local const std::unique_ptr<BinadeSums> sums = std::make_unique<BinadeSums>(); // 64 KiB
+        const std::size_t k = reduce_series_host(*in, s, times_counted, all_counted, partials[s],
+                                                 counts ? counts + s * binner->row_words() : nullptr, *binner,
+                                                 out ? out[s] : nullptr, *sums);
+        if (n_out) n_out[s] = k;
+    }
+};
+
+} // namespace
+
+void reduce_chunk_host(const ChunkView& in, SeriesPartial* partials, std::uint64_t* counts, const LogBinner& binner,
+                       double* const* out, std::size_t* n_out, bool parallel) {
+    // NOTE: the population rule per member once per chunk, not once per value: a timed row then reads one int32 per
+    // member, or nothing at all when every member counts everywhere (the usual chunk).
+    std::vector<std::int32_t> times(in.chunk);
+    bool all_counted = true;
+    for (std::size_t j = 0; j < in.chunk; ++j) {
+        const long long c = in.times_counted(j);
+        times[j] = static_cast<std::int32_t>(c < 0 ? 0 : (c > static_cast<long long>(in.nt) ? in.nt : c));
+        all_counted = all_counted && c >= static_cast<long long>(in.nt);
+    }
+    const ReduceSeriesHost f{&in, times.data(), all_counted, partials, counts, &binner, out, n_out};
+    const thrust::counting_iterator<std::size_t> first(0);
+    if (parallel) {
+        thrust::for_each(thrust::omp::par, first, first + in.n_series, f);
     } else {
-        add_chunk_with(thrust::omp::par, in);
+        thrust::for_each(thrust::cpp::par, first, first + in.n_series, f);
     }
 }
 
-template <class Policy> void EnsembleAccumulator::add_chunk_with(const Policy& policy, const ChunkView& in) {
-    // one sequential pass per series (n_tiles = 1), series in parallel; deterministic (exact partials, integer counts)
-    accumulate_chunk(policy, in, 1, partials_.data(), exact_ ? nullptr : counts_.data(), binner());
+void EnsembleAccumulator::add_chunk_parallel(const ChunkView& in, bool parallel) {
     if (!exact_) {
-        return;
-    }
-    // NOTE: decided on the number of values only, so the final mode does not depend on chunking.
-    if (stored_total() > budget_values_) {
-        drop_values();
-        const LogBinner b = binner();
-        for (std::size_t s = 0; s < n_series_; ++s)
-            for (std::size_t j = 0; j < in.chunk; ++j) {
-                const double x = in.values[s * in.ld + j];
-                if (in.included(j, s, x) && detail::is_finite(x)) b.add(counts_.data() + s * row_words_, x);
-            }
+        reduce_chunk_host(in, partials_.data(), counts_.data(), binner(), nullptr, nullptr, parallel);
         return;
     }
     reserve_values();
@@ -264,10 +311,13 @@ template <class Policy> void EnsembleAccumulator::add_chunk_with(const Policy& p
         values_[s].resize(values_[s].size() + in.chunk);
         out[s] = values_[s].data() + values_[s].size() - in.chunk;
     }
-    compact_chunk(policy, in, out.data(), n_out.data());
+    reduce_chunk_host(in, partials_.data(), nullptr, binner(), out.data(), n_out.data(), parallel);
     for (std::size_t s = 0; s < n_series_; ++s) {
         values_[s].resize(values_[s].size() - in.chunk + n_out[s]);
     }
+    // NOTE: decided on the number of values only, so the final mode does not depend on chunking; the chunk's values
+    // are binned with the others.
+    if (stored_total() > budget_values_) drop_values();
 }
 
 bool EnsembleAccumulator::merge_reduced(const SeriesPartial* partials, const std::uint64_t* counts) {
@@ -378,11 +428,11 @@ void EnsembleAccumulator::load(bytes::Reader& in) {
     if (partials.size() != n_series_ || counts.size() != counts_.size()) {
         throw std::runtime_error(what + ": statistics arrays of the wrong length");
     }
-    std::vector<std::vector<double>> values;
+    std::vector<Values> values;
     if (exact) {
         values.resize(n_series_);
         for (std::size_t s = 0; s < n_series_; ++s) {
-            values[s] = in.get_vector<double>();
+            values[s] = in.get_vector<double, Values::allocator_type>();
             if (values[s].size() != partials[s].count) {
                 throw std::runtime_error(what + ": stored values out of step with the counts");
             }
@@ -419,11 +469,12 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
         const long long n = static_cast<long long>(n_series_);
 #pragma omp parallel for schedule(dynamic, 1)
         for (long long s = 0; s < n; ++s) {
-            std::vector<double>& v = values_[static_cast<std::size_t>(s)];
-            const auto& r = ranks[static_cast<std::size_t>(s)];
-            auto& st = stats[static_cast<std::size_t>(s)];
-            st.resize(r.size());
-            select_order_statistics(v, r, st.data());
+            const auto i = static_cast<std::size_t>(s);
+            auto& st = stats[i];
+            st.resize(ranks[i].size());
+            // NOTE: the exact partial's min and max bound the values, which saves the selection a pass
+            select_order_statistics(values_[i].data(), values_[i].size(), partials_[i].min, partials_[i].max, ranks[i],
+                                    st.data());
         }
     }
     for (std::size_t s = 0; s < n_series_; ++s) {

@@ -15,7 +15,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stats/byte_io.hpp"
@@ -55,6 +57,18 @@ struct SeriesSummary {
  * depends only on how many values arrived, the final mode does too. count, nonfinite, mean, std, min and max come
  * from exact partials and are identical in both modes. All reductions are deterministic.
  */
+/** @brief std::allocator, except that value-initialisation (resize) leaves trivial elements uninitialised: the stored
+ *         values of exact quantiles are written once, by the reduction, so zeroing them first is a wasted pass. */
+template <class T> struct UninitializedAllocator : std::allocator<T> {
+    template <class U> struct rebind { using other = UninitializedAllocator<U>; };
+    UninitializedAllocator() = default;
+    template <class U> UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+    template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+    template <class U, class... A> void construct(U* p, A&&... a) {
+        ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+    }
+};
+
 class EnsembleAccumulator {
 public:
     /** @brief Sets up n_series empty series; throws std::invalid_argument on an invalid spec. */
@@ -140,7 +154,7 @@ public:
     const std::uint64_t* histogram(std::size_t s) const { return counts_.data() + s * row_words_; }
 
 private:
-    template <class Policy> void add_chunk_with(const Policy& policy, const ChunkView& in);
+    void add_chunk_parallel(const ChunkView& in, bool parallel);
     std::uint64_t stored_total() const;
     /** @brief Merges partials and histogram rows reduced elsewhere; true when any series received a value. */
     bool merge_reduced(const SeriesPartial* partials, const std::uint64_t* counts);
@@ -154,10 +168,11 @@ private:
     std::size_t row_words_;
     std::uint64_t n_expected_; // values per series expected in exact mode (reserved at the first chunk)
     bool exact_;
-    bool values_elsewhere_ = false;           // exact, with the values kept by a backend
-    std::vector<SeriesPartial> partials_;     // per series
-    std::vector<std::uint64_t> counts_;       // n_series histogram rows of row_words_
-    std::vector<std::vector<double>> values_; // exact mode: valid finite values per series
+    bool values_elsewhere_ = false;       // exact, with the values kept by a backend
+    std::vector<SeriesPartial> partials_; // per series
+    std::vector<std::uint64_t> counts_;   // n_series histogram rows of row_words_
+    using Values = std::vector<double, UninitializedAllocator<double>>;
+    std::vector<Values> values_; // exact mode: valid finite values per series
 };
 
 /**
@@ -230,11 +245,26 @@ std::vector<std::uint64_t> quantile_ranks(std::uint64_t n);
 void quantiles_from_order_statistics(std::uint64_t n, const std::vector<std::uint64_t>& ranks, const double* stats,
                                      double (&q)[7]);
 
+/**
+ * @brief The host's reduction of a chunk, one pass per series row, the rows in parallel when `parallel` (OpenMP):
+ *        adds row s to partials[s] and, when `counts` is not null, to its histogram row at
+ * counts[s·binner.row_words()]; when `out` is not null, writes the row's included finite values (−0 folded to +0) to
+ * out[s] in trajectory order and their number to n_out[s]. The same partials, rows and values as accumulate_chunk (one
+ * tile) and compact_chunk (nhvk/stats/chunk_reduce.hpp), with the exact sums gathered per binade
+ *        (nhvk/stats/host_row_reduce.hpp). Deterministic.
+ */
+void reduce_chunk_host(const ChunkView& in, SeriesPartial* partials, std::uint64_t* counts, const LogBinner& binner,
+                       double* const* out, std::size_t* n_out, bool parallel);
+
 /** @brief The order statistics at the ascending distinct `ranks`: out[i] = the ranks[i]-th smallest of the finite
  *         values v (reordered), in O(n) passes rather than a sort: one counting pass over 2^12 buckets of the doubles'
  *         order-preserving integer image, one gathering the ranks' buckets, and recursive std::nth_element inside
  *         those (for a few thousand values, nth_element alone). Deterministic: an order statistic is a value,
  *         whatever finds it. */
 void select_order_statistics(std::vector<double>& v, const std::vector<std::uint64_t>& ranks, double* out);
+/** @brief The same for the n values at v, given their smallest and largest (which spares a pass; a value outside
+ *         [min, max] is refused with std::invalid_argument). */
+void select_order_statistics(double* v, std::size_t n, double min, double max, const std::vector<std::uint64_t>& ranks,
+                             double* out);
 
 } // namespace nhvk::stats

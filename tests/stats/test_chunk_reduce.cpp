@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "nhvk/stats/chunk_reduce.hpp"
+#include "nhvk/stats/host_row_reduce.hpp"
+#include "stats/ensemble_stats.hpp"
 
 #include <gtest/gtest.h>
 #include <thrust/system/cpp/execution_policy.h>
@@ -10,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -136,6 +139,123 @@ TEST(ChunkReduce, CompactChunkKeepsValidFiniteInOrder) {
             EXPECT_FALSE(out[i] == 0.0 && std::signbit(out[i]));
         }
     }
+}
+
+// The host's one-pass reduction (reduce_chunk_host: exact sums per binade, the population rule once per member)
+// against the per-value path (SeriesPartial::add, LogBinner::add), with the population rule of ChunkView's
+// documentation written out here: a timed series of member j counts when j is valid and either did not fail or, with
+// fail_index given, failed after reaching that output time; the per-member series counts a valid member's non-NaN
+// value when it did not fail or fail_index is given.
+TEST(ChunkReduce, HostRowPassMatchesPerValuePath) {
+    const Data d = make_data();
+    const std::size_t nt = 3; // series 0..5: two metrics at three output times; series 6: per member
+    const std::size_t timed = 6;
+    std::mt19937_64 rng(7);
+    std::vector<std::uint8_t> status(d.n, 0u);
+    std::vector<std::int32_t> fail_index(d.n, 0);
+    for (std::size_t j = 0; j < d.n; ++j) {
+        if (rng() % 5 == 0) {
+            status[j] = 1u;
+            fail_index[j] = static_cast<std::int32_t>(rng() % 5) - 1; // −1 … 3
+        }
+    }
+    const LogHistogramSpec spec{5, 64};
+    const nhvk::stats::LogBinTable table = spec.table();
+    const LogBinner b = LogBinner::make(table);
+    for (const bool alive : {false, true}) {
+        for (const bool all_ok : {false, true}) {
+            ChunkView in{d.values.data(), d.n, d.ld, all_ok ? nullptr : d.valid.data(), d.n_series};
+            in.status = all_ok ? nullptr : status.data();
+            in.fail_index = alive ? fail_index.data() : nullptr;
+            in.nt = nt;
+            in.timed_series = timed;
+            const auto counts = [&](std::size_t j, std::size_t s, double x) {
+                if (!all_ok && d.valid[j] == 0u) return false;
+                const bool ok = all_ok || status[j] == 0u;
+                if (s >= timed) return x == x && (ok || alive);
+                return ok || (alive && static_cast<std::int32_t>(s % nt) < fail_index[j]);
+            };
+            std::vector<SeriesPartial> ref(d.n_series);
+            std::vector<std::uint64_t> ref_rows(d.n_series * b.row_words(), 0u);
+            std::vector<std::vector<double>> ref_values(d.n_series);
+            for (std::size_t s = 0; s < d.n_series; ++s) {
+                for (std::size_t j = 0; j < d.n; ++j) {
+                    const double x = d.values[s * d.ld + j];
+                    if (!counts(j, s, x)) continue;
+                    ref[s].add(x);
+                    if (std::isfinite(x)) {
+                        b.add(ref_rows.data() + s * b.row_words(), x);
+                        ref_values[s].push_back(x == 0.0 ? 0.0 : x);
+                    }
+                }
+            }
+            for (const bool parallel : {false, true}) {
+                // two chunks, [0, 700) and [700, n), added into the same partials and rows
+                std::vector<SeriesPartial> p(d.n_series);
+                std::vector<std::uint64_t> rows(d.n_series * b.row_words(), 0u);
+                std::vector<std::vector<double>> values(d.n_series, std::vector<double>(d.n, -1.0));
+                std::vector<double*> out(d.n_series);
+                std::vector<std::size_t> n1(d.n_series), n2(d.n_series);
+                for (std::size_t s = 0; s < d.n_series; ++s) out[s] = values[s].data();
+                ChunkView c1 = in;
+                c1.chunk = 700;
+                nhvk::stats::reduce_chunk_host(c1, p.data(), rows.data(), b, out.data(), n1.data(), parallel);
+                ChunkView c2 = in;
+                c2.values += 700;
+                c2.chunk = d.n - 700;
+                if (c2.valid) c2.valid += 700;
+                if (c2.status) c2.status += 700;
+                if (c2.fail_index) c2.fail_index += 700;
+                for (std::size_t s = 0; s < d.n_series; ++s) out[s] += n1[s];
+                nhvk::stats::reduce_chunk_host(c2, p.data(), rows.data(), b, out.data(), n2.data(), parallel);
+                for (std::size_t s = 0; s < d.n_series; ++s) {
+                    const std::string what = "series " + std::to_string(s) + (alive ? " alive" : " survivors") +
+                                             (all_ok ? " all ok" : "") + (parallel ? " parallel" : "");
+                    EXPECT_TRUE(p[s] == ref[s]) << what;
+                    EXPECT_EQ(p[s].sum.value(), ref[s].sum.value()) << what;
+                    ASSERT_EQ(n1[s] + n2[s], ref_values[s].size()) << what;
+                    EXPECT_TRUE(std::equal(ref_values[s].begin(), ref_values[s].end(), values[s].begin())) << what;
+                }
+                EXPECT_EQ(rows, ref_rows);
+            }
+        }
+    }
+}
+
+// The per-binade sums over the whole double range, with more values in one row than a binade's 128-bit square sum
+// takes between flushes: the same exact Σx and Σx² (and mean and std) as value by value.
+TEST(ChunkReduce, BinadeSumsExactOverTheWholeRangeAndAcrossFlushes) {
+    const std::size_t n = nhvk::stats::BinadeSums::kFlushEvery + 4097;
+    std::vector<double> row(n);
+    std::mt19937_64 rng(11);
+    for (std::size_t j = 0; j < n; ++j) {
+        const std::uint64_t r = rng();
+        // most values in one binade (the worst case for a binade's sums), the rest anywhere, up to ±DBL_MAX
+        double x = j % 7 != 0 ? 1.0 + static_cast<double>(r >> 12) * 0x1p-52
+                              : std::ldexp(1.0 + static_cast<double>(r >> 12) * 0x1p-52,
+                                           static_cast<int>(rng() % 2098) - 1074);
+        if (j % 1000 == 3) x = std::numeric_limits<double>::max();
+        if (j % 1000 == 5) x = std::numeric_limits<double>::denorm_min();
+        if ((r & 1u) != 0u) x = -x;
+        row[j] = x;
+    }
+    SeriesPartial ref;
+    for (const double x : row) ref.add(x);
+    ASSERT_EQ(ref.nonfinite, 0u);
+    const LogHistogramSpec spec{5, 64};
+    const nhvk::stats::LogBinTable table = spec.table();
+    const auto sums = std::make_unique<nhvk::stats::BinadeSums>();
+    SeriesPartial p;
+    const std::size_t k = nhvk::stats::reduce_row_host(
+        row.data(), n, [](std::size_t, double) { return true; }, p, nullptr, LogBinner::make(table), nullptr, *sums);
+    EXPECT_EQ(k, 0u);
+    EXPECT_TRUE(p == ref);
+    EXPECT_EQ(p.count, n);
+    const nhvk::stats::MeanStd a = nhvk::stats::mean_std(p.sum, p.sum_sq, p.count);
+    const nhvk::stats::MeanStd e = nhvk::stats::mean_std(ref.sum, ref.sum_sq, ref.count);
+    EXPECT_EQ(a.mean, e.mean);
+    EXPECT_EQ(a.std, e.std);
+    EXPECT_TRUE(std::isinf(ref.sum_sq.value())); // the squares of DBL_MAX overflow a double, not the exact sum
 }
 
 } // namespace

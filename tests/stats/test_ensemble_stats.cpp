@@ -533,6 +533,28 @@ TEST(ExactSelection, OrderStatisticsAndQuantilesEqualThoseOfTheSortedValues) {
     EXPECT_TRUE(quantile_ranks(0).empty());
 }
 
+// The overload given the values' bounds (the exact partial's min and max) selects the same order statistics, and
+// bounds that do not hold every value are refused rather than read out of range.
+TEST(ExactSelection, GivenBoundsSelectTheSameAndWrongBoundsAreRefused) {
+    std::mt19937_64 rng(3);
+    std::normal_distribution<double> normal;
+    std::vector<double> v(20000);
+    for (double& x : v) x = std::copysign(std::exp(5.0 * normal(rng)), normal(rng));
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    const std::vector<std::uint64_t> ranks = quantile_ranks(v.size());
+    std::vector<double> stats(ranks.size());
+    std::vector<double> w = v;
+    select_order_statistics(w.data(), w.size(), sorted.front(), sorted.back(), ranks, stats.data());
+    for (std::size_t i = 0; i < ranks.size(); ++i) EXPECT_EQ(stats[i], sorted[ranks[i]]) << "rank " << ranks[i];
+    w = v;
+    EXPECT_THROW(select_order_statistics(w.data(), w.size(), sorted[1], sorted.back(), ranks, stats.data()),
+                 std::invalid_argument);
+    w = v;
+    EXPECT_THROW(select_order_statistics(w.data(), w.size(), sorted.front(), sorted[w.size() - 2], ranks, stats.data()),
+                 std::invalid_argument);
+}
+
 // Values kept elsewhere (the CUDA backend's device memory): the accumulator asks for the order statistics and gives
 // the summaries the host's own exact path gives.
 TEST(ExactSelection, ValuesKeptElsewhereGiveTheHostsExactSummaries) {

@@ -40,13 +40,18 @@ struct ChunkView {
     const std::int32_t* fail_index = nullptr;
     std::size_t nt = 1;                                      ///< output times (series s is at time index s mod nt)
     std::size_t timed_series = static_cast<std::size_t>(-1); ///< series >= this are per-member (NaN: no value)
+    /** @brief How many output times trajectory j counts at: all nt when it is valid and did not fail; the times a
+     *  failed member reached when fail_index is given; none otherwise (may be negative: none). */
+    NHVK_HD long long times_counted(std::size_t j) const {
+        if (valid != nullptr && valid[j] == 0u) return 0;
+        if (status == nullptr || status[j] == 0u) return static_cast<long long>(nt);
+        return fail_index != nullptr ? static_cast<long long>(fail_index[j]) : 0;
+    }
     /** @brief Does series s of trajectory j, with value x, enter the statistics? */
     NHVK_HD bool included(std::size_t j, std::size_t s, double x) const {
+        if (s < timed_series) return static_cast<long long>(s % nt) < times_counted(j);
         if (valid != nullptr && valid[j] == 0u) return false;
-        const bool ok = status == nullptr || status[j] == 0u;
-        if (s >= timed_series) return x == x && (ok || fail_index != nullptr);
-        if (ok) return true;
-        return fail_index != nullptr && static_cast<long long>(s % nt) < static_cast<long long>(fail_index[j]);
+        return x == x && (status == nullptr || status[j] == 0u || fail_index != nullptr);
     }
 };
 

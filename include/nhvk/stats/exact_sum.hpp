@@ -303,6 +303,25 @@ template <int NLimbs> struct FixedAccumulator {
     }
 };
 
+#if defined(__SIZEOF_INT128__) && !defined(__CUDA_ARCH__)
+__extension__ typedef unsigned __int128 U128; // GCC/Clang extension; silences -Wpedantic
+
+/** @brief Adds mag·2^(pos − unit offset) to `acc`: mag·2^(pos mod 32) as five 32-bit pieces from limb pos/32. The
+ *  caller guarantees that pieces beyond the last limb are zero (the sum fits the accumulator). Host only. */
+template <int NLimbs> inline void add_wide(FixedAccumulator<NLimbs>& acc, U128 mag, int pos, bool negative) {
+    const int r = pos & 31;
+    const int k = pos >> 5;
+    const U128 low = mag << r;                                                            // bits 0..127 of mag·2^r
+    const std::uint64_t top = r == 0 ? 0u : static_cast<std::uint64_t>(mag >> (128 - r)); // bits 128..159
+    std::int64_t pieces[5];
+    for (int i = 0; i < 4; ++i)
+        pieces[i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(low >> (32 * i)) & 0xFFFFFFFFu);
+    pieces[4] = static_cast<std::int64_t>(top);
+    const int n = NLimbs - k < 5 ? NLimbs - k : 5;
+    acc.add_pieces(k, pieces, n, negative);
+}
+#endif
+
 /**
  * @brief What ExactSum and ExactSquareSum share: the fixed-point state with `Limbs` limbs in units of 2^`Scale`, the
  *        non-finite flag, and merging, reading and comparing them. The two sums differ only in what `add` puts in.
@@ -389,6 +408,11 @@ public:
         acc_.add_pieces(d.p >> 5, pieces, 3, d.negative);
     }
 
+#if defined(__SIZEOF_INT128__) && !defined(__CUDA_ARCH__)
+    /** @brief Adds ±mag·2^(p − 1074) exactly (a binade's sum of significands, see host_row_reduce.hpp). Host only. */
+    void add_scaled(detail::U128 mag, int p, bool negative) { detail::add_wide(acc_, mag, p, negative); }
+#endif
+
     /** @brief Adds the exact state of another sum (limb-wise, exact). */
     NHVK_HD void merge(const ExactSum& other) { merge_state(other); }
 };
@@ -425,6 +449,11 @@ public:
                                         static_cast<std::int64_t>(w1 >> 32), static_cast<std::int64_t>(w2)};
         acc_.add_pieces(q >> 5, pieces, 5, false);
     }
+
+#if defined(__SIZEOF_INT128__) && !defined(__CUDA_ARCH__)
+    /** @brief Adds mag·2^(q − 2148) exactly (a binade's sum of squared significands, q = 2p). Host only. */
+    void add_scaled(detail::U128 mag, int q) { detail::add_wide(acc_, mag, q, false); }
+#endif
 
     /** @brief Adds the exact state of another sum. */
     NHVK_HD void merge(const ExactSquareSum& other) { merge_state(other); }

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The host's per-chunk reduction: one pass per series row that adds the row to its SeriesPartial (with the
+ *         exact sums gathered per binade first), to its histogram row, and copies its included values out for exact
+ *         quantiles. Host only (uses unsigned __int128); the device keeps chunk_reduce.hpp's per-value path.
+ *
+ *  Why per binade: SeriesPartial::add puts every value into the 67- and 134-limb fixed-point sums (eight limb
+ *  updates, a 106-bit square and a normalisation counter per value). A row's values fall in few binades, so here a
+ *  value only adds its 53-bit significand and the significand's square to 128-bit integers indexed by its exponent,
+ *  and each binade's total goes into the fixed-point sums once per row. Both are exact integer sums, so the partial
+ *  is the same exact Σx and Σx² as value by value (SeriesPartial's operator== holds; the limbs are left normalised).
+ */
+#pragma once
+
+#include "nhvk/stats/chunk_reduce.hpp"
+#include "nhvk/stats/exact_sum.hpp"
+#include "nhvk/stats/log_histogram.hpp"
+#include "nhvk/stats/series_partial.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace nhvk::stats {
+
+#if defined(__SIZEOF_INT128__) && !defined(__CUDA_ARCH__)
+
+/**
+ * @brief Exact Σx and Σx² of a stream of finite doubles, kept per binade p (x = ±m·2^(p − 1074), see
+ *        detail::decode) as 128-bit integers, and moved into an ExactSum and ExactSquareSum by flush().
+ */
+class BinadeSums {
+public:
+    using U128 = detail::U128;
+    __extension__ typedef __int128 I128;  // GCC/Clang extension; silences -Wpedantic
+    static constexpr int kBinades = 2046; ///< p ∈ [0, 2045]
+    /// m² < 2^106, so a binade's Σm² fits 128 bits for 2^22 values: flush() at least every kFlushEvery additions.
+    static constexpr std::size_t kFlushEvery = std::size_t{1} << 21;
+
+    /**
+     * @brief Adds the finite values x = row[j] for which `counts(j, x)` holds, j ∈ [j0, j1) (at most kFlushEvery of
+     *        them), −0 folded to +0: their significands go to the binade sums, and the caller's count, non-finite
+     *        count, min and max are updated; when `out` is not null the finite ones are written to out[n++]. Returns n.
+     */
+    template <class Counts>
+    std::size_t add_values(const double* row, std::size_t j0, std::size_t j1, Counts counts, std::uint64_t& count,
+                           std::uint64_t& nonfinite, double& min, double& max, std::uint64_t* hist,
+                           const LogBinner& binner, double* out, std::size_t n) {
+        // NOTE: everything the loop updates is a local, so that it stays in registers at any optimisation level
+        int lo = lo_, hi = hi_;
+        double vmin = min, vmax = max;
+        std::uint64_t c = count, bad = nonfinite;
+        I128* const s1 = s1_;
+        U128* const s2 = s2_;
+        for (std::size_t j = j0; j < j1; ++j) {
+            const double x = row[j] + 0.0; // −0 + 0 = +0; every other value unchanged
+            if (!counts(j, x)) continue;
+            const detail::Decoded d = detail::decode(x);
+            if (!d.finite) {
+                ++bad;
+                continue;
+            }
+            vmin = x < vmin ? x : vmin;
+            vmax = x > vmax ? x : vmax;
+            ++c;
+            // NOTE: branch-free sign: signed rows alternate signs at random, and a mispredicted branch per value
+            // costs more than the rest of the addition.
+            const I128 neg = -static_cast<I128>(d.negative);
+            s1[d.p] += (static_cast<I128>(d.m) ^ neg) - neg;
+            s2[d.p] += static_cast<U128>(d.m) * d.m;
+            lo = d.p < lo ? d.p : lo;
+            hi = d.p > hi ? d.p : hi;
+            if (hist != nullptr) binner.add(hist, x);
+            if (out != nullptr) out[n++] = x;
+        }
+        lo_ = lo;
+        hi_ = hi;
+        min = vmin;
+        max = vmax;
+        count = c;
+        nonfinite = bad;
+        return n;
+    }
+
+    /** @brief Adds every binade's totals to `sum` and `sum_sq` (exactly) and empties this. */
+    void flush(ExactSum& sum, ExactSquareSum& sum_sq) {
+        for (int p = lo_; p <= hi_; ++p) {
+            if (s1_[p] != 0) {
+                const bool negative = s1_[p] < 0;
+                sum.add_scaled(negative ? static_cast<U128>(-s1_[p]) : static_cast<U128>(s1_[p]), p, negative);
+            }
+            if (s2_[p] != 0u) sum_sq.add_scaled(s2_[p], 2 * p);
+            s1_[p] = 0;
+            s2_[p] = 0u;
+        }
+        lo_ = kBinades;
+        hi_ = -1;
+    }
+
+private:
+    I128 s1_[kBinades] = {};
+    U128 s2_[kBinades] = {};
+    int lo_ = kBinades;
+    int hi_ = -1;
+};
+
+/**
+ * @brief Adds the values x = row[j] of one series for which `counts(j, x)` holds to `partial` and, when `hist` is not
+ *        null, to its histogram row; when `out` is not null, writes those of them that are finite (−0 folded to +0)
+ *        there in trajectory order and returns their number. The statistics of detail::AccumulateTile and
+ *        detail::CompactRow for that row, in one pass. `sums` is scratch (empty on entry and on return).
+ */
+template <class Counts>
+std::size_t reduce_row_host(const double* row, std::size_t chunk, Counts counts, SeriesPartial& partial,
+                            std::uint64_t* hist, const LogBinner& binner, double* out, BinadeSums& sums) {
+    // NOTE: the row's own partial is merged at the end, so that SeriesPartial::merge keeps the min/max rule in one
+    // place; min and max start at ±inf so that the loop has no first-value branch.
+    SeriesPartial here;
+    here.min = __builtin_huge_val();
+    here.max = -__builtin_huge_val();
+    std::size_t n = 0;
+    for (std::size_t j0 = 0; j0 < chunk; j0 += BinadeSums::kFlushEvery) {
+        const std::size_t j1 = chunk - j0 < BinadeSums::kFlushEvery ? chunk : j0 + BinadeSums::kFlushEvery;
+        n = sums.add_values(row, j0, j1, counts, here.count, here.nonfinite, here.min, here.max, hist, binner, out, n);
+        sums.flush(here.sum, here.sum_sq);
+    }
+    partial.merge(here);
+    return n;
+}
+
+/**
+ * @brief Row s of a chunk through reduce_row_host with the chunk's population rule (ChunkView::included).
+ *        `times_counted`, when not null, holds in.times_counted(j) for every member (computed once per chunk);
+ *        `all_counted` says that every member counts at every output time.
+ */
+inline std::size_t reduce_series_host(const ChunkView& in, std::size_t s, const std::int32_t* times_counted,
+                                      bool all_counted, SeriesPartial& partial, std::uint64_t* hist,
+                                      const LogBinner& binner, double* out, BinadeSums& sums) {
+    const double* row = in.values + s * in.ld;
+    if (s >= in.timed_series || times_counted == nullptr) {
+        return reduce_row_host(
+            row, in.chunk, [&in, s](std::size_t j, double x) { return in.included(j, s, x); }, partial, hist, binner,
+            out, sums);
+    }
+    if (all_counted) {
+        return reduce_row_host(
+            row, in.chunk, [](std::size_t, double) { return true; }, partial, hist, binner, out, sums);
+    }
+    const auto t = static_cast<std::int32_t>(s % in.nt);
+    return reduce_row_host(
+        row, in.chunk, [times_counted, t](std::size_t j, double) { return t < times_counted[j]; }, partial, hist,
+        binner, out, sums);
+}
+
+#endif // __SIZEOF_INT128__
+
+} // namespace nhvk::stats
