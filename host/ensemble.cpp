@@ -41,21 +41,6 @@ namespace nhvk {
 
 namespace fs = std::filesystem;
 
-double EnsembleResult::max_over_times(int metric) const {
-    double m = NAN;
-    for (std::size_t i = 0; i < times.size(); ++i) {
-        const double x = at(metric, static_cast<int>(i)).max;
-        if (std::isfinite(x)) m = std::isfinite(m) ? std::max(m, x) : x;
-    }
-    return m;
-}
-
-const char* metric_name(int metric) {
-    if (metric >= 0 && metric < metric_count) return metric_info(metric).name;
-    // NOTE: the per-member series follow the per-time ones (series row / nt lands here for them)
-    return metric == metric_count + member_onset_time ? "onset_time" : "unknown";
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
