@@ -32,7 +32,9 @@
 #include "pipeline/comm.hpp"
 #include "pipeline/output_folder.hpp"
 #include "pipeline/partial_state.hpp"
+#include "pipeline/progress.hpp"
 #include "pipeline/reduce_stage.hpp"
+#include "pipeline/resume_record.hpp"
 #include "pipeline/run_log.hpp"
 #include "pipeline/run_plan.hpp"
 #include "pipeline/write_stage.hpp"
@@ -40,69 +42,6 @@
 namespace nhvk {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-std::string format_duration(double s) {
-    if (!std::isfinite(s) || s < 0) return "?";
-    std::ostringstream os;
-    const long long t = static_cast<long long>(s + 0.5);
-    if (t >= 3600) os << t / 3600 << "h" << std::setw(2) << std::setfill('0') << (t % 3600) / 60 << "m";
-    else if (t >= 60) os << t / 60 << "m" << std::setw(2) << std::setfill('0') << t % 60 << "s";
-    else os << std::fixed << std::setprecision(1) << s << "s";
-    return os.str();
-}
-
-/** @brief Progress of the whole job: on a terminal a line redrawn at most every 0.25 s; otherwise (a batch job's
- *         log) a plain line every `every` seconds; into run.log every 30 s. */
-class Progress {
-public:
-    Progress(std::uint64_t total, std::uint64_t already, bool enabled, double every, RunLog* log)
-        : total_(total), already_(already), enabled_(enabled), tty_(::isatty(2) != 0), every_(every), log_(log),
-          t0_(Clock::now()) {}
-    void update(std::uint64_t done, bool force = false) {
-        const double s = seconds_since(t0_);
-        const bool draw = enabled_ && (force || s - last_ >= (tty_ ? 0.25 : every_));
-        const bool log = log_ && (force || s - last_log_ >= 30.0);
-        if (!draw && !log) return;
-        // NOTE: the rate counts only the work of this process's run (a resumed run's earlier part excluded).
-        const double rate = s > 0 && done > already_ ? static_cast<double>(done - already_) / s : 0.0;
-        const double eta = rate > 0 ? static_cast<double>(total_ - done) / rate : NAN;
-        char line[160];
-        std::snprintf(line, sizeof line, "%llu/%llu (%5.1f%%)  %.4g traj/s  ETA %s",
-                      static_cast<unsigned long long>(done), static_cast<unsigned long long>(total_),
-                      total_ ? 100.0 * static_cast<double>(done) / static_cast<double>(total_) : 100.0, rate,
-                      format_duration(eta).c_str());
-        if (draw) {
-            last_ = s;
-            if (tty_) std::fprintf(stderr, "\r[nhvk] %s   ", line);
-            else std::fprintf(stderr, "[nhvk] progress %s\n", line);
-            std::fflush(stderr);
-            drawn_ = true;
-        }
-        if (log) {
-            last_log_ = s;
-            log_->line(std::string("progress ") + line);
-        }
-    }
-    void finish() {
-        if (enabled_ && tty_ && drawn_) std::fprintf(stderr, "\n");
-    }
-
-private:
-    std::uint64_t total_, already_;
-    bool enabled_, tty_;
-    double every_;
-    RunLog* log_;
-    Clock::time_point t0_;
-    double last_ = -1e9, last_log_ = 0.0;
-    bool drawn_ = false;
-};
-
-} // namespace
 
 std::string parallel_run_problem(const RunConfig& cfg) {
     if (!cfg.run.save_samples) return {};
@@ -151,45 +90,6 @@ void test_signal_after_chunk(int chunks) {
     if (std::sscanf(hook, "%d,%d", &k, &sig) == 2 && chunks == k) ::kill(::getpid(), sig);
 }
 
-/** @brief The name of rank `rank`'s resume record in a run of `ranks` processes. */
-std::string resume_record_name(int rank, int ranks) {
-    if (ranks == 1) return "resume.nhvk";
-    return "resume.rank" + std::to_string(rank) + "-of-" + std::to_string(ranks) + ".nhvk";
-}
-
-/** @brief Rank 0, holding the folder: removes the temporaries of records a killed process was writing; a new run
- *         (no --resume) removes every earlier record and the rows kept for it; a resumed run refuses records of
- *         another number of ranks when none of its own is there. */
-void tidy_resume_records(const fs::path& dir, bool resume, int ranks) {
-    std::set<std::string> own;
-    for (int k = 0; k < ranks; ++k) own.insert(resume_record_name(k, ranks));
-    std::error_code ec;
-    std::vector<std::string> foreign;
-    bool any_own = false;
-    for (fs::directory_iterator it(dir, ec), e; !ec && it != e; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        if (name.rfind("resume", 0) != 0) continue;
-        const bool record = name.size() > 5 && name.compare(name.size() - 5, 5, ".nhvk") == 0;
-        std::error_code ec2;
-        if (name.find(".nhvk.tmp.") != std::string::npos || (record && !resume)) fs::remove(it->path(), ec2);
-        else if (record && own.count(name)) any_own = true;
-        else if (record) foreign.push_back(name);
-    }
-    if (!resume) fs::remove(dir / "samples.csv.resume", ec);
-    if (resume && !any_own && !foreign.empty())
-        throw ResumeRefused("--resume: the resume record '" + (dir / foreign.front()).string() +
-                            "' is of a run with another number of MPI ranks than this one (" + std::to_string(ranks) +
-                            "); resume with the same number of ranks, or run without --resume to start over");
-}
-
-/** @brief The refusal of a resume whose record, or the samples kept for it, cannot be used as they are. */
-ResumeRefused unusable_resume(const std::exception& e) {
-    return ResumeRefused("--resume: " + std::string(e.what()) +
-                         "; run without --resume to start over (that removes the record)");
-}
-
-std::string range_text(IndexRange r) { return "[" + std::to_string(r.first) + ", " + std::to_string(r.end) + ")"; }
-
 } // namespace
 
 EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
@@ -233,16 +133,13 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         ~StopGuard() { set_stop_request(nullptr); }
     } stop_guard(&stop);
 
-    std::uint64_t done = 0;           // members of [mine.first, mine.end) done, a resumed part included
-    std::uint64_t in_chunk = 0;       // members of the CPU chunk in progress done so far
-    std::function<void(bool)> report; // progress (set below)
+    Progress* progress_now = nullptr; // the progress while the chunks run (for the CPU backend's batches)
     bool chunk_cut = false;           // the CPU backend left its chunk unfinished on the stop request
     ChunkWatch watch;
     watch.stop = &stop;
     watch.cut = &chunk_cut;
     watch.progress = [&](long long members) {
-        in_chunk = static_cast<std::uint64_t>(members);
-        if (report) report(false);
+        if (progress_now) progress_now->in_chunk(static_cast<std::uint64_t>(members));
     };
 
     const RunPlan plan =
@@ -256,7 +153,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     if (root) {
         try {
             out = claim_output_folder(cfg, opt.sharded);
-            tidy_resume_records(cfg.run.out, opt.resume, comm.size());
+            ResumeRecord::tidy(cfg.run.out, opt.resume, comm.size());
         } catch (...) {
             if (!comm.parallel()) throw;
             claim_failure = std::current_exception();
@@ -269,7 +166,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
     const fs::path dir = cfg.run.out;
     std::unique_ptr<RunLog> log;
     if (root) log = std::make_unique<RunLog>(dir / "run.log");
-    bool recorded = false; // a resume record of this run exists (written, or resumed from)
+    ResumeRecord record(dir, comm.rank(), comm.size());
     try {
 
         EnsembleResult r;
@@ -288,36 +185,15 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         SavedTrajectories saved(cfg, plan);
 
         // ---- resume: the record of this process, checked against this run ----
-        const fs::path record = dir / resume_record_name(comm.rank(), comm.size());
         std::uint64_t next = mine.first, samples_bytes = 0;
-        std::error_code ec;
-        if (opt.resume && fs::exists(record, ec)) {
-            // NOTE: a record that cannot be read (damaged, truncated, of another version, unreadable) is a usage
-            // error like a record of another run: refused with exit 2, everything left as it is.
-            PartialState st;
-            try {
-                st = read_state_file(record);
-            } catch (const std::exception& e) {
-                throw unusable_resume(e);
-            }
-            if (st.id.config_hash != id.config_hash || st.id.trajectories != id.trajectories || st.id.seed != id.seed)
-                throw ResumeRefused("--resume: the resume record '" + record.string() +
-                                    "' was written by a run of another configuration (config hash " +
-                                    hash_text(st.id.config_hash) + ", this run's " + hash_text(id.config_hash) +
-                                    "); run without --resume to start over");
-            if (st.range.first != mine.first || st.range.end != mine.end || st.ranks != comm.size() ||
-                st.shard_index != opt.shard_index || st.shard_count != opt.shard_count)
-                throw ResumeRefused("--resume: the resume record '" + record.string() + "' covers trajectories " +
-                                    range_text(st.range) + " (shard " + std::to_string(st.shard_index) + "/" +
-                                    std::to_string(st.shard_count) + ", " + std::to_string(st.ranks) +
-                                    " ranks); this run covers " + range_text(mine) +
-                                    ": resume with the same --shard and number of ranks");
-            recorded = true;
-            reduce.restore(st.statistics, record.string());
-            add_tally(r, st.tally);
-            saved.load(st.saved, record.string());
-            next = st.next;
-            samples_bytes = st.samples_bytes;
+        std::optional<PartialState> st;
+        if (opt.resume) st = record.read(id, mine, opt.shard_index, opt.shard_count);
+        if (st) {
+            reduce.restore(st->statistics, record.path().string());
+            add_tally(r, st->tally);
+            saved.load(st->saved, record.path().string());
+            next = st->next;
+            samples_bytes = st->samples_bytes;
             r.resumed = true;
             r.resumed_at = next;
         } else if (opt.resume && !opt.quiet && root) {
@@ -333,7 +209,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
                 throw unusable_resume(e);
             }
         }
-        done = next - mine.first;
+        const std::uint64_t done = next - mine.first; // members of [mine.first, mine.end) done before this run
         if (log) {
             log->line("start nhvk " + std::string(nhvk_version) + " run " + cfg.source_path + ": model " +
                       cfg.model.name + ", trajectories " + std::to_string(N) + ", seed " +
@@ -346,17 +222,9 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
             if (!threads_note.empty()) log->line("note " + threads_note);
         }
 
-        Progress progress(shard.size(), done, opt.progress && !opt.quiet && root, opt.progress_seconds, log.get());
-        auto last_sent = Clock::now();
-        report = [&](bool force) {
-            const std::uint64_t own = done + in_chunk;
-            if (root) {
-                progress.update(own + comm.poll_progress(), force);
-            } else if (force || seconds_since(last_sent) >= 0.5) {
-                last_sent = Clock::now();
-                comm.send_progress(own);
-            }
-        };
+        Progress progress(comm, shard.size(), done, opt.progress && !opt.quiet && root, opt.progress_seconds,
+                          log.get());
+        progress_now = &progress;
 
         const int slots = backend->slots();
         std::vector<std::uint64_t> slot_first(slots, 0);
@@ -372,11 +240,9 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
             reduce.add_chunk(a, slot_m[s]);
             if (samples) samples->add_chunk(a, slot_first[s], slot_m[s]);
             if (saved.wants(slot_first[s])) saved.add_chunk(a, slot_first[s], slot_m[s]);
-            done += static_cast<std::uint64_t>(slot_m[s]);
-            in_chunk = 0;
             slot_busy[s] = false;
             host_seconds += seconds_since(tr);
-            report(false);
+            progress.chunk_done(static_cast<std::uint64_t>(slot_m[s]));
         };
         int chunk_index = 0;
         auto finish_all = [&] {
@@ -410,10 +276,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
             return st;
         };
 
-        auto save_record = [&] {
-            write_state_file(record, state(next));
-            recorded = true;
-        };
+        auto save_record = [&] { record.write(state(next)); };
 
         // ---- the chunk loop: sample → integrate → reduce (backend) → download; the host finishes the other slot ----
         auto last_record = Clock::now();
@@ -443,15 +306,16 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
             test_signal_after_chunk(chunk_index);
         }
         finish_all();
-        in_chunk = 0;
+        progress.drop_chunk();
         const bool stopped_here = next < mine.end;
         if (stopped_here) save_record();
-        const bool stopped =
-            comm.finish_loop(done, stopped_here, [&](std::uint64_t others) { progress.update(done + others, false); });
+        const bool stopped = comm.finish_loop(progress.done(), stopped_here, [&](std::uint64_t others) {
+            progress.draw(progress.done() + others, false);
+        });
         if (stopped) {
             // NOTE: a rank that completed its part leaves a complete record: a resume skips it.
             if (!stopped_here) save_record();
-            progress.finish();
+            progress.finish(false);
             const int sig = stop.load();
             const std::string why = sig ? std::string(sig == SIGINT    ? "SIGINT"
                                                       : sig == SIGTERM ? "SIGTERM"
@@ -459,15 +323,14 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
                                         : std::string("another rank's stop");
             if (log)
                 log->line("stopped by " + why + " at trajectory " + std::to_string(next) + "; resume record " +
-                          record.string());
-            throw Interrupted("stopped by " + why + " after " + std::to_string(done) + " of " +
+                          record.path().string());
+            throw Interrupted("stopped by " + why + " after " + std::to_string(progress.done()) + " of " +
                                   std::to_string(mine.size()) + " trajectories; the resume record is in '" +
                                   cfg.run.out + "'; resume with: " + opt.command_line +
                                   (opt.command_line.find("--resume") == std::string::npos ? " --resume" : ""),
                               sig ? sig : SIGTERM);
         }
-        progress.update(done + (root ? comm.poll_progress() : 0), true);
-        progress.finish();
+        progress.finish(true);
 
         auto tf = Clock::now();
         // NOTE: the values of exact quantiles stay on the backend (selected there) unless another part of the run
@@ -516,7 +379,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         write_statistics(cfg, r, *out);
         out->commit();
         // NOTE: after the commit: a run killed in between has its complete outputs and a record that redoes nothing.
-        for (int k = 0; k < comm.size(); ++k) fs::remove(dir / resume_record_name(k, comm.size()), ec);
+        ResumeRecord::remove_all(dir, comm.size());
         if (log) {
             if (!r.exact_quantiles && r.outside_range() > 0)
                 log->line("warning " + std::to_string(r.outside_range()) +
@@ -534,6 +397,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         // NOTE: a failed run keeps its resume record (a full disk or a lost device can be fixed, then --resume goes
         // on); without one, it leaves nothing of its own: no rows, and no run.log it created (the folder it created
         // is then removed as before).
+        const bool recorded = record.exists();
         if (log) log->line(std::string("failed: ") + e.what() + (recorded ? "; the resume record is kept" : ""));
         std::error_code ec2;
         if (!recorded) {

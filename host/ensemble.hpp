@@ -11,6 +11,7 @@
 
 #include "config.hpp"
 #include "pipeline/ensemble_result.hpp"
+#include "pipeline/resume_record.hpp"
 
 namespace nhvk {
 
@@ -27,11 +28,6 @@ struct EnsembleOptions {
     std::vector<std::string> sets;
     std::vector<OptionOverride> options;
     std::string command_line; ///< as typed, for "resume with: … --resume"
-};
-
-/** @brief `--resume` refused: the folder's resume record belongs to another configuration or split (exit code 2). */
-struct ResumeRefused : std::runtime_error {
-    using std::runtime_error::runtime_error;
 };
 
 /** @brief MPI ranks > 0: rank 0 failed before the run began and reports why (then ends the job). */
