@@ -41,6 +41,9 @@ private:
     SavedTrajectories& saved_;
 };
 
+/** @brief The backend's slots of a run, each holding the chunk last issued into it until the host has finished it:
+ *         a chunk's host part runs when its slot is needed again or at `finish_all`, so with two slots the host works
+ *         on one chunk while the backend runs the next. The order of the host parts is the order of issue. */
 class SlotPipeline {
 public:
     /** @brief `cut` is the flag the CPU backend sets when it gave up a chunk on a stop request (ChunkWatch::cut). */
