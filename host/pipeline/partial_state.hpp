@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "config.hpp"
-#include "ensemble.hpp"
 #include "nhvk_version.hpp" // nhvk_version, generated from CMakeLists.txt's project() version
+#include "pipeline/ensemble_result.hpp"
 #include "stats/byte_io.hpp"
 
 namespace nhvk {

@@ -7,8 +7,8 @@
 #pragma once
 
 #include "config.hpp"
-#include "ensemble.hpp"
 #include "nhvk/backend/backend.hpp"
+#include "pipeline/ensemble_result.hpp"
 #include "pipeline/partial_state.hpp"
 #include "stats/ensemble_stats.hpp"
 

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "config.hpp"
-#include "ensemble.hpp"
 #include "nhvk/backend/backend.hpp"
 #include "nhvk/backend/trajectory.hpp"
+#include "pipeline/ensemble_result.hpp"
 #include "pipeline/output_folder.hpp"
 #include "pipeline/run_plan.hpp"
 

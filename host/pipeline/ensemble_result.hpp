@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief What a run produced (what summary.json holds): the counts, the statistics per output time, the growth fit,
+ *         the onsets and how the run was made. Filled by the reduce stage and the driver (host/ensemble.cpp) or by
+ *         `nhvk merge`, read by the write stage and kept in partial states.
+ */
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nhvk/member.hpp"
+#include "nhvk/sample_member.hpp"
+#include "stats/ensemble_stats.hpp"
+
+namespace nhvk {
+
+/** @brief Everything a run produced (what summary.json holds), for the writers and for tests. */
+struct EnsembleResult {
+    std::string backend;
+    int threads = 0;
+    std::uint64_t requested = 0, valid = 0;
+    std::array<std::uint64_t, status_count> failed_by_status{}; ///< index: Status (ok unused)
+    std::array<std::uint64_t, 3> failed_by_dynamics{};          ///< index: Dynamics (none = sampling)
+    /// failed integrations per dynamics and status: [Dynamics][Status] (which limit each dynamics hit)
+    std::array<std::array<std::uint64_t, status_count>, 3> failed_by_dynamics_status{};
+    std::array<std::uint64_t, sample_status_count> sampling{}; ///< index: SampleStatus (ok unused)
+    std::vector<double> times;
+    /// metric_rows(nt): series (metric * nt + i), then the per-member series (metric_count * nt + MemberSeries)
+    std::vector<stats::SeriesSummary> series;
+    bool exact_quantiles = true;
+    double histogram_resolution = 0.0;
+    /// the magnitudes the histogram bins, [DBL_MIN, DBL_MAX] (each sign in its own store; 0 counted exactly)
+    double histogram_lo = 0.0, histogram_hi = 0.0;
+    /// decades of magnitude a store resolves below the largest magnitude of its series and sign
+    double histogram_window_decades = 0.0;
+    /** @brief Finite values, over every series, below the histogram's resolved window (SeriesSummary::outside_range).
+     */
+    std::uint64_t outside_range() const {
+        std::uint64_t n = 0;
+        for (const stats::SeriesSummary& s : series) n += s.outside_range;
+        return n;
+    }
+    double growth_q = 0.0, growth_v = 0.0;
+    stats::GrowthFit growth_fit_q, growth_fit_v; ///< the fits behind growth_q, growth_v
+    /// the largest median of d_q in the fit window is below ε · integrator.max_steps (the rounding a run of at most
+    /// max_steps steps can accumulate, states of order 1): the divergence may be rounding noise there and its
+    /// exponent means nothing
+    bool growth_at_rounding_level = false;
+    stats::OnsetHistogram onset;
+    /// wall time of the run; time per stage as the backend measured it (device time on the GPU), the reduction
+    /// including the host's part, and the host ↔ device transfers
+    double seconds = 0.0, sampling_seconds = 0.0, integration_seconds = 0.0, reduction_seconds = 0.0,
+           transfer_seconds = 0.0;
+
+    const stats::SeriesSummary& at(int metric, int i) const {
+        return series[static_cast<std::size_t>(metric) * times.size() + i];
+    }
+    /** @brief The interpolated onset times of the members whose d_q crossed the threshold. */
+    const stats::SeriesSummary& onset_times() const {
+        return series[static_cast<std::size_t>(member_series_row(static_cast<int>(times.size()), member_onset_time))];
+    }
+    /** @brief The largest `max` of `metric` over every output time (NaN when no time has a finite one). */
+    double max_over_times(int metric) const;
+    bool alive_population = true; ///< per-time statistics over the members alive at each time (else survivors)
+    /// max_over_times(metric_balance_nh) above diagnostics.balance_tolerance
+    bool balance_flagged = false;
+    std::uint64_t failed() const { return requested - valid; }
+
+    // How it was produced (summary.json "job").
+    std::string config_hash;
+    int ranks = 1;                        ///< MPI ranks
+    int shard_index = 0, shard_count = 1; ///< `--shard i/N` (count 1: the whole run)
+    std::uint64_t first = 0, end = 0;     ///< the trajectory indices covered [first, end)
+    bool resumed = false;                 ///< went on from a resume record
+    std::uint64_t resumed_at = 0;         ///< its first index not done
+    std::vector<std::string> merged_from; ///< `nhvk merge`: the folders merged, in shard order
+};
+
+/** @brief Metric names as outputs spell them (index: `Metric`; `metric_info(m).name`), "onset_time" for
+ *         `metric_count + member_onset_time`, "unknown" otherwise. */
+const char* metric_name(int metric);
+
+} // namespace nhvk

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+#include "pipeline/resume_record.hpp"
+
+#include <set>
+#include <vector>
+
+namespace nhvk {
+
+namespace fs = std::filesystem;
+
+ResumeRefused unusable_resume(const std::exception& e) {
+    return ResumeRefused("--resume: " + std::string(e.what()) +
+                         "; run without --resume to start over (that removes the record)");
+}
+
+std::string range_text(IndexRange r) { return "[" + std::to_string(r.first) + ", " + std::to_string(r.end) + ")"; }
+
+ResumeRecord::ResumeRecord(const fs::path& dir, int rank, int ranks) : path_(dir / name(rank, ranks)), ranks_(ranks) {}
+
+std::string ResumeRecord::name(int rank, int ranks) {
+    if (ranks == 1) return "resume.nhvk";
+    return "resume.rank" + std::to_string(rank) + "-of-" + std::to_string(ranks) + ".nhvk";
+}
+
+void ResumeRecord::tidy(const fs::path& dir, bool resume, int ranks) {
+    std::set<std::string> own;
+    for (int k = 0; k < ranks; ++k) own.insert(name(k, ranks));
+    std::error_code ec;
+    std::vector<std::string> foreign;
+    bool any_own = false;
+    for (fs::directory_iterator it(dir, ec), e; !ec && it != e; it.increment(ec)) {
+        const std::string file = it->path().filename().string();
+        if (file.rfind("resume", 0) != 0) continue;
+        const bool record = file.size() > 5 && file.compare(file.size() - 5, 5, ".nhvk") == 0;
+        std::error_code ec2;
+        if (file.find(".nhvk.tmp.") != std::string::npos || (record && !resume)) fs::remove(it->path(), ec2);
+        else if (record && own.count(file)) any_own = true;
+        else if (record) foreign.push_back(file);
+    }
+    if (!resume) fs::remove(dir / "samples.csv.resume", ec);
+    if (resume && !any_own && !foreign.empty())
+        throw ResumeRefused("--resume: the resume record '" + (dir / foreign.front()).string() +
+                            "' is of a run with another number of MPI ranks than this one (" + std::to_string(ranks) +
+                            "); resume with the same number of ranks, or run without --resume to start over");
+}
+
+void ResumeRecord::remove_all(const fs::path& dir, int ranks) {
+    std::error_code ec;
+    for (int k = 0; k < ranks; ++k) fs::remove(dir / name(k, ranks), ec);
+}
+
+std::optional<PartialState> ResumeRecord::read(const RunIdentity& id, IndexRange range, int shard_index,
+                                               int shard_count) {
+    std::error_code ec;
+    if (!fs::exists(path_, ec)) return std::nullopt;
+    // NOTE: a record that cannot be read (damaged, truncated, of another version, unreadable) is a usage error like
+    // a record of another run: refused with exit 2, everything left as it is.
+    PartialState st;
+    try {
+        st = read_state_file(path_);
+    } catch (const std::exception& e) {
+        throw unusable_resume(e);
+    }
+    if (st.id.config_hash != id.config_hash || st.id.trajectories != id.trajectories || st.id.seed != id.seed)
+        throw ResumeRefused("--resume: the resume record '" + path_.string() +
+                            "' was written by a run of another configuration (config hash " +
+                            hash_text(st.id.config_hash) + ", this run's " + hash_text(id.config_hash) +
+                            "); run without --resume to start over");
+    if (st.range.first != range.first || st.range.end != range.end || st.ranks != ranks_ ||
+        st.shard_index != shard_index || st.shard_count != shard_count)
+        throw ResumeRefused("--resume: the resume record '" + path_.string() + "' covers trajectories " +
+                            range_text(st.range) + " (shard " + std::to_string(st.shard_index) + "/" +
+                            std::to_string(st.shard_count) + ", " + std::to_string(st.ranks) +
+                            " ranks); this run covers " + range_text(range) +
+                            ": resume with the same --shard and number of ranks");
+    exists_ = true;
+    return st;
+}
+
+void ResumeRecord::write(const PartialState& state) {
+    write_state_file(path_, state);
+    exists_ = true;
+}
+
+} // namespace nhvk
