@@ -6,6 +6,7 @@
 // NHVK_FUZZ_SECONDS (default 3), NHVK_FUZZ_SEED (default 1), NHVK_FUZZ_INPUT_LIMIT_S (default 10; generous for
 // sanitizer builds). A failing input is written to the test's temporary folder's parent as
 // nhvk_fuzz_finding_<n>.toml and printed.
+#include "child_outcome.hpp"
 #include "config.hpp"
 #include "pipeline/run_plan.hpp"
 #include "registry.hpp"
@@ -14,11 +15,6 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#define NHVK_FUZZ_LEAK_CHECK 1
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -221,49 +217,13 @@ void mutate_once(std::string& s, std::mt19937_64& rng, const std::vector<std::st
     }
 }
 
-/** What a child reported: how it ended, and the message of a ConfigError. */
-struct Outcome {
-    int status = 0;
-    std::string message;
-};
+using nhvk_test::ChildOutcome;
+using Outcome = ChildOutcome;
 
-/** Run `load` in a child with `limit_s` seconds of CPU and wall time. Exit codes: 0 loaded, 2 ConfigError (its
- *  message on the pipe), 3 another exception, 4 an empty ConfigError message, 6 a leak (AddressSanitizer builds). */
+/** Run `load` in a child with `limit_s` seconds of CPU and wall time (child_outcome.hpp), a ConfigError the
+ *  expected exception. */
 Outcome run_child(const std::function<void()>& load, unsigned limit_s) {
-    int fd[2];
-    if (pipe(fd) != 0) return {-1, "pipe failed"};
-    const pid_t pid = fork();
-    if (pid == 0) {
-        close(fd[0]);
-        alarm(limit_s); // a hang ends in SIGALRM
-        int code = 0;
-        std::string msg;
-        try {
-            load();
-        } catch (const nhvk::ConfigError& e) {
-            msg = e.what();
-            code = msg.empty() ? 4 : 2;
-        } catch (const std::exception& e) {
-            msg = std::string("uncaught ") + typeid(e).name() + ": " + e.what();
-            code = 3;
-        }
-#ifdef NHVK_FUZZ_LEAK_CHECK
-        // _exit skips LeakSanitizer's check at exit; run it here (it prints the leak's stack on stderr).
-        if (__lsan_do_recoverable_leak_check() != 0) {
-            msg = "leak (LeakSanitizer report above); " + msg;
-            code = 6;
-        }
-#endif
-        if (!msg.empty() && write(fd[1], msg.data(), msg.size()) < 0) code = 5;
-        _exit(code);
-    }
-    close(fd[1]);
-    Outcome out;
-    char buf[4096];
-    for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) > 0;) out.message.append(buf, static_cast<std::size_t>(n));
-    close(fd[0]);
-    waitpid(pid, &out.status, 0);
-    return out;
+    return nhvk_test::run_in_child<nhvk::ConfigError>(load, limit_s);
 }
 
 /** Load `text` and build its plan, as `nhvk run` does before any work, in a child (see run_child). */
@@ -278,12 +238,7 @@ Outcome load_in_child(const std::string& text, const std::vector<ModelInfo>& reg
         limit_s);
 }
 
-std::string describe(int status) {
-    if (WIFSIGNALED(status))
-        return WTERMSIG(status) == SIGALRM ? "hang (per-input time limit)"
-                                           : std::string("crash: signal ") + strsignal(WTERMSIG(status));
-    return "exit " + std::to_string(WEXITSTATUS(status));
-}
+std::string describe(int status) { return nhvk_test::describe(ChildOutcome{status, {}}); }
 
 TEST(ConfigFuzz, MutatedConfigsLoadOrFailCleanly) {
     const double seconds = env_number("NHVK_FUZZ_SECONDS", 3.0);
@@ -331,7 +286,7 @@ TEST(ConfigFuzz, MutatedConfigsLoadOrFailCleanly) {
     EXPECT_GT(refused, 0);
 }
 
-#ifdef NHVK_FUZZ_LEAK_CHECK
+#ifdef NHVK_CHILD_LEAK_CHECK
 int* volatile g_sink = nullptr;
 __attribute__((noinline)) void lose_an_allocation() {
     g_sink = new int[16];
@@ -346,7 +301,7 @@ TEST(ConfigFuzz, ChildOutcomesIncludeLeaks) {
     const Outcome refused = run_child([] { throw nhvk::ConfigError("fuzz.toml:1:1: x: expected y"); }, 10);
     EXPECT_TRUE(WIFEXITED(refused.status) && WEXITSTATUS(refused.status) == 2) << describe(refused.status);
     EXPECT_EQ(refused.message, "fuzz.toml:1:1: x: expected y");
-#ifdef NHVK_FUZZ_LEAK_CHECK
+#ifdef NHVK_CHILD_LEAK_CHECK
     // The child prints LeakSanitizer's report of this deliberate leak on stderr; the test passes when it does.
     const Outcome leaked = run_child(lose_an_allocation, 10);
     EXPECT_TRUE(WIFEXITED(leaked.status) && WEXITSTATUS(leaked.status) == 6) << describe(leaked.status);
