@@ -76,11 +76,16 @@ std::vector<Part> read_parts(const std::vector<std::string>& dirs) {
                              " is given twice: '" + it->second + "' and '" + part.dir + "'");
     }
     if (static_cast<int>(seen.size()) != a.shard_count) {
+        // NOTE: the first few by number, then a count: a million missing shards make one short line
+        constexpr std::size_t listed = 10;
+        const std::size_t count = static_cast<std::size_t>(a.shard_count) - seen.size();
         std::string missing;
-        for (int i = 0; i < a.shard_count; ++i)
-            if (!seen.count(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
-        throw UsageError("incomplete set: shard" + std::string(a.shard_count - seen.size() > 1 ? "s " : " ") + missing +
-                         " of " + std::to_string(a.shard_count) + " missing");
+        std::size_t shown = 0;
+        for (int i = 0; i < a.shard_count && shown < listed; ++i)
+            if (!seen.count(i)) missing += (shown++ ? ", " : "") + std::to_string(i);
+        if (count > shown) missing += " and " + std::to_string(count - shown) + " more";
+        throw UsageError("incomplete set: shard" + std::string(count > 1 ? "s " : " ") + missing + " of " +
+                         std::to_string(a.shard_count) + " missing");
     }
     std::sort(parts.begin(), parts.end(),
               [](const Part& x, const Part& y) { return x.state.shard_index < y.state.shard_index; });

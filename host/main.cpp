@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli_common.hpp"
+#include "input_limits.hpp"
 #include "nhvk_version.hpp"
 #include "pipeline/output_folder.hpp"
 
@@ -36,6 +37,9 @@ int main(int argc, char** argv) {
     CLI::App app{"nhvk: ensembles of nonholonomic vs vakonomic motions of constrained mechanical systems"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("nhvk ") + nhvk::nhvk_version);
+    // NOTE: CLI11's messages repeat the offending argument, which may be megabytes long.
+    app.failure_message(
+        [](const CLI::App* a, const CLI::Error& e) { return nhvk::clip_message(CLI::FailureMessage::simple(a, e)); });
     int exit_code = nhvk::exit_ok;
     nhvk::add_models_command(app, exit_code);
     nhvk::add_trajectory_command(app, exit_code);
@@ -50,10 +54,10 @@ int main(int argc, char** argv) {
         if (!flush_stdout()) return nhvk::exit_runtime;
         return rc == 0 ? nhvk::exit_ok : nhvk::exit_usage;
     } catch (const nhvk::UsageError& e) {
-        std::cerr << "nhvk: error: " << e.what() << "\n";
+        std::cerr << "nhvk: error: " << nhvk::clip_message(e.what()) << "\n";
         return nhvk::exit_usage;
     } catch (const nhvk::FolderBusy& e) {
-        std::cerr << "nhvk: error: " << e.what() << "\n";
+        std::cerr << "nhvk: error: " << nhvk::clip_message(e.what()) << "\n";
         return nhvk::exit_folder_busy;
     } catch (const std::bad_alloc&) {
         std::cerr
@@ -61,7 +65,7 @@ int main(int argc, char** argv) {
                "times or run.exact_memory_mb)\n";
         return nhvk::exit_runtime;
     } catch (const std::exception& e) {
-        std::cerr << "nhvk: error: " << e.what() << "\n";
+        std::cerr << "nhvk: error: " << nhvk::clip_message(e.what()) << "\n";
         return nhvk::exit_runtime;
     }
     if (!flush_stdout()) return nhvk::exit_runtime;
