@@ -3,6 +3,7 @@
  *  @brief The `nhvk` command line: `models`, `trajectory`, `run`, `merge`, `inspect`, `report`.
  */
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -34,6 +35,10 @@ bool flush_stdout() {
 } // namespace
 
 int main(int argc, char** argv) {
+    // NOTE: a file-size limit (`ulimit -f`) would otherwise end the process by SIGXFSZ mid-write, leaving its
+    // temporaries and lock; ignored, the write fails with EFBIG and takes the path of a full disk (outputs removed,
+    // lock released, exit 1).
+    std::signal(SIGXFSZ, SIG_IGN);
     CLI::App app{"nhvk: ensembles of nonholonomic vs vakonomic motions of constrained mechanical systems"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("nhvk ") + nhvk::nhvk_version);
