@@ -5,10 +5,13 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <new>
 #include <string>
+
+#include <unistd.h>
 
 #include "cli_common.hpp"
 #include "input_limits.hpp"
@@ -32,9 +35,22 @@ bool flush_stdout() {
                   << (e != 0 ? std::string(": ") + std::strerror(e) : "") << "\n";
     return !bad;
 }
+/** @brief OpenMP threads that wait passively (sleep) unless the user set OMP_WAIT_POLICY: the host phases (merge,
+ *         report, the reductions between chunks) are short parallel regions, and threads spinning at their barriers
+ *         take a loaded machine's cores from the threads that have work, many times over the work itself. */
+void default_to_passive_waiting(char** argv) {
+    if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+    if (::setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+    // NOTE: libgomp reads its environment once, in a constructor that runs when it is loaded, before main: set
+    // here, the variable comes too late for this process image, so the process starts its program again with it
+    // set (once: the new image finds it set). Where that fails (no /proc), it goes on with the default policy.
+    ::execv("/proc/self/exe", argv);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+    default_to_passive_waiting(argv);
     // NOTE: a file-size limit (`ulimit -f`) would otherwise end the process by SIGXFSZ mid-write, leaving its
     // temporaries and lock; ignored, the write fails with EFBIG and takes the path of a full disk (outputs removed,
     // lock released, exit 1).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // nhvk under the limits and settings of the process it runs in: a file-size limit (`ulimit -f`, SIGXFSZ) is a
 // failed write like a full disk; OpenMP threads wait passively unless the user chose otherwise; `nhvk merge
-// --threads`.
+// --threads`. No test here measures time: the wait policy is read back from libgomp's OMP_DISPLAY_ENV report.
 #include "nhvk_cli.hpp"
 #include "temp_dir.hpp"
 
@@ -88,6 +88,59 @@ TEST(FileSizeLimit, IsAFailedWriteLikeAFullDisk) {
         {"run", kQuickstart, "--trajectories", "2000", "--save-samples", "--out", fresh.string(), "-q"},
         tmp.path() / "io2");
     EXPECT_EQ(again.rc, 0) << again.err;
+}
+
+/** The value of the last `NAME = 'value'` line libgomp prints under OMP_DISPLAY_ENV, or "" when there is none. */
+std::string last_display_value(const std::string& err, const std::string& name) {
+    const std::size_t at = err.rfind("  " + name + " = '");
+    if (at == std::string::npos) return "";
+    const std::size_t from = at + name.size() + 6;
+    return err.substr(from, err.find('\'', from) - from);
+}
+
+TEST(OmpWaitPolicy, PassiveUnlessTheUserChoseOne) {
+    nhvk_test::TempDir tmp;
+    const nhvk_test::CliRun unset = nhvk_test::run_captured("env -u OMP_WAIT_POLICY OMP_DISPLAY_ENV=verbose",
+                                                            NHVK_BINARY, {"models"}, tmp.path() / "io1");
+    ASSERT_EQ(unset.rc, 0) << unset.err;
+    if (last_display_value(unset.err, "GOMP_SPINCOUNT").empty())
+        GTEST_SKIP() << "the OpenMP runtime is not libgomp (no GOMP_SPINCOUNT under OMP_DISPLAY_ENV=verbose)";
+    // passive: libgomp spins 0 times before it sleeps (the default spins 300000 times, active 3e10)
+    EXPECT_EQ(last_display_value(unset.err, "GOMP_SPINCOUNT"), "0") << unset.err;
+    const nhvk_test::CliRun chosen = nhvk_test::run_captured("env OMP_WAIT_POLICY=active OMP_DISPLAY_ENV=verbose",
+                                                             NHVK_BINARY, {"models"}, tmp.path() / "io2");
+    ASSERT_EQ(chosen.rc, 0) << chosen.err;
+    EXPECT_EQ(last_display_value(chosen.err, "OMP_WAIT_POLICY"), "ACTIVE") << chosen.err;
+    EXPECT_NE(last_display_value(chosen.err, "GOMP_SPINCOUNT"), "0") << chosen.err;
+}
+
+TEST(MergeThreads, TakesACountAndGivesTheSameStatistics) {
+    nhvk_test::TempDir tmp;
+    for (const char* shard : {"0/2", "1/2"}) {
+        const nhvk_test::CliRun r =
+            nhvk_test::run_captured("", NHVK_BINARY,
+                                    {"run", kQuickstart, "--trajectories", "60", "--shard", shard, "--out",
+                                     tmp.str(std::string("s") + shard[0]), "-q"},
+                                    tmp.path() / "io");
+        ASSERT_EQ(r.rc, 0) << r.err;
+    }
+    const auto merge = [&](const std::string& out, const std::vector<std::string>& more) {
+        std::vector<std::string> args = {"merge", tmp.str("s0"), tmp.str("s1"), "--out", tmp.str(out), "-q"};
+        args.insert(args.end(), more.begin(), more.end());
+        return nhvk_test::run_captured("", NHVK_BINARY, args, tmp.path() / ("io_" + out));
+    };
+    const nhvk_test::CliRun one = merge("one", {"--threads", "1"}), all = merge("all", {});
+    ASSERT_EQ(one.rc, 0) << one.err;
+    ASSERT_EQ(all.rc, 0) << all.err;
+    EXPECT_EQ(nhvk_test::read_json(tmp.path() / "one" / "summary.json").at("threads"), 1);
+    EXPECT_GE(nhvk_test::read_json(tmp.path() / "all" / "summary.json").at("threads").get<int>(), 1);
+    EXPECT_EQ(read_text(tmp.path() / "one" / "stats.csv"), read_text(tmp.path() / "all" / "stats.csv"));
+    for (const char* bad : {"-1", "x", "70000"}) {
+        const nhvk_test::CliRun r = merge("bad", {"--threads", bad});
+        EXPECT_EQ(r.rc, 2) << bad << ": " << r.err;
+        EXPECT_NE(r.err.find("--threads"), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(tmp.path() / "bad"));
+    }
 }
 
 } // namespace
