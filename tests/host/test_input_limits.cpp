@@ -7,6 +7,7 @@
 #include "config.hpp"
 #include "input_limits.hpp"
 #include "nhvk_cli.hpp"
+#include "pipeline/partial_state.hpp"
 #include "registry.hpp"
 #include "report/report.hpp"
 #include "temp_dir.hpp"
@@ -237,6 +238,27 @@ TEST(DepthLimits, RunOfADeepTableHeaderExitsTwoNamingFileAndLine) {
     EXPECT_NE(r.err.find(cfg.string() + ":6: nested too deep: expected at most 64 levels"), std::string::npos)
         << r.err.substr(0, 500);
     EXPECT_FALSE(fs::exists(tmp.path() / "out"));
+}
+
+TEST(DepthLimits, MergeOfAPartWhoseKeptConfigIsDeepExitsTwo) {
+    // The config text a partial state keeps is parsed again by merge: a forged one (its checksum made right) is
+    // refused like a config file.
+    nhvk_test::TempDir tmp;
+    const nhvk_test::CliRun run =
+        nhvk_test::run_captured("", NHVK_BINARY,
+                                {"run", std::string(NHVK_SOURCE_DIR) + "/configs/quickstart.toml", "--trajectories",
+                                 "4", "--shard", "0/1", "--out", tmp.str("s0"), "-q"},
+                                tmp.path() / "io");
+    ASSERT_EQ(run.rc, 0) << run.err;
+    const fs::path state = tmp.path() / "s0" / "partial.nhvk";
+    nhvk::PartialState s = nhvk::read_state_file(state);
+    s.source.text += "\n[" + dotted(40000) + "]\n"; // a header toml++ itself recurses into
+    nhvk::write_state_file(state, s);
+    const nhvk_test::CliRun merge =
+        nhvk_test::run_captured("", NHVK_BINARY, {"merge", tmp.str("s0"), "--out", tmp.str("m")}, tmp.path() / "io2");
+    EXPECT_EQ(merge.rc, 2) << merge.err.substr(0, 500);
+    EXPECT_NE(merge.err.find("nested too deep"), std::string::npos) << merge.err.substr(0, 500);
+    EXPECT_FALSE(fs::exists(tmp.path() / "m"));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
