@@ -240,22 +240,30 @@ TEST(DepthLimits, RunOfADeepTableHeaderExitsTwoNamingFileAndLine) {
     EXPECT_FALSE(fs::exists(tmp.path() / "out"));
 }
 
+/** Runs the quickstart's shard `shard` of `trajectories` into tmp/s0, lets `edit` change its partial.nhvk, then
+ *  merges that folder alone into tmp/m. */
+nhvk_test::CliRun merge_one_shard(const nhvk_test::TempDir& tmp, const std::string& trajectories,
+                                  const std::string& shard, const std::function<void(const fs::path&)>& edit) {
+    const nhvk_test::CliRun run =
+        nhvk_test::run_captured("", NHVK_BINARY,
+                                {"run", std::string(NHVK_SOURCE_DIR) + "/configs/quickstart.toml", "--trajectories",
+                                 trajectories, "--shard", shard, "--out", tmp.str("s0"), "-q"},
+                                tmp.path() / "io");
+    EXPECT_EQ(run.rc, 0) << run.err;
+    edit(tmp.path() / "s0" / "partial.nhvk");
+    return nhvk_test::run_captured("", NHVK_BINARY, {"merge", tmp.str("s0"), "--out", tmp.str("m")},
+                                   tmp.path() / "io2");
+}
+
 TEST(DepthLimits, MergeOfAPartWhoseKeptConfigIsDeepExitsTwo) {
     // The config text a partial state keeps is parsed again by merge: a forged one (its checksum made right) is
     // refused like a config file.
     nhvk_test::TempDir tmp;
-    const nhvk_test::CliRun run =
-        nhvk_test::run_captured("", NHVK_BINARY,
-                                {"run", std::string(NHVK_SOURCE_DIR) + "/configs/quickstart.toml", "--trajectories",
-                                 "4", "--shard", "0/1", "--out", tmp.str("s0"), "-q"},
-                                tmp.path() / "io");
-    ASSERT_EQ(run.rc, 0) << run.err;
-    const fs::path state = tmp.path() / "s0" / "partial.nhvk";
-    nhvk::PartialState s = nhvk::read_state_file(state);
-    s.source.text += "\n[" + dotted(40000) + "]\n"; // a header toml++ itself recurses into
-    nhvk::write_state_file(state, s);
-    const nhvk_test::CliRun merge =
-        nhvk_test::run_captured("", NHVK_BINARY, {"merge", tmp.str("s0"), "--out", tmp.str("m")}, tmp.path() / "io2");
+    const nhvk_test::CliRun merge = merge_one_shard(tmp, "4", "0/1", [](const fs::path& state) {
+        nhvk::PartialState s = nhvk::read_state_file(state);
+        s.source.text += "\n[" + dotted(40000) + "]\n"; // a header toml++ itself recurses into
+        nhvk::write_state_file(state, s);
+    });
     EXPECT_EQ(merge.rc, 2) << merge.err.substr(0, 500);
     EXPECT_NE(merge.err.find("nested too deep"), std::string::npos) << merge.err.substr(0, 500);
     EXPECT_FALSE(fs::exists(tmp.path() / "m"));
@@ -330,14 +338,7 @@ TEST_F(RunOutputs, AHugeBadStatsLineIsEchoedCut) {
 
 TEST(BoundedMessages, MergeOfOneShardOfAMillionPrintsACount) {
     nhvk_test::TempDir tmp;
-    const nhvk_test::CliRun run =
-        nhvk_test::run_captured("", NHVK_BINARY,
-                                {"run", std::string(NHVK_SOURCE_DIR) + "/configs/quickstart.toml", "--trajectories",
-                                 "2", "--shard", "0/1000000", "--out", tmp.str("s0"), "-q"},
-                                tmp.path() / "io");
-    ASSERT_EQ(run.rc, 0) << run.err;
-    const nhvk_test::CliRun merge =
-        nhvk_test::run_captured("", NHVK_BINARY, {"merge", tmp.str("s0"), "--out", tmp.str("m")}, tmp.path() / "io2");
+    const nhvk_test::CliRun merge = merge_one_shard(tmp, "2", "0/1000000", [](const fs::path&) {});
     EXPECT_EQ(merge.rc, 2);
     EXPECT_LT(merge.err.size(), 400u) << merge.err.substr(0, 400);
     EXPECT_NE(merge.err.find("incomplete set: shards 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 999989 more of 1000000 missing"),
