@@ -35,6 +35,7 @@ bool flush_stdout() {
                   << (e != 0 ? std::string(": ") + std::strerror(e) : "") << "\n";
     return !bad;
 }
+
 /** @brief OpenMP threads that wait passively (sleep) unless the user set OMP_WAIT_POLICY: the host phases (merge,
  *         report, the reductions between chunks) are short parallel regions, and threads spinning at their barriers
  *         take a loaded machine's cores from the threads that have work, many times over the work itself. */
