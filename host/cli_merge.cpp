@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <omp.h>
+
 #include "cli_common.hpp"
 #include "config.hpp"
 #include "ensemble.hpp"
@@ -76,11 +78,16 @@ std::vector<Part> read_parts(const std::vector<std::string>& dirs) {
                              " is given twice: '" + it->second + "' and '" + part.dir + "'");
     }
     if (static_cast<int>(seen.size()) != a.shard_count) {
+        // NOTE: the first few by number, then a count: a million missing shards make one short line
+        constexpr std::size_t listed = 10;
+        const std::size_t count = static_cast<std::size_t>(a.shard_count) - seen.size();
         std::string missing;
-        for (int i = 0; i < a.shard_count; ++i)
-            if (!seen.count(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
-        throw UsageError("incomplete set: shard" + std::string(a.shard_count - seen.size() > 1 ? "s " : " ") + missing +
-                         " of " + std::to_string(a.shard_count) + " missing");
+        std::size_t shown = 0;
+        for (int i = 0; i < a.shard_count && shown < listed; ++i)
+            if (!seen.count(i)) missing += (shown++ ? ", " : "") + std::to_string(i);
+        if (count > shown) missing += " and " + std::to_string(count - shown) + " more";
+        throw UsageError("incomplete set: shard" + std::string(count > 1 ? "s " : " ") + missing + " of " +
+                         std::to_string(a.shard_count) + " missing");
     }
     std::sort(parts.begin(), parts.end(),
               [](const Part& x, const Part& y) { return x.state.shard_index < y.state.shard_index; });
@@ -107,7 +114,7 @@ void append_file(const fs::path& from, std::ostream& to, bool skip_header) {
 }
 
 EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::string& out_dir,
-                           const std::string& summary_md) {
+                           const std::string& summary_md, int threads) {
     std::error_code ec;
     for (const std::string& d : dirs)
         if (fs::weakly_canonical(d, ec) == fs::weakly_canonical(out_dir, ec))
@@ -129,6 +136,11 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
     cfg.run.out = out_dir;
 
     EnsembleResult r;
+    // NOTE: as `run` counts them: 0 is all cores, more than the cores are lowered to them; the results do not
+    // depend on the count (summary.json `threads` says it)
+    const int cores = std::max(1, omp_get_num_procs());
+    r.threads = threads == 0 ? omp_get_max_threads() : std::min(threads, cores);
+    omp_set_num_threads(r.threads);
     r.requested = a.id.trajectories;
     r.times = cfg.times;
     r.config_hash = hash_text(a.id.config_hash);
@@ -181,16 +193,19 @@ void add_merge_command(CLI::App& app, int& exit_code) {
     auto out = std::make_shared<std::string>();
     auto quiet = std::make_shared<bool>(false);
     auto summary_md = std::make_shared<std::string>();
+    auto threads = std::make_shared<int>(0);
     auto* cmd =
         app.add_subcommand("merge", "Merge the output folders of a run's --shard i/N parts into one run's outputs");
     cmd->add_option("dirs", *dirs, "the output folders of the parts (any order)")->required();
     cmd->add_option("--out", *out, "the output folder of the merged run")->required();
     cmd->add_flag("-q,--quiet", *quiet, "no summary on stderr");
     cmd->add_option("--summary-md", *summary_md, "also write the Markdown summary (summary.md) to this file");
-    cmd->callback([dirs, out, quiet, summary_md, cmd, &exit_code]() {
+    cmd->add_option("--threads", *threads, "CPU threads, 0 = all cores (more are lowered to the cores)")
+        ->check(CLI::Range(0, 65536));
+    cmd->callback([dirs, out, quiet, summary_md, threads, cmd, &exit_code]() {
         clean_up_outputs_on_signals();
         refuse_empty_values(*cmd);
-        const EnsembleResult r = merge_parts(*dirs, *out, *summary_md);
+        const EnsembleResult r = merge_parts(*dirs, *out, *summary_md, *threads);
         if (!*quiet)
             std::cerr << "nhvk merge: " << dirs->size() << " shards, " << r.requested << " trajectories (valid "
                       << r.valid << ", failed " << r.failed() << "); outputs in " << *out << "/\n";

@@ -5,6 +5,7 @@
 #include "nhvk/step_budget.hpp"
 
 #include "checks.hpp"
+#include "input_limits.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -86,7 +87,8 @@ constexpr const char* override_prefix = "--set ";
 // ---------------------------------------------------------------------------------------------------------------
 // Formatting
 
-std::string quote(std::string_view s) {
+/** `s` as a TOML basic string (only `"` and `\\` need escaping for the values built here). */
+std::string toml_string(std::string_view s) {
     std::string out = "\"";
     for (char c : s) {
         if (c == '"' || c == '\\') out += '\\';
@@ -94,6 +96,9 @@ std::string quote(std::string_view s) {
     }
     return out + "\"";
 }
+
+/** `s` quoted for a message, cut to a bounded length (input_limits.hpp). */
+std::string quote(std::string_view s) { return toml_string(clip(s)); }
 
 /** What a node is, for "got …": `"rk5"`, `42`, `1.5`, `true`, `a table`, `an array`, `a date`. */
 std::string describe(const toml::node& n) {
@@ -161,6 +166,8 @@ std::string suggestion(std::string_view got, const std::vector<std::string>& val
     std::size_t best = 3;
     std::string best_name;
     for (const std::string& v : valid) {
+        // NOTE: the distance is at least the difference in length: a long key (10 MB) costs no quadratic work
+        if (std::max(got.size(), v.size()) - std::min(got.size(), v.size()) >= best) continue;
         const std::size_t d = edit_distance(got, v);
         if (d < best && 2 * d < std::max(got.size(), v.size())) best = d, best_name = v; // not "w" for "x"
     }
@@ -187,13 +194,13 @@ public:
         const bool from_override =
             where.path && std::find(overrides_.begin(), overrides_.end(), *where.path) != overrides_.end();
         if (from_override) {
-            prefix = *where.path;
+            prefix = clip(*where.path);
         } else if (where.begin.line > 0) {
             line = static_cast<int>(where.begin.line);
             column = static_cast<int>(where.begin.column);
             prefix += ":" + std::to_string(line) + ":" + std::to_string(column);
         }
-        throw ConfigError(prefix + ": " + (key.empty() ? std::string() : key + ": ") + what, key, line, column);
+        throw ConfigError(prefix + ": " + (key.empty() ? std::string() : clip(key) + ": ") + what, key, line, column);
     }
     [[noreturn]] void fail(const toml::node& n, const std::string& key, const std::string& what) const {
         fail(n.source(), key, what);
@@ -418,7 +425,8 @@ void insert_at(toml::table& root, const std::vector<std::string>& parts, toml::n
             toml::table holder = toml::parse("value = {}", source);
             n = t->insert(parts[i], std::move(*holder.get("value"))).first->second.as_table();
         }
-        if (!n->is_table()) throw ConfigError(source + ": " + path + " is " + describe(*n) + ", not a table", path);
+        if (!n->is_table())
+            throw ConfigError(clip(source) + ": " + clip(path) + " is " + describe(*n) + ", not a table", path);
         t = n->as_table();
     }
     t->insert_or_assign(parts.back(), std::move(value));
@@ -429,17 +437,25 @@ void insert_at(toml::table& root, const std::vector<std::string>& parts, toml::n
  *  that later errors about it name the override. */
 void apply_override(toml::table& root, const std::string& arg, Reporter& rep) {
     const std::string name = override_prefix + arg;
+    const std::string shown = override_prefix + clip(arg); // NOTE: the argument as messages repeat it, cut short
     const auto eq = arg.find('=');
-    if (eq == std::string::npos) throw ConfigError(name + ": expected KEY=VALUE");
+    if (eq == std::string::npos) throw ConfigError(shown + ": expected KEY=VALUE");
     const std::string key = trim(std::string_view(arg).substr(0, eq));
     const std::string value = trim(std::string_view(arg).substr(eq + 1));
 
     const std::vector<std::string> parts = split_key(key);
     for (const std::string& p : parts)
         if (!is_bare_key(p))
-            throw ConfigError(name + ": invalid key " + quote(key) + " (expected dotted names such as integrator.rtol)",
-                              key);
-    if (value.empty()) throw ConfigError(name + ": " + key + ": missing value", key);
+            throw ConfigError(
+                shown + ": invalid key " + quote(key) + " (expected dotted names such as integrator.rtol)", key);
+    if (value.empty()) throw ConfigError(shown + ": " + clip(key) + ": missing value", key);
+    // NOTE: before the TOML parser, which recurses into nested values (input_limits.hpp); the key is bare and
+    // dotted, so `key = value` nests as deep as the override would put its value.
+    if (const auto deep = toml_nesting_excess(key + " = " + value))
+        throw ConfigError(shown + ": " + clip(key) + ": nested too deep: expected at most " +
+                              std::to_string(max_nesting_depth) +
+                              " levels of dotted key parts, arrays and inline tables together",
+                          key);
 
     rep.add_override_source(name);
     toml::table parsed;
@@ -447,12 +463,12 @@ void apply_override(toml::table& root, const std::string& arg, Reporter& rep) {
         parsed = toml::parse("value = " + value, name);
     } catch (const toml::parse_error& e) {
         if (!is_bare_word(value))
-            throw ConfigError(name + ": " + key + ": cannot parse the value as TOML: " + std::string(e.description()),
+            throw ConfigError(shown + ": " + clip(key) + ": cannot parse the value as TOML: " + clip(e.description()),
                               key);
-        parsed = toml::parse("value = " + quote(value), name); // as a string, still marked as the override's
+        parsed = toml::parse("value = " + toml_string(value), name); // as a string, still marked as the override's
     }
     if (parsed.size() != 1 || !parsed.get("value"))
-        throw ConfigError(name + ": " + key + ": expected a single TOML value", key);
+        throw ConfigError(shown + ": " + clip(key) + ": expected a single TOML value", key);
 
     insert_at(root, parts, std::move(*parsed.get("value")), name);
 }
@@ -894,13 +910,20 @@ RunConfig parse_config(std::string_view toml_text, const std::string& source_nam
                        const std::vector<std::string>& set_overrides, const std::vector<ModelInfo>& registry,
                        const std::vector<OptionOverride>& options) {
     Reporter rep(source_name);
+    // NOTE: before the TOML parser, which recurses into nested tables and keys: tens of thousands of levels
+    // overflow the stack (input_limits.hpp).
+    if (const auto deep = toml_nesting_excess(toml_text))
+        throw ConfigError(clip(source_name) + ":" + std::to_string(deep->line) +
+                              ": nested too deep: expected at most " + std::to_string(max_nesting_depth) +
+                              " levels of tables, dotted key parts, arrays and inline tables together",
+                          {}, static_cast<int>(deep->line), 0);
     toml::table root;
     try {
         root = toml::parse(toml_text, source_name);
     } catch (const toml::parse_error& e) {
         const auto& b = e.source().begin;
-        throw ConfigError(source_name + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) +
-                              ": TOML syntax error: " + std::string(e.description()),
+        throw ConfigError(clip(source_name) + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) +
+                              ": TOML syntax error: " + clip(e.description()),
                           {}, static_cast<int>(b.line), static_cast<int>(b.column));
     }
     for (const std::string& o : set_overrides) apply_override(root, o, rep);
@@ -929,16 +952,18 @@ RunConfig parse_config(std::string_view toml_text, const std::string& source_nam
 
 std::string read_config_text(const std::string& path) {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw ConfigError("cannot open config '" + path + "': is a directory");
+    if (std::filesystem::is_directory(path, ec))
+        throw ConfigError("cannot open config '" + clip(path) + "': is a directory");
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError("cannot open config '" + path + "': " + std::strerror(errno));
+    if (!in) throw ConfigError("cannot open config '" + clip(path) + "': " + std::strerror(errno));
     // NOTE: read at most one byte more than the limit, so that a huge file (or /dev/zero) is refused, not slurped.
     std::string text(static_cast<std::size_t>(max_config_bytes) + 1, '\0');
     in.read(&text[0], static_cast<std::streamsize>(text.size()));
-    if (in.bad()) throw ConfigError("cannot read config '" + path + "': " + std::strerror(errno));
+    if (in.bad()) throw ConfigError("cannot read config '" + clip(path) + "': " + std::strerror(errno));
     text.resize(static_cast<std::size_t>(in.gcount()));
     if (text.size() > static_cast<std::size_t>(max_config_bytes))
-        throw ConfigError("config '" + path + "' is larger than " + std::to_string(max_config_bytes / (1024 * 1024)) +
+        throw ConfigError("config '" + clip(path) + "' is larger than " +
+                          std::to_string(max_config_bytes / (1024 * 1024)) +
                           " MiB; a run configuration is a few kB (is this the right file?)");
     return text;
 }

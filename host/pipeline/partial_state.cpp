@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "pipeline/partial_state.hpp"
 
+#include "input_limits.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -141,7 +143,7 @@ PartialState decode_state(const std::string& data, const std::string& what) {
     PartialState s;
     s.id.version = in.get_string();
     if (s.id.version != nhvk_version)
-        throw std::runtime_error(what + ": written by nhvk " + s.id.version + ", this is nhvk " + nhvk_version);
+        throw std::runtime_error(what + ": written by nhvk " + clip(s.id.version) + ", this is nhvk " + nhvk_version);
     s.id.config_hash = in.get<std::uint64_t>();
     s.id.trajectories = in.get<std::uint64_t>();
     s.id.seed = in.get<std::uint64_t>();

@@ -202,6 +202,25 @@ std::string md_num(double x) {
     return os.str();
 }
 
+/** `text` as a Markdown code span (CommonMark): fenced by one backtick more than its longest run of backticks, and
+ *  padded with a space where it starts or ends with a backtick or a space (the renderer strips one from each side),
+ *  so that no character of a path can end the span early and let Markdown through. A line break would end the list
+ *  item: control characters show as '?'. */
+std::string md_code(const std::string& text) {
+    std::string body = text;
+    std::size_t longest = 0, run = 0;
+    for (char& c : body) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+        run = c == '`' ? run + 1 : 0;
+        longest = std::max(longest, run);
+    }
+    const std::string fence(longest + 1, '`');
+    const bool pad = body.find_first_not_of(' ') != std::string::npos && // all spaces are never stripped
+                     (body.front() == '`' || body.back() == '`' || body.front() == ' ' || body.back() == ' ');
+    const std::string space = pad ? " " : "";
+    return fence + space + body + space + fence;
+}
+
 std::string stats_csv(const EnsembleResult& r) {
     std::ostringstream os;
     os << std::setprecision(17);
@@ -230,9 +249,10 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
     std::ostringstream os;
     const int nt = static_cast<int>(r.times.size());
     os << "### nhvk run: " << cfg.model.name << "\n\n";
-    os << "- nhvk " << nhvk_version << ", config `" << cfg.source_path << "` (hash `" << r.config_hash << "`), seed "
-       << cfg.run.seed << ", " << to_string(cfg.integrator.method) << " " << to_string(cfg.integrator.precision)
-       << ", backend " << r.backend << (r.ranks > 1 ? ", " + std::to_string(r.ranks) + " MPI ranks" : std::string())
+    os << "- nhvk " << nhvk_version << ", config " << md_code(cfg.source_path) << " (hash `" << r.config_hash
+       << "`), seed " << cfg.run.seed << ", " << to_string(cfg.integrator.method) << " "
+       << to_string(cfg.integrator.precision) << ", backend " << r.backend
+       << (r.ranks > 1 ? ", " + std::to_string(r.ranks) + " MPI ranks" : std::string())
        << (r.merged_from.empty() ? std::string() : ", merged from " + std::to_string(r.merged_from.size()) + " shards")
        << "\n";
     os << "- trajectories: " << r.requested << " requested, " << r.valid << " valid, " << r.failed() << " failed\n";

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "report/report.hpp"
 
+#include "input_limits.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -86,7 +88,7 @@ Stats parse_stats(const std::string& text, const std::string& name, const std::v
          {"time_index", "t", "metric", "count", "min", "p01", "p05", "p25", "p50", "p75", "p95", "p99", "max"})
         if (!col.count(c))
             bad(1, std::string("header: expected a column '") + c +
-                       "' (time_index,t,metric,count,…,p50,…: the stats.csv of an nhvk run), got '" + line + "'");
+                       "' (time_index,t,metric,count,…,p50,…: the stats.csv of an nhvk run), got '" + clip(line) + "'");
     const std::size_t nt = times.size();
     Stats s;
     std::size_t ln = 1, rows = 0;
@@ -102,17 +104,17 @@ Stats parse_stats(const std::string& text, const std::string& name, const std::v
         if (ti.empty() || ti.size() > 9 || ti.find_first_not_of("0123456789") != std::string::npos ||
             std::stoul(ti) >= nt)
             bad(ln, "time_index: expected a whole number below " + std::to_string(nt) +
-                        " (the number of output times in summary.json), got '" + ti + "'");
+                        " (the number of output times in summary.json), got '" + clip(ti) + "'");
         const std::size_t i = std::stoul(ti);
         double t = NAN;
         if (!parse_double(f[col["t"]], t) || !(std::fabs(t - times[i]) <= 1e-12 * std::max(1.0, std::fabs(t))))
-            bad(ln, "t: expected " + fmt(times[i], 17) + " (summary.json times[" + ti + "]), got '" + f[col["t"]] +
-                        "': the two files are not of the same run");
+            bad(ln, "t: expected " + fmt(times[i], 17) + " (summary.json times[" + ti + "]), got '" +
+                        clip(f[col["t"]]) + "': the two files are not of the same run");
         const std::string& mname = f[col["metric"]];
         if (mname.empty() ||
             mname.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
                 std::string::npos)
-            bad(ln, "metric: expected a metric name (letters, digits, _), got '" + mname + "'");
+            bad(ln, "metric: expected a metric name (letters, digits, _), got '" + clip(mname) + "'");
         Metric* m = nullptr;
         for (Metric& x : s.metrics)
             if (x.name == mname) m = &x;
@@ -123,13 +125,13 @@ Stats parse_stats(const std::string& text, const std::string& name, const std::v
                 if (header[c] != "time_index" && header[c] != "t" && header[c] != "metric")
                     m->col[header[c]].assign(nt, NAN);
         }
-        if (m->seen[i]) bad(ln, "a second row for time_index " + ti + " and metric " + mname + ": expected one");
+        if (m->seen[i]) bad(ln, "a second row for time_index " + ti + " and metric " + clip(mname) + ": expected one");
         m->seen[i] = true;
         for (std::size_t c = 0; c < header.size(); ++c) {
             if (header[c] == "time_index" || header[c] == "t" || header[c] == "metric") continue;
             double v = NAN;
             if (!parse_double(f[c], v))
-                bad(ln, header[c] + ": expected a number or an empty field, got '" + f[c] + "'");
+                bad(ln, clip(header[c]) + ": expected a number or an empty field, got '" + clip(f[c]) + "'");
             m->col[header[c]][i] = v;
         }
         ++rows;
@@ -138,7 +140,7 @@ Stats parse_stats(const std::string& text, const std::string& name, const std::v
     for (const Metric& m : s.metrics)
         for (std::size_t i = 0; i < nt; ++i)
             if (!m.seen[i])
-                bad(0, "metric " + m.name + " has no row for time_index " + std::to_string(i) +
+                bad(0, "metric " + clip(m.name) + " has no row for time_index " + std::to_string(i) +
                            ": expected one row per output time and metric");
     return s;
 }
@@ -187,10 +189,21 @@ std::string show(const json& j, const std::string& path) { return show(find(j, p
 
 json parse_summary(const std::string& text, const std::string& name, std::vector<double>& times) {
     json j;
+    // NOTE: refused while parsing, before the tree exists: the code that walks and prints it recurses, and a
+    // summary.json nested 50,000 deep overflows the stack (input_limits.hpp). depth counts the enclosing levels.
+    const json::parser_callback_t depth_limit = [&](int depth, json::parse_event_t event, json&) {
+        if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+            depth >= max_nesting_depth)
+            throw ReportInputError(name + ": objects and arrays nested deeper than " +
+                                   std::to_string(max_nesting_depth) +
+                                   " levels: expected the summary.json of an nhvk run (at most 5 levels)");
+        return true;
+    };
     try {
-        j = json::parse(text);
+        j = json::parse(text, depth_limit);
     } catch (const json::exception& e) {
-        throw ReportInputError(name + ": not valid JSON (" + e.what() + "): expected the summary.json of an nhvk run");
+        throw ReportInputError(name + ": not valid JSON (" + clip(e.what()) +
+                               "): expected the summary.json of an nhvk run");
     }
     auto need = [&](const std::string& path, bool ok, const std::string& what) {
         if (!ok) throw ReportInputError(name + ": field '" + path + "': expected " + what);

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
-// Config fuzzer: seeded random mutations of configs/*.toml and of hand-made TOML edge cases go through the config
-// loader and the run plan, each in a forked child with a time limit. Every input must end in success or a clean
+// Config fuzzer: seeded random mutations of configs/*.toml, tests/host/data/*.toml, a config setting every key of the
+// schema and hand-made TOML edge cases, some with a random `--set` of a schema key, go through the config loader
+// and the run plan, each in a forked child with a time limit. Every input must end in success or a clean
 // ConfigError with a message (what `nhvk run` turns into exit 2): no crash, no hang, no other exception, and in an
 // AddressSanitizer build no leak (the child ends with _exit, which skips LeakSanitizer's exit check, so it runs one).
 // NHVK_FUZZ_SECONDS (default 3), NHVK_FUZZ_SEED (default 1), NHVK_FUZZ_INPUT_LIMIT_S (default 10; generous for
 // sanitizer builds). A failing input is written to the test's temporary folder's parent as
 // nhvk_fuzz_finding_<n>.toml and printed.
+#include "child_outcome.hpp"
 #include "config.hpp"
+#include "config_schema.hpp"
 #include "pipeline/run_plan.hpp"
 #include "registry.hpp"
 
@@ -14,11 +17,6 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#define NHVK_FUZZ_LEAK_CHECK 1
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -44,6 +42,62 @@ double env_number(const char* name, double fallback) {
 
 const char kNulName[] = "[model]\nname = \"nh_\0particle\"\n"; // a NUL inside a string
 
+/** A config that sets every section and key of the schema the shipped configs leave out ([statistics],
+ *  [diagnostics], every [divergence] and [run] key, rk4 settings), so that mutations start from each of them. */
+const std::string kEverySection = R"([model]
+name = "nh_particle"
+[model.params]
+[initial]
+t0 = 0.0
+energy = 1.0
+[initial.q]
+x = 0.0
+y = { dist = "uniform", low = -1.0, high = 1.0 }
+z = 0.0
+[initial.v]
+x = { dist = "normal", mean = 0.0, std = 1.0 }
+y = 1.0
+z = { dist = "fixed", value = 0.5 }
+[initial.mu]
+dist = "normal"
+mean = 0.0
+std = 0.1
+[integrator]
+method = "rk4"
+dt = 1e-3
+min_step = 1e-12
+max_steps = 100000
+project = true
+precision = "double"
+equations = "generated"
+rtol = 1e-10
+atol = 1e-12
+[times]
+t_end = 1.0
+spacing = "linear"
+count = 5
+[divergence]
+coordinates = ["x", "y"]
+weights = { x = 2.0, y = 1.0 }
+metric = "kinetic"
+onset_threshold = 1e-3
+growth_t_max = 0.5
+[statistics]
+population = "survivors"
+[diagnostics]
+balance_tolerance = 1e-6
+[run]
+trajectories = 10
+seed = 3
+backend = "cpu"
+chunk = 4
+threads = 1
+out = "fuzz_out"
+exact_memory_mb = 16
+save_trajectories = 1
+save_samples = true
+)";
+
 std::vector<std::string> seed_corpus() {
     std::vector<std::string> seeds;
     for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(NHVK_SOURCE_DIR) / "configs")) {
@@ -53,6 +107,16 @@ std::vector<std::string> seed_corpus() {
         s << in.rdbuf();
         seeds.push_back(s.str());
     }
+    // tests/host/data: the loader tests' good and bad configs
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::filesystem::path(NHVK_SOURCE_DIR) / "tests" / "host" / "data")) {
+        if (e.path().extension() != ".toml") continue;
+        std::ifstream in(e.path(), std::ios::binary);
+        std::ostringstream s;
+        s << in.rdbuf();
+        seeds.push_back(s.str());
+    }
+    seeds.push_back(kEverySection);
     // Hand-made TOML edge cases: empty, comments only, deep nesting, odd numbers and strings, repeated tables,
     // CRLF, a byte order mark, NUL and invalid UTF-8, dotted keys, arrays of tables where tables are expected.
     const std::string minimal = "[model]\nname = \"nh_particle\"\n[times]\nt_end = 1.0\ncount = 3\n";
@@ -144,6 +208,24 @@ const std::vector<std::string> kTokens = {"[",
                                           "chunk",
                                           "method"};
 
+/** kTokens, then every section header, key and choice of the schema (config_schema.hpp): a section or key added
+ *  to the loader is fuzzed without a change here. */
+const std::vector<std::string>& tokens() {
+    static const std::vector<std::string> all = [] {
+        std::vector<std::string> t = kTokens;
+        for (const nhvk::ConfigTable& table : nhvk::config_sections()) {
+            if (!table.name.empty()) t.push_back("[" + table.name + "]");
+            for (const std::string& k : table.keys) t.push_back(k + " = ");
+        }
+        for (const nhvk::ConfigTable& kind : nhvk::distribution_kinds()) t.push_back("\"" + kind.name + "\"");
+        for (const char* choice : {"\"kinetic\"", "\"euclidean\"", "\"alive\"", "\"survivors\"", "\"float\"", "\"ad\"",
+                                   "\"log\"", "\"list\"", "\"rk4\"", "\"cuda\"", "\"auto\""})
+            t.push_back(choice);
+        return t;
+    }();
+    return all;
+}
+
 /** One random edit of `s`; `seeds` supplies lines to splice in. */
 void mutate_once(std::string& s, std::mt19937_64& rng, const std::vector<std::string>& seeds) {
     auto pick = [&](std::size_t n) { return n == 0 ? std::size_t{0} : static_cast<std::size_t>(rng() % n); };
@@ -188,7 +270,7 @@ void mutate_once(std::string& s, std::mt19937_64& rng, const std::vector<std::st
         break;
     }
     case 5: // insert a TOML token
-        s.insert(pick(s.size() + 1), kTokens[pick(kTokens.size())]);
+        s.insert(pick(s.size() + 1), tokens()[pick(tokens().size())]);
         break;
     case 6:
     case 7: { // splice a line of any seed (keys of other models and tables) into a random line position
@@ -221,56 +303,21 @@ void mutate_once(std::string& s, std::mt19937_64& rng, const std::vector<std::st
     }
 }
 
-/** What a child reported: how it ended, and the message of a ConfigError. */
-struct Outcome {
-    int status = 0;
-    std::string message;
-};
+using nhvk_test::ChildOutcome;
+using Outcome = ChildOutcome;
 
-/** Run `load` in a child with `limit_s` seconds of CPU and wall time. Exit codes: 0 loaded, 2 ConfigError (its
- *  message on the pipe), 3 another exception, 4 an empty ConfigError message, 6 a leak (AddressSanitizer builds). */
+/** Run `load` in a child with `limit_s` seconds of CPU and wall time (child_outcome.hpp), a ConfigError the
+ *  expected exception. */
 Outcome run_child(const std::function<void()>& load, unsigned limit_s) {
-    int fd[2];
-    if (pipe(fd) != 0) return {-1, "pipe failed"};
-    const pid_t pid = fork();
-    if (pid == 0) {
-        close(fd[0]);
-        alarm(limit_s); // a hang ends in SIGALRM
-        int code = 0;
-        std::string msg;
-        try {
-            load();
-        } catch (const nhvk::ConfigError& e) {
-            msg = e.what();
-            code = msg.empty() ? 4 : 2;
-        } catch (const std::exception& e) {
-            msg = std::string("uncaught ") + typeid(e).name() + ": " + e.what();
-            code = 3;
-        }
-#ifdef NHVK_FUZZ_LEAK_CHECK
-        // _exit skips LeakSanitizer's check at exit; run it here (it prints the leak's stack on stderr).
-        if (__lsan_do_recoverable_leak_check() != 0) {
-            msg = "leak (LeakSanitizer report above); " + msg;
-            code = 6;
-        }
-#endif
-        if (!msg.empty() && write(fd[1], msg.data(), msg.size()) < 0) code = 5;
-        _exit(code);
-    }
-    close(fd[1]);
-    Outcome out;
-    char buf[4096];
-    for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) > 0;) out.message.append(buf, static_cast<std::size_t>(n));
-    close(fd[0]);
-    waitpid(pid, &out.status, 0);
-    return out;
+    return nhvk_test::run_in_child<nhvk::ConfigError>(load, limit_s);
 }
 
 /** Load `text` and build its plan, as `nhvk run` does before any work, in a child (see run_child). */
-Outcome load_in_child(const std::string& text, const std::vector<ModelInfo>& registry, unsigned limit_s) {
+Outcome load_in_child(const std::string& text, const std::vector<std::string>& sets,
+                      const std::vector<ModelInfo>& registry, unsigned limit_s) {
     return run_child(
         [&] {
-            const nhvk::RunConfig cfg = nhvk::parse_config(text, "fuzz.toml", {}, registry);
+            const nhvk::RunConfig cfg = nhvk::parse_config(text, "fuzz.toml", sets, registry);
             const long long capacity = std::max<long long>(1, std::min<long long>(cfg.run.chunk, 1024));
             (void)nhvk::make_run_plan(cfg, capacity);
             (void)cfg.resolved_json().dump();
@@ -278,19 +325,14 @@ Outcome load_in_child(const std::string& text, const std::vector<ModelInfo>& reg
         limit_s);
 }
 
-std::string describe(int status) {
-    if (WIFSIGNALED(status))
-        return WTERMSIG(status) == SIGALRM ? "hang (per-input time limit)"
-                                           : std::string("crash: signal ") + strsignal(WTERMSIG(status));
-    return "exit " + std::to_string(WEXITSTATUS(status));
-}
+std::string describe(int status) { return nhvk_test::describe(ChildOutcome{status, {}}); }
 
 TEST(ConfigFuzz, MutatedConfigsLoadOrFailCleanly) {
     const double seconds = env_number("NHVK_FUZZ_SECONDS", 3.0);
     const auto seed = static_cast<std::uint64_t>(env_number("NHVK_FUZZ_SEED", 1.0));
     const auto limit_s = static_cast<unsigned>(std::max(1.0, env_number("NHVK_FUZZ_INPUT_LIMIT_S", 10.0)));
     const std::vector<std::string> seeds = seed_corpus();
-    ASSERT_GE(seeds.size(), 14u) << "configs/ not found under " << NHVK_SOURCE_DIR;
+    ASSERT_GE(seeds.size(), 30u) << "configs/ or tests/host/data/ not found under " << NHVK_SOURCE_DIR;
     const std::vector<ModelInfo> registry = nhvk::model_registry();
     std::mt19937_64 rng(seed);
     const auto t0 = std::chrono::steady_clock::now();
@@ -306,7 +348,16 @@ TEST(ConfigFuzz, MutatedConfigsLoadOrFailCleanly) {
             for (int m = rng() % 4 == 0 ? 2 + static_cast<int>(rng() % 7) : 1; m > 0; --m)
                 mutate_once(text, rng, seeds);
         else text = seeds[static_cast<std::size_t>(inputs)];
-        const Outcome o = load_in_child(text, registry, limit_s);
+        // A quarter of the mutated inputs also get a `--set` of a random schema key, its value possibly edited too.
+        std::vector<std::string> sets;
+        if (inputs >= static_cast<long long>(seeds.size()) && rng() % 4 == 0) {
+            const auto& sections = nhvk::config_sections();
+            const nhvk::ConfigTable& t = sections[1 + rng() % (sections.size() - 1)];
+            std::string value = rng() % 2 ? kValues[rng() % kValues.size()] : kNumbers[rng() % kNumbers.size()];
+            if (rng() % 2) mutate_once(value, rng, seeds);
+            sets.push_back(t.name + "." + t.keys[rng() % t.keys.size()] + "=" + value);
+        }
+        const Outcome o = load_in_child(text, sets, registry, limit_s);
         ++inputs;
         const bool ok = WIFEXITED(o.status) && (WEXITSTATUS(o.status) == 0 || WEXITSTATUS(o.status) == 2);
         if (std::getenv("NHVK_FUZZ_VERBOSE"))
@@ -318,6 +369,7 @@ TEST(ConfigFuzz, MutatedConfigsLoadOrFailCleanly) {
         const auto file = std::filesystem::temp_directory_path() /
                           ("nhvk_fuzz_finding_" + std::to_string(seed) + "_" + std::to_string(inputs) + ".toml");
         std::ofstream(file, std::ios::binary) << text;
+        for (const std::string& set : sets) ADD_FAILURE() << "  with --set " << set;
         ADD_FAILURE() << describe(o.status) << " " << o.message << "\n  input (input " << inputs << ", seed " << seed
                       << ") saved as " << file.string();
         if (++findings >= 5) break;
@@ -331,7 +383,33 @@ TEST(ConfigFuzz, MutatedConfigsLoadOrFailCleanly) {
     EXPECT_GT(refused, 0);
 }
 
-#ifdef NHVK_FUZZ_LEAK_CHECK
+// The fuzzer reaches every section and key of the schema: each is in the seeds (as a header or `key =`) and in the
+// tokens, and the seed that sets them all loads (so its mutations get past the syntax to the checks of each key).
+TEST(ConfigFuzz, SeedsAndTokensCoverEverySectionAndKey) {
+    const std::vector<std::string> seeds = seed_corpus();
+    const auto in_seeds = [&](const std::string& text) {
+        return std::any_of(seeds.begin(), seeds.end(),
+                           [&](const std::string& s) { return s.find(text) != std::string::npos; });
+    };
+    const auto in_tokens = [&](const std::string& text) {
+        return std::find(tokens().begin(), tokens().end(), text) != tokens().end();
+    };
+    for (const nhvk::ConfigTable& table : nhvk::config_sections()) {
+        if (!table.name.empty()) {
+            EXPECT_TRUE(in_seeds("\n[" + table.name + "]\n")) << "no seed has the section [" << table.name << "]";
+            EXPECT_TRUE(in_tokens("[" + table.name + "]")) << table.name;
+        }
+        if (table.name.empty()) continue;
+        for (const std::string& k : table.keys) {
+            EXPECT_TRUE(in_seeds("\n" + k + " = ") || in_seeds("[" + table.name + "." + k + "]"))
+                << "no seed sets " << table.name << "." << k;
+            EXPECT_TRUE(in_tokens(k + " = ")) << k;
+        }
+    }
+    EXPECT_NO_THROW((void)nhvk::parse_config(kEverySection, "every_section.toml", {}, nhvk::model_registry()));
+}
+
+#ifdef NHVK_CHILD_LEAK_CHECK
 int* volatile g_sink = nullptr;
 __attribute__((noinline)) void lose_an_allocation() {
     g_sink = new int[16];
@@ -346,7 +424,7 @@ TEST(ConfigFuzz, ChildOutcomesIncludeLeaks) {
     const Outcome refused = run_child([] { throw nhvk::ConfigError("fuzz.toml:1:1: x: expected y"); }, 10);
     EXPECT_TRUE(WIFEXITED(refused.status) && WEXITSTATUS(refused.status) == 2) << describe(refused.status);
     EXPECT_EQ(refused.message, "fuzz.toml:1:1: x: expected y");
-#ifdef NHVK_FUZZ_LEAK_CHECK
+#ifdef NHVK_CHILD_LEAK_CHECK
     // The child prints LeakSanitizer's report of this deliberate leak on stderr; the test passes when it does.
     const Outcome leaked = run_child(lose_an_allocation, 10);
     EXPECT_TRUE(WIFEXITED(leaked.status) && WEXITSTATUS(leaked.status) == 6) << describe(leaked.status);
