@@ -343,7 +343,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
         std::unique_ptr<SamplesWriter> samples;
         if (cfg.run.save_samples) {
             try {
-                samples = std::make_unique<SamplesWriter>(cfg, plan.layout, *out, samples_bytes);
+                samples = std::make_unique<SamplesWriter>(cfg, plan.layout, *out, samples_bytes, next - mine.first);
             } catch (const ResumableTooShort& e) {
                 throw unusable_resume(e);
             }

@@ -158,9 +158,13 @@ OutputFile::OutputFile(fs::path final_path, std::string rel)
     os_ = std::make_unique<std::ostream>(buf_.get());
 }
 
-OutputFile::OutputFile(fs::path final_path, std::string rel, std::uint64_t keep_bytes)
+OutputFile::OutputFile(fs::path final_path, std::string rel, std::uint64_t keep_bytes, std::uint64_t keep_lines)
     : final_(std::move(final_path)), rel_(std::move(rel)), tmp_(final_.string() + ".resume"), resumable_(true) {
-    const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    // NOTE: a resumed file must already exist (no O_CREAT): a refused resume leaves the folder as it found it.
+    const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CLOEXEC | (keep_bytes > 0 ? 0 : O_CREAT), 0644);
+    if (fd < 0 && errno == ENOENT)
+        throw ResumableTooShort("cannot resume: '" + tmp_ + "' is missing; the resume record counted " +
+                                std::to_string(keep_bytes) + " bytes of it");
     if (fd < 0) throw std::runtime_error("cannot open '" + tmp_ + "': " + errno_text(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
@@ -173,6 +177,36 @@ OutputFile::OutputFile(fs::path final_path, std::string rel, std::uint64_t keep_
         // NOTE: no errno here: the file was read fine, it is shorter than the record says
         throw ResumableTooShort("cannot resume '" + tmp_ + "': it holds " + std::to_string(st.st_size) +
                                 " bytes, fewer than the " + std::to_string(keep_bytes) + " the resume record counted");
+    }
+    if (keep_bytes > 0) {
+        // The kept part must be the counted lines, whole: a changed or damaged file would splice wrong rows in.
+        errno = 0;
+        const int rd = ::open(tmp_.c_str(), O_RDONLY | O_CLOEXEC);
+        std::uint64_t lines = 0, at = 0;
+        char last = 0;
+        std::vector<char> block(1 << 16);
+        while (rd >= 0 && at < keep_bytes) {
+            const ssize_t n = ::pread(rd, block.data(), std::min<std::uint64_t>(block.size(), keep_bytes - at),
+                                      static_cast<off_t>(at));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            lines += static_cast<std::uint64_t>(std::count(block.data(), block.data() + n, '\n'));
+            last = block[static_cast<std::size_t>(n - 1)];
+            at += static_cast<std::uint64_t>(n);
+        }
+        const int e = rd < 0 || at < keep_bytes ? (errno ? errno : EIO) : 0;
+        if (rd >= 0) ::close(rd);
+        if (e != 0) {
+            ::close(fd);
+            throw std::runtime_error("cannot read '" + tmp_ + "': " + errno_text(e));
+        }
+        if (lines != keep_lines || last != '\n') {
+            ::close(fd);
+            throw ResumableTooShort("cannot resume '" + tmp_ + "': its first " + std::to_string(keep_bytes) +
+                                    " bytes hold " + std::to_string(lines) + " lines" +
+                                    (last != '\n' ? ", the last cut short" : "") + "; the resume record counted " +
+                                    std::to_string(keep_lines) + " whole lines");
+        }
     }
     if (::ftruncate(fd, static_cast<off_t>(keep_bytes)) != 0 ||
         ::lseek(fd, static_cast<off_t>(keep_bytes), SEEK_SET) < 0) {
@@ -303,10 +337,10 @@ OutputFile& OutputFolder::create(const std::string& rel) {
     return *files_.back();
 }
 
-OutputFile& OutputFolder::create_resumable(const std::string& rel, std::uint64_t keep_bytes) {
+OutputFile& OutputFolder::create_resumable(const std::string& rel, std::uint64_t keep_bytes, std::uint64_t keep_lines) {
     std::lock_guard<std::mutex> g(registry_mutex());
     files_.reserve(files_.size() + 1);
-    files_.push_back(std::make_unique<OutputFile>(dir_ / rel, rel, keep_bytes));
+    files_.push_back(std::make_unique<OutputFile>(dir_ / rel, rel, keep_bytes, keep_lines));
     return *files_.back();
 }
 

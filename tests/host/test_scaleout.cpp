@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -272,6 +273,92 @@ TEST(ScaleOutShards, MergeRefusesIncompleteRepeatedAndMismatchedSets) {
     EXPECT_FALSE(fs::exists(tmp.path() / "merged" / "summary.json"));
 }
 
+/** Every file under `dir` with its bytes (to show that a refused command changed nothing). */
+std::map<std::string, std::string> contents(const fs::path& dir) {
+    std::map<std::string, std::string> m;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+        if (e.is_regular_file()) m[fs::relative(e.path(), dir).string()] = read_text(e.path());
+    return m;
+}
+
+/** Two shards of run_args with samples and three saved trajectories (all in shard 0), and the merge arguments. */
+std::vector<std::string> two_shards_with_files(const TempDir& tmp) {
+    std::vector<std::string> dirs;
+    for (int i = 0; i < 2; ++i) {
+        const fs::path d = tmp.path() / ("shard" + std::to_string(i));
+        EXPECT_EQ(
+            nhvk(run_args(d, {"--save-samples", "--save-trajectories", "3", "--shard", std::to_string(i) + "/2"}), tmp)
+                .rc,
+            0);
+        dirs.push_back(d.string());
+    }
+    return dirs;
+}
+
+CliRun merge_into(const std::vector<std::string>& dirs, const fs::path& out, const TempDir& tmp) {
+    std::vector<std::string> a = {"merge"};
+    a.insert(a.end(), dirs.begin(), dirs.end());
+    a.insert(a.end(), {"--out", out.string(), "-q"});
+    return nhvk(a, tmp);
+}
+
+// What merge copies is checked against what the partial states recorded: a shard's samples.csv cut short (mid-row) or
+// missing is refused, naming the file and what was expected, and nothing is written (issue 25 item 3).
+TEST(ScaleOutShards, MergeChecksSamplesAgainstThePartialStates) {
+    TempDir tmp;
+    const std::vector<std::string> dirs = two_shards_with_files(tmp);
+    const fs::path samples = fs::path(dirs[1]) / "samples.csv";
+    const std::string whole = read_text(samples);
+    ASSERT_GT(whole.size(), 100u);
+    const fs::path out = tmp.path() / "merged";
+    std::ofstream(samples, std::ios::binary | std::ios::trunc) << whole.substr(0, whole.size() - 7);
+    const CliRun cut = merge_into(dirs, out, tmp);
+    EXPECT_EQ(cut.rc, 2) << cut.err;
+    EXPECT_NE(cut.err.find(samples.string()), std::string::npos) << cut.err;
+    EXPECT_NE(cut.err.find("records " + std::to_string(whole.size())), std::string::npos) << cut.err;
+    EXPECT_FALSE(fs::exists(out / "summary.json"));
+    // the same length with a row end gone: the row count tells
+    std::string joined = whole;
+    joined[joined.find('\n', joined.size() / 2)] = ',';
+    std::ofstream(samples, std::ios::binary | std::ios::trunc) << joined;
+    const CliRun rows = merge_into(dirs, out, tmp);
+    EXPECT_EQ(rows.rc, 2) << rows.err;
+    EXPECT_NE(rows.err.find("rows"), std::string::npos) << rows.err;
+    EXPECT_FALSE(fs::exists(out / "summary.json"));
+    fs::remove(samples);
+    const CliRun missing = merge_into(dirs, out, tmp);
+    EXPECT_EQ(missing.rc, 2) << missing.err;
+    EXPECT_NE(missing.err.find(samples.string() + "' is missing"), std::string::npos) << missing.err;
+    EXPECT_FALSE(fs::exists(out / "summary.json"));
+    // a saved trajectory missing from its part is refused the same way
+    std::ofstream(samples, std::ios::binary) << whole;
+    const fs::path traj = fs::path(dirs[0]) / "trajectories" / "trajectory_000002.csv";
+    fs::remove(traj);
+    const CliRun no_traj = merge_into(dirs, out, tmp);
+    EXPECT_EQ(no_traj.rc, 2) << no_traj.err;
+    EXPECT_NE(no_traj.err.find(traj.string() + "' is missing"), std::string::npos) << no_traj.err;
+    EXPECT_FALSE(fs::exists(out / "summary.json"));
+}
+
+// A merge into a folder that holds a complete merge checks everything that can make it fail before the old outputs are
+// touched: a stray duplicate trajectory file name is refused and the old folder stays byte for byte (issue 25 item 8).
+TEST(ScaleOutShards, RefusedMergeLeavesTheEarlierMergeIntact) {
+    TempDir tmp;
+    const std::vector<std::string> dirs = two_shards_with_files(tmp);
+    const fs::path out = tmp.path() / "merged";
+    ASSERT_EQ(merge_into(dirs, out, tmp).rc, 0);
+    const std::map<std::string, std::string> before = contents(out);
+    ASSERT_TRUE(before.count("trajectories/trajectory_000000.csv"));
+    // shard 1 saved no trajectory; a copy of shard 0's first one put there by hand is a duplicate name
+    fs::create_directories(fs::path(dirs[1]) / "trajectories");
+    fs::copy_file(fs::path(dirs[0]) / "trajectories" / "trajectory_000000.csv",
+                  fs::path(dirs[1]) / "trajectories" / "trajectory_000000.csv");
+    const CliRun r = merge_into(dirs, out, tmp);
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_NE(r.err.find("is not a trajectory this part saved"), std::string::npos) << r.err;
+    EXPECT_EQ(contents(out), before);
+}
+
 TEST(ScaleOutShards, ShardArgumentIsChecked) {
     TempDir tmp;
     for (const std::string& bad : {"4/4", "1", "a/3", "-1/3", "1/0", "1/3/4"}) {
@@ -371,6 +458,27 @@ TEST(ScaleOutResume, ShortSamplesAreRefusedAndLeaveEveryFile) {
     EXPECT_EQ(r.err.find("No such file"), std::string::npos) << r.err;
     EXPECT_EQ(read_text(k.dir / "resume.nhvk"), k.record);
     EXPECT_EQ(read_text(k.dir / "samples.csv.resume"), k.samples.substr(0, 100));
+}
+
+// samples.csv.resume is checked against its record as merge checks a part: the counted bytes must be the counted rows,
+// whole, and a missing file is refused without creating one (issue 25 item 3).
+TEST(ScaleOutResume, SamplesOfAnotherShapeOrMissingAreRefusedAndLeaveEveryFile) {
+    TempDir tmp;
+    const Killed k = killed_after_a_record(tmp);
+    std::string joined = k.samples;
+    joined[joined.find('\n', 200)] = ','; // the same length, one row end fewer
+    std::ofstream(k.dir / "samples.csv.resume", std::ios::binary | std::ios::trunc) << joined;
+    const CliRun r = nhvk(k.resume, tmp);
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_NE(r.err.find("the resume record counted 201 whole lines"), std::string::npos) << r.err;
+    EXPECT_EQ(read_text(k.dir / "samples.csv.resume"), joined);
+    EXPECT_EQ(read_text(k.dir / "resume.nhvk"), k.record);
+    fs::remove(k.dir / "samples.csv.resume");
+    const CliRun missing = nhvk(k.resume, tmp);
+    EXPECT_EQ(missing.rc, 2) << missing.err;
+    EXPECT_NE(missing.err.find("samples.csv.resume' is missing"), std::string::npos) << missing.err;
+    EXPECT_FALSE(fs::exists(k.dir / "samples.csv.resume"));
+    EXPECT_EQ(read_text(k.dir / "resume.nhvk"), k.record);
 }
 
 TEST(ScaleOutResume, CtrlCStopsCleanlyAndResumes) {
