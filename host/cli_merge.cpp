@@ -193,6 +193,12 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
             throw UsageError("--out '" + out_dir +
                              "' is one of the folders to merge; choose a new folder (the "
                              "merge would replace that shard's outputs)");
+    if (!summary_md.empty()) {
+        std::vector<std::string> folders = dirs;
+        folders.push_back(out_dir);
+        if (const std::string p = side_file_problem(summary_md, {}, folders); !p.empty())
+            throw UsageError("--summary-md: " + p);
+    }
     const std::vector<Part> parts = read_parts(dirs);
     const PartialState& a = parts.front().state;
     RunConfig cfg;

@@ -199,6 +199,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
         }
         if (const std::optional<SettingProblem> e = check_memory(cfg, physical_memory_bytes(), runs_on_device(cfg)))
             throw UsageError(e->key + ": " + e->expected);
+        if (!o->summary_md.empty())
+            if (const std::string p = side_file_problem(o->summary_md, {o->config}, {cfg.run.out}); !p.empty())
+                throw UsageError("--summary-md: " + p);
         Comm& comm = Comm::world();
         if (comm.parallel()) {
             // NOTE: every rank finds the same problem; each says so and the job ends with the usage code, before any

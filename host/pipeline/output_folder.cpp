@@ -416,6 +416,38 @@ void OutputFolder::release() noexcept {
     released_ = true;
 }
 
+std::string side_file_problem(const std::string& path, const std::vector<std::string>& inputs,
+                              const std::vector<std::string>& folders) {
+    std::error_code ec;
+    const fs::path p(path);
+    const fs::path full = fs::weakly_canonical(fs::absolute(p, ec), ec);
+    for (const std::string& in : inputs) {
+        std::error_code e1, e2;
+        const bool same = fs::exists(p, e1) && fs::exists(in, e2) ? fs::equivalent(p, in, e1)
+                                                                  : full == fs::weakly_canonical(fs::absolute(in), e2);
+        if (same) return "'" + path + "' is '" + in + "', an input of this command; choose another file";
+    }
+    for (const std::string& d : folders) {
+        std::error_code e;
+        const fs::path dir = fs::weakly_canonical(fs::absolute(d, e), e);
+        const auto rest = std::mismatch(dir.begin(), dir.end(), full.begin(), full.end());
+        if (rest.first == dir.end())
+            return "'" + path + "' is or lies inside '" + d +
+                   "', a folder whose files this command reads or writes; choose a file outside it";
+    }
+    if (fs::is_directory(p, ec)) return "'" + path + "' is a folder; expected a file name";
+    const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+    if (!fs::is_directory(parent, ec)) return "the folder '" + parent.string() + "' of '" + path + "' does not exist";
+    // NOTE: a probe file, not access(): the file is written as a temporary beside it and renamed, and a probe also
+    // tells a read-only mount or a file system that takes no new files, whoever runs the command.
+    const std::string probe = temp_name(path);
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return "cannot write into the folder '" + parent.string() + "' of '" + path + "': " + errno_text(errno);
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return {};
+}
+
 void set_stop_request(std::atomic<int>* flag) { stop_request.store(flag); }
 
 // ---- signals -------------------------------------------------------------------------------------------------

@@ -120,6 +120,13 @@ private:
     void release() noexcept;
 };
 
+/** @brief Why `path` cannot take a copy of an output (`--summary-md FILE`), or empty when it can: a file name in an
+ *         existing folder this process may write into, neither one of `inputs` (the same file, through any link) nor
+ *         inside one of `folders` (a run's output folder, a merge's parts and --out), whose files are the command's
+ *         own. Checked before any work, so a bad path costs nothing and can never replace a file the command uses. */
+std::string side_file_problem(const std::string& path, const std::vector<std::string>& inputs,
+                              const std::vector<std::string>& folders);
+
 /** @brief Remove the temporaries of every claimed folder and release its lock on SIGINT, SIGTERM or SIGHUP, then
  *         end by the same signal. Call once from the main thread before any other thread starts (the signals are
  *         blocked in the threads started afterwards and taken by one watcher thread). */

@@ -359,6 +359,60 @@ TEST(ScaleOutShards, RefusedMergeLeavesTheEarlierMergeIntact) {
     EXPECT_EQ(contents(out), before);
 }
 
+// --summary-md FILE is checked before any work: never an input (the config, through a link too) nor inside the output
+// folder or a merge's parts, and its folder must exist and take files; refused with exit 2, nothing written (issue 25
+// item 7: it overwrote the config, summary.json and partial.nhvk, and an unwritable path failed only at the end).
+TEST(ScaleOutShards, SummaryMdPathIsCheckedBeforeTheRun) {
+    TempDir tmp;
+    const fs::path cfg = tmp.path() / "c.toml", out = tmp.path() / "out";
+    fs::copy_file(config, cfg);
+    fs::create_symlink(cfg, tmp.path() / "link.md");
+    const std::string cfg_text = read_text(cfg);
+    auto run = [&](const fs::path& md) {
+        std::vector<std::string> a = run_args(out, {"--summary-md", md.string()});
+        a[1] = cfg.string();
+        return nhvk(a, tmp);
+    };
+    struct Case {
+        fs::path md;
+        std::string expect;
+    };
+    for (const Case& c : std::vector<Case>{{cfg, "an input of this command"},
+                                           {tmp.path() / "link.md", "an input of this command"},
+                                           {out / "summary.json", "inside '" + out.string()},
+                                           {tmp.path() / "no_such_folder" / "s.md", "does not exist"}}) {
+        const CliRun r = run(c.md);
+        EXPECT_EQ(r.rc, 2) << c.md << ": " << r.err;
+        EXPECT_NE(r.err.find("--summary-md: "), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(out)) << c.md << ": the run started";
+    }
+    EXPECT_EQ(read_text(cfg), cfg_text);
+    // into a folder that holds a complete run: refused, the folder as it was
+    ASSERT_EQ(run(tmp.path() / "notes.md").rc, 0);
+    EXPECT_NE(read_text(tmp.path() / "notes.md").find("nh_particle"), std::string::npos);
+    const std::map<std::string, std::string> before = contents(out);
+    EXPECT_EQ(run(out / "summary.json").rc, 2);
+    EXPECT_EQ(contents(out), before);
+    // merge: a part's partial.nhvk, or a file inside --out
+    std::vector<std::string> dirs;
+    for (int i = 0; i < 2; ++i) {
+        const fs::path d = tmp.path() / ("shard" + std::to_string(i));
+        ASSERT_EQ(nhvk(run_args(d, {"--shard", std::to_string(i) + "/2"}), tmp).rc, 0);
+        dirs.push_back(d.string());
+    }
+    const std::string partial = read_text(fs::path(dirs[0]) / "partial.nhvk");
+    for (const fs::path& md : {fs::path(dirs[0]) / "partial.nhvk", tmp.path() / "merged" / "summary.json"}) {
+        const CliRun m = nhvk(
+            {"merge", dirs[0], dirs[1], "--out", (tmp.path() / "merged").string(), "--summary-md", md.string(), "-q"},
+            tmp);
+        EXPECT_EQ(m.rc, 2) << md << ": " << m.err;
+        EXPECT_NE(m.err.find("inside"), std::string::npos) << m.err;
+    }
+    EXPECT_EQ(read_text(fs::path(dirs[0]) / "partial.nhvk"), partial);
+    EXPECT_FALSE(fs::exists(tmp.path() / "merged"));
+}
+
 TEST(ScaleOutShards, ShardArgumentIsChecked) {
     TempDir tmp;
     for (const std::string& bad : {"4/4", "1", "a/3", "-1/3", "1/0", "1/3/4"}) {
