@@ -144,6 +144,49 @@ TEST(ScaleOutMpi, SamplesWithSeveralRanksAreRefusedWithAMessage) {
 #endif
 }
 
+// Every rank's run is checked against the others' before any work (issue 25 item 1): a rank with another config, seed
+// or command, or one whose config does not load, ends the job with exit 2 and a message naming the field and the
+// ranks; a rank that never joins (another program) ends it after NHVK_MPI_START_SECONDS. `timeout` turns the old
+// endless wait into a failure.
+TEST(ScaleOutMpi, MismatchedRanksAreRefusedBeforeAnyWork) {
+#ifndef NHVK_MPIEXEC
+    GTEST_SKIP() << "built without MPI (NHVK_ENABLE_MPI=OFF)";
+#else
+    TempDir tmp;
+    const fs::path d = tmp.path() / "out";
+    const std::string other = std::string(NHVK_SOURCE_DIR) + "/configs/parallel_velocities.toml";
+    struct Case {
+        std::vector<std::string> rank1; ///< rank 1's program and arguments (rank 0 runs run_args(d))
+        std::string expect, env;
+    };
+    std::vector<std::string> other_config = run_args(d);
+    other_config[1] = other;
+    auto nhvk_with = [](std::vector<std::string> args) {
+        args.insert(args.begin(), NHVK_BINARY);
+        return args;
+    };
+    const std::vector<Case> cases = {
+        {nhvk_with(other_config), "differ in resolved config hash: rank 0 ", ""},
+        {nhvk_with(run_args(d, {"--seed", "7"})), "differ in run.seed: rank 0 1; rank 1 7", ""},
+        {nhvk_with(run_args(d, {"--resume"})), "differ in --resume", ""},
+        {nhvk_with({"models"}), "differ in command: rank 0 `nhvk run`; rank 1 `nhvk models`", ""},
+        {nhvk_with(run_args(d, {"--seed", "-1"})), "rank 1: --seed: run.seed: expected an integer", ""},
+        // a program that never starts MPI
+        {{"true"}, "did not all join it within 2 s", "NHVK_MPI_START_SECONDS=2 "},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::string> args = run_args(d);
+        args.insert(args.end(), {":", "-np", "1"});
+        args.insert(args.end(), c.rank1.begin(), c.rank1.end());
+        const CliRun r = nhvk_test::run_captured(c.env + "timeout 300 " + mpirun(1) + " -x NHVK_MPI_START_SECONDS",
+                                                 NHVK_BINARY, args, tmp.path() / "io");
+        EXPECT_EQ(r.rc, 2) << c.expect << ": " << r.err;
+        EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(d)) << c.expect << ": work started";
+    }
+#endif
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Shards and merge
 
