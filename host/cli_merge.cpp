@@ -258,7 +258,11 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
             f.close();
         }
     write_statistics(cfg, r, *out);
-    out->commit();
+    if (const std::string note = removed_note(out_dir, out->commit(),
+                                              "the earlier run's outputs that this merge does "
+                                              "not write");
+        !note.empty())
+        std::cerr << note << "\n";
     if (!summary_md.empty()) write_file_atomic(summary_md, summary_markdown(cfg, r));
     return r;
 }

@@ -173,24 +173,28 @@ std::string resume_record_name(int rank, int ranks) {
 }
 
 /** @brief Rank 0, holding the folder: removes the temporaries of records a killed process was writing; a new run
- *         (no --resume) removes every earlier record and the rows kept for it; a resumed run refuses records of
- *         another number of ranks when none of its own is there. */
+ *         (no --resume) removes every earlier record and the rows kept for it, and says so in one line; a resumed
+ *         run refuses records of another number of ranks when none of its own is there. */
 void tidy_resume_records(const fs::path& dir, bool resume, int ranks) {
     std::set<std::string> own;
     for (int k = 0; k < ranks; ++k) own.insert(resume_record_name(k, ranks));
     std::error_code ec;
-    std::vector<std::string> foreign;
+    std::vector<std::string> foreign, removed;
     bool any_own = false;
     for (fs::directory_iterator it(dir, ec), e; !ec && it != e; it.increment(ec)) {
         const std::string name = it->path().filename().string();
         if (name.rfind("resume", 0) != 0) continue;
         const bool record = name.size() > 5 && name.compare(name.size() - 5, 5, ".nhvk") == 0;
         std::error_code ec2;
-        if (name.find(".nhvk.tmp.") != std::string::npos || (record && !resume)) fs::remove(it->path(), ec2);
+        if (record && !resume && fs::remove(it->path(), ec2)) removed.push_back(name);
+        else if (name.find(".nhvk.tmp.") != std::string::npos) fs::remove(it->path(), ec2);
         else if (record && own.count(name)) any_own = true;
         else if (record) foreign.push_back(name);
     }
-    if (!resume) fs::remove(dir / "samples.csv.resume", ec);
+    if (!resume && fs::remove(dir / "samples.csv.resume", ec)) removed.push_back("samples.csv.resume");
+    if (!removed.empty())
+        std::fprintf(stderr, "%s (this run was started without --resume)\n",
+                     removed_note(dir, removed, "an earlier unfinished run's resume state").c_str());
     if (resume && !any_own && !foreign.empty())
         throw ResumeRefused("--resume: the resume record '" + (dir / foreign.front()).string() +
                             "' is of a run with another number of MPI ranks than this one (" + std::to_string(ranks) +
@@ -529,7 +533,11 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
             write_partial_state(encode_state(whole), *out);
         }
         write_statistics(cfg, r, *out);
-        out->commit();
+        if (const std::string note = removed_note(dir, out->commit(),
+                                                  "the earlier run's outputs that this run does not "
+                                                  "write");
+            !note.empty())
+            std::fprintf(stderr, "%s\n", note.c_str());
         // NOTE: after the commit: a run killed in between has its complete outputs and a record that redoes nothing.
         for (int k = 0; k < comm.size(); ++k) fs::remove(dir / resume_record_name(k, comm.size()), ec);
         if (log) {

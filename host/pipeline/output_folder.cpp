@@ -344,7 +344,7 @@ OutputFile& OutputFolder::create_resumable(const std::string& rel, std::uint64_t
     return *files_.back();
 }
 
-void OutputFolder::commit() {
+std::vector<std::string> OutputFolder::commit() {
     for (auto& f : files_) f->close();
     {
         // Summary last (under the lock: the signal watcher reads the list).
@@ -373,8 +373,10 @@ void OutputFolder::commit() {
     if (const int e = sync_folder(dir_)) fail("cannot sync '" + dir_.string() + "'", e);
     std::set<std::string> written;
     for (auto& f : files_) written.insert(f->rel());
+    std::vector<std::string> removed;
     for (const std::string& rel : outputs_in(dir_, is_output_name)) {
         if (written.count(rel)) continue;
+        removed.push_back(rel);
         commit_step(step);
         if (::unlink((dir_ / rel).c_str()) != 0 && errno != ENOENT)
             fail("cannot remove '" + (dir_ / rel).string() + "' of the earlier run", errno);
@@ -395,6 +397,24 @@ void OutputFolder::commit() {
     ::rmdir((dir_ / "trajectories").c_str());
     created_ = trajectories_created_ = false;
     release();
+    return removed;
+}
+
+std::string removed_note(const fs::path& dir, const std::vector<std::string>& removed, const std::string& what) {
+    if (removed.empty()) return {};
+    std::string list;
+    std::size_t trajectories = 0;
+    for (const std::string& rel : removed) {
+        if (rel.rfind("trajectories/", 0) == 0) {
+            ++trajectories;
+            continue;
+        }
+        list += (list.empty() ? "" : ", ") + rel;
+    }
+    if (trajectories > 0)
+        list += (list.empty() ? "" : ", ") + std::string("trajectories/ (") + std::to_string(trajectories) +
+                (trajectories > 1 ? " files)" : " file)");
+    return "nhvk: note: removed " + what + " from '" + dir.string() + "': " + list;
 }
 
 void OutputFolder::abandon() noexcept {

@@ -105,8 +105,9 @@ public:
     OutputFile& create(const std::string& rel);
     /** @brief As `create`, for an output a resumed run goes on writing (see OutputFile's resumable constructor). */
     OutputFile& create_resumable(const std::string& rel, std::uint64_t keep_bytes, std::uint64_t keep_lines);
-    /** @brief Close every output, then move them into place together, `summary.json` last, and release the lock. */
-    void commit();
+    /** @brief Close every output, then move them into place together, `summary.json` last, and release the lock.
+     *         Returns the earlier run's outputs it removed because this run does not write them again (relative). */
+    std::vector<std::string> commit();
 
     /** @brief Interrupted (signal thread, registry lock held): remove temporaries and lock, no exceptions. */
     void abandon() noexcept;
@@ -119,6 +120,12 @@ private:
     std::vector<std::unique_ptr<OutputFile>> files_;
     void release() noexcept;
 };
+
+/** @brief One line for stderr on files a command removed from `dir` that the user may not expect to lose (an earlier
+ *         run's outputs, resume records), `what` saying whose they were; empty when `removed` is. A trajectories/
+ *         file list is counted, not listed. */
+std::string removed_note(const std::filesystem::path& dir, const std::vector<std::string>& removed,
+                         const std::string& what);
 
 /** @brief Why `path` cannot take a copy of an output (`--summary-md FILE`), or empty when it can: a file name in an
  *         existing folder this process may write into, neither one of `inputs` (the same file, through any link) nor

@@ -578,6 +578,34 @@ TEST(ScaleOutResume, SamplesOfAnotherShapeOrMissingAreRefusedAndLeaveEveryFile) 
     EXPECT_EQ(read_text(k.dir / "resume.nhvk"), k.record);
 }
 
+// A run into a folder holding another run's resume state, or another run's samples.csv and trajectories/, says in one
+// line what it removed (issue 25 item 17: the replacement was silent); a plain rerun says nothing.
+TEST(ScaleOutResume, RemovedFilesOfAnEarlierRunAreSaidInOneLine) {
+    TempDir tmp;
+    const Killed k = killed_after_a_record(tmp);
+    std::vector<std::string> fresh = k.resume;
+    fresh.erase(std::find(fresh.begin(), fresh.end(), "--resume"));
+    fresh.insert(fresh.end(), {"--seed", "9", "--save-trajectories", "2"}); // another config
+    const CliRun r = nhvk(fresh, tmp);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.err.find("nhvk: note: removed an earlier unfinished run's resume state from '" + k.dir.string() +
+                         "': resume.nhvk, samples.csv.resume"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    const CliRun again = nhvk(fresh, tmp);
+    ASSERT_EQ(again.rc, 0) << again.err;
+    EXPECT_EQ(again.err, "");
+    // without samples and trajectories: the earlier run's are removed at the commit, and said so
+    const CliRun plain = nhvk(run_args(k.dir), tmp);
+    ASSERT_EQ(plain.rc, 0) << plain.err;
+    EXPECT_NE(plain.err.find("nhvk: note: removed the earlier run's outputs that this run does not write from '" +
+                             k.dir.string() + "': samples.csv, trajectories/ (2 files)"),
+              std::string::npos)
+        << plain.err;
+    EXPECT_FALSE(fs::exists(k.dir / "samples.csv"));
+}
+
 TEST(ScaleOutResume, CtrlCStopsCleanlyAndResumes) {
     TempDir tmp;
     const fs::path clean = tmp.path() / "clean", d = tmp.path() / "stopped";
