@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -101,16 +102,94 @@ std::vector<Part> read_parts(const std::vector<std::string>& dirs) {
     return parts;
 }
 
-/** @brief Copies the body of `from` (without its first line when `skip_header`) to `to`. */
-void append_file(const fs::path& from, std::ostream& to, bool skip_header) {
-    std::ifstream in(from, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot open '" + from.string() + "'");
-    if (skip_header) {
-        std::string header;
-        std::getline(in, header);
+/** @brief What a part's folder must hold beside its partial.nhvk, as that state recorded it. */
+struct PartFiles {
+    std::uint64_t samples_bytes = 0;       ///< samples.csv's length (0: the run wrote none)
+    std::vector<std::string> trajectories; ///< the names of its saved trajectories, relative to the folder
+};
+
+/** @brief Checks a part's files against its partial state before anything is written: samples.csv present with the
+ *         length the state counted, and trajectories/ holding exactly the files of the members it saved (a stray or
+ *         missing name is refused, so two parts can never give the merge the same name). */
+PartFiles check_part_files(const Part& part, const RunConfig& cfg) {
+    PartFiles f;
+    const fs::path dir(part.dir);
+    std::error_code ec;
+    if (cfg.run.save_samples) {
+        const fs::path p = dir / "samples.csv";
+        const std::uintmax_t size = fs::file_size(p, ec);
+        if (ec)
+            throw UsageError("'" + p.string() + "' is missing or unreadable (" + ec.message() +
+                             "): the part's partial.nhvk records " + std::to_string(part.state.samples_bytes) +
+                             " bytes of samples.csv");
+        if (size != part.state.samples_bytes)
+            throw UsageError("'" + p.string() + "' holds " + std::to_string(size) + " bytes; the part's partial.nhvk " +
+                             "records " + std::to_string(part.state.samples_bytes) +
+                             " (cut short or changed since the run)");
+        f.samples_bytes = size;
     }
-    to << in.rdbuf();
-    if (in.bad()) throw std::runtime_error("cannot read '" + from.string() + "'");
+    std::set<std::string> expected;
+    for (std::uint64_t g : saved_trajectory_indices(part.state.saved, (dir / "partial.nhvk").string()))
+        expected.insert(trajectory_file_name(g));
+    std::set<std::string> found;
+    for (fs::directory_iterator it(dir / "trajectories", ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string rel = "trajectories/" + it->path().filename().string();
+        if (!is_output_name(rel)) continue;
+        if (!expected.count(rel))
+            throw UsageError("'" + (dir / rel).string() + "' is not a trajectory this part saved (its partial.nhvk " +
+                             "records " + std::to_string(expected.size()) +
+                             "): remove the stray file or merge the folders the parts wrote");
+        found.insert(rel);
+    }
+    for (const std::string& rel : expected) {
+        if (found.count(rel)) continue;
+        throw UsageError("'" + (dir / rel).string() + "' is missing: the part's partial.nhvk records it as saved");
+    }
+    f.trajectories.assign(expected.begin(), expected.end());
+    return f;
+}
+
+/** @brief Copies `from` to `to`, checking it as it goes: `bytes` long, ending at a line end, its first line equal to
+ *         `header` (set from the first part when empty) and `rows` lines after it. The header is copied when
+ *         `with_header`. */
+void append_samples(const fs::path& from, std::uint64_t bytes, std::uint64_t rows, std::string& header,
+                    std::ostream& to, bool with_header) {
+    std::ifstream in(from, std::ios::binary);
+    if (!in) throw UsageError("cannot open '" + from.string() + "'");
+    std::string line;
+    std::uint64_t seen_bytes = 0, seen_rows = 0;
+    bool first = true, cut = false;
+    while (std::getline(in, line)) {
+        cut = in.eof(); // the last line had no line end
+        seen_bytes += line.size() + (cut ? 0 : 1);
+        if (first) {
+            if (header.empty()) header = line;
+            if (line != header)
+                throw UsageError("'" + from.string() + "': its header differs from the first part's samples.csv");
+            first = false;
+            if (!with_header) continue;
+        } else {
+            ++seen_rows;
+        }
+        to << line << '\n';
+    }
+    if (in.bad()) throw UsageError("cannot read '" + from.string() + "'");
+    if (cut || seen_bytes != bytes || seen_rows != rows || first)
+        throw UsageError("'" + from.string() + "' holds " + std::to_string(seen_rows) + " rows in " +
+                         std::to_string(seen_bytes) + " bytes" + (cut ? ", its last row cut short" : "") +
+                         "; the part's partial.nhvk records " + std::to_string(rows) + " rows in " +
+                         std::to_string(bytes) + " bytes");
+}
+
+/** @brief Copies a saved trajectory file whole; one that does not end at a line end was cut short. */
+void copy_trajectory(const fs::path& from, std::ostream& to) {
+    std::ifstream in(from, std::ios::binary);
+    if (!in) throw UsageError("cannot open '" + from.string() + "'");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) throw UsageError("cannot read '" + from.string() + "'");
+    if (text.empty() || text.back() != '\n')
+        throw UsageError("'" + from.string() + "' is cut short (it does not end at the end of a row)");
+    to << text;
 }
 
 EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::string& out_dir,
@@ -121,6 +200,12 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
             throw UsageError("--out '" + out_dir +
                              "' is one of the folders to merge; choose a new folder (the "
                              "merge would replace that shard's outputs)");
+    if (!summary_md.empty()) {
+        std::vector<std::string> folders = dirs;
+        folders.push_back(out_dir);
+        if (const std::string p = side_file_problem(summary_md, {}, folders); !p.empty())
+            throw UsageError("--summary-md: " + p);
+    }
     const std::vector<Part> parts = read_parts(dirs);
     const PartialState& a = parts.front().state;
     RunConfig cfg;
@@ -159,29 +244,37 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
     reduce.finish();
     for (const std::string& b : backends) r.backend += (r.backend.empty() ? "" : "+") + b;
 
-    const bool samples = std::all_of(parts.begin(), parts.end(),
-                                     [&](const Part& p) { return fs::exists(fs::path(p.dir) / "samples.csv", ec); });
-    std::vector<fs::path> trajectories;
-    for (const Part& part : parts)
-        for (fs::directory_iterator it(fs::path(part.dir) / "trajectories", ec), end; !ec && it != end; ++it)
-            if (is_output_name("trajectories/" + it->path().filename().string())) trajectories.push_back(it->path());
-    cfg.run.save_samples = samples;
-    cfg.run.save_trajectories = static_cast<std::int64_t>(trajectories.size());
+    // NOTE: every part's files are checked before the output folder is claimed, so a merge that would fail on them
+    // leaves an earlier merge in --out as it was.
+    std::vector<PartFiles> files;
+    std::size_t trajectories = 0;
+    for (const Part& part : parts) {
+        files.push_back(check_part_files(part, cfg));
+        trajectories += files.back().trajectories.size();
+    }
+    cfg.run.save_trajectories = static_cast<std::int64_t>(trajectories);
     // NOTE: the folder is merge's --out, not a config's run.out: errors name the option the user gave
     const std::unique_ptr<OutputFolder> out = claim_output_folder(cfg, false, "--out");
-    if (samples) {
+    if (cfg.run.save_samples) {
         OutputFile& f = out->create("samples.csv");
+        std::string header;
         for (std::size_t i = 0; i < parts.size(); ++i)
-            append_file(fs::path(parts[i].dir) / "samples.csv", f.stream(), i > 0);
+            append_samples(fs::path(parts[i].dir) / "samples.csv", files[i].samples_bytes, parts[i].state.range.size(),
+                           header, f.stream(), i == 0);
         f.close();
     }
-    for (const fs::path& t : trajectories) {
-        OutputFile& f = out->create("trajectories/" + t.filename().string());
-        append_file(t, f.stream(), false);
-        f.close();
-    }
+    for (std::size_t i = 0; i < parts.size(); ++i)
+        for (const std::string& rel : files[i].trajectories) {
+            OutputFile& f = out->create(rel);
+            copy_trajectory(fs::path(parts[i].dir) / rel, f.stream());
+            f.close();
+        }
     write_statistics(cfg, r, *out);
-    out->commit();
+    if (const std::string note = removed_note(out_dir, out->commit(),
+                                              "the earlier run's outputs that this merge does "
+                                              "not write");
+        !note.empty())
+        std::cerr << note << "\n";
     if (!summary_md.empty()) write_file_atomic(summary_md, summary_markdown(cfg, r));
     return r;
 }

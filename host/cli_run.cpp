@@ -3,6 +3,7 @@
  *  @brief `nhvk run CONFIG`: the ensemble job.
  */
 #include <cmath>
+#include <exception>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -23,6 +24,8 @@
 #include "registry.hpp"
 
 namespace nhvk {
+
+std::string run_command_line();
 
 namespace {
 
@@ -122,6 +125,49 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
        << (cfg.run.save_trajectories > 0 ? ", trajectories/" : "") << ")\n";
 }
 
+/** @brief Everything a run needs before it starts (config, checks, options), or a UsageError. */
+void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, EnsembleOptions& eo) {
+    refuse_empty_values(cmd);
+    // NOTE: each option sets its config key as typed (not parsed as TOML), so errors name the option and --out
+    // takes any path; the config's checks apply to it as to the file.
+    std::vector<OptionOverride> options;
+    auto option = [&](const std::string& value, const char* name, const char* key, bool is_string) {
+        if (cmd.count(name) > 0) options.push_back({name, key, value, is_string});
+    };
+    option(o.trajectories, "--trajectories", "run.trajectories", false);
+    option(o.seed, "--seed", "run.seed", false);
+    option(o.backend, "--backend", "run.backend", true);
+    option(o.threads, "--threads", "run.threads", false);
+    option(o.out, "--out", "run.out", true);
+    option(o.chunk, "--chunk", "run.chunk", false);
+    option(o.save_trajectories, "--save-trajectories", "run.save_trajectories", false);
+    std::vector<std::string> sets = o.sets;
+    if (o.save_samples) sets.push_back("run.save_samples=true");
+    try {
+        cfg = load_config(o.config, sets, model_registry(), options);
+    } catch (const ConfigError& e) {
+        throw UsageError(e.what());
+    }
+    if (const std::optional<SettingProblem> e = check_memory(cfg, physical_memory_bytes(), runs_on_device(cfg)))
+        throw UsageError(e->key + ": " + e->expected);
+    if (!o.summary_md.empty())
+        if (const std::string p = side_file_problem(o.summary_md, {o.config}, {cfg.run.out}); !p.empty())
+            throw UsageError("--summary-md: " + p);
+    eo.quiet = o.quiet;
+    if (!o.shard.empty()) {
+        std::tie(eo.shard_index, eo.shard_count) = parse_shard(o.shard);
+        eo.sharded = true;
+    }
+    if (!o.progress_every.empty()) eo.progress_seconds = parse_seconds(o.progress_every, "--progress-every", 0.1);
+    if (!o.checkpoint_every.empty())
+        eo.checkpoint_seconds = parse_seconds(o.checkpoint_every, "--checkpoint-every", 0.0);
+    eo.resume = o.resume;
+    eo.config_text = read_config_text(o.config);
+    eo.sets = sets;
+    eo.options = options;
+    eo.command_line = run_command_line();
+}
+
 } // namespace
 
 /** @brief This process's command line as typed (from /proc), for "resume with: …". */
@@ -175,54 +221,56 @@ void add_run_command(CLI::App& app, int& exit_code) {
     cmd->callback([o, cmd, &exit_code]() {
         // NOTE: first, while this is the only thread: the threads started later inherit the blocked signals.
         clean_up_outputs_on_signals();
-        refuse_empty_values(*cmd);
-        // NOTE: each option sets its config key as typed (not parsed as TOML), so errors name the option and --out
-        // takes any path; the config's checks apply to it as to the file.
-        std::vector<OptionOverride> options;
-        auto option = [&](const std::string& value, const char* name, const char* key, bool is_string) {
-            if (cmd->count(name) > 0) options.push_back({name, key, value, is_string});
-        };
-        option(o->trajectories, "--trajectories", "run.trajectories", false);
-        option(o->seed, "--seed", "run.seed", false);
-        option(o->backend, "--backend", "run.backend", true);
-        option(o->threads, "--threads", "run.threads", false);
-        option(o->out, "--out", "run.out", true);
-        option(o->chunk, "--chunk", "run.chunk", false);
-        option(o->save_trajectories, "--save-trajectories", "run.save_trajectories", false);
-        std::vector<std::string> sets = o->sets;
-        if (o->save_samples) sets.push_back("run.save_samples=true");
         RunConfig cfg;
+        EnsembleOptions eo;
+        // NOTE: under MPI a rank that finds a problem here still takes part in the ranks' check below, with its
+        // problem in place of its run: every rank then ends with the usage code, none waiting for the others.
+        std::string problem;
+        std::exception_ptr failure;
+        int problem_code = exit_usage;
         try {
-            cfg = load_config(o->config, sets, model_registry(), options);
-        } catch (const ConfigError& e) {
-            throw UsageError(e.what());
+            prepare_run(*o, *cmd, cfg, eo);
+        } catch (const std::exception& e) {
+            failure = std::current_exception();
+            problem = e.what();
+            if (!dynamic_cast<const UsageError*>(&e)) problem_code = exit_runtime;
         }
-        if (const std::optional<SettingProblem> e = check_memory(cfg, physical_memory_bytes(), runs_on_device(cfg)))
-            throw UsageError(e->key + ": " + e->expected);
         Comm& comm = Comm::world();
         if (comm.parallel()) {
+            // Every rank's run, compared on rank 0 as `nhvk merge` compares its parts, before any work.
+            RankFields mine;
+            if (!problem.empty()) {
+                mine.push_back({"error", problem, ""});
+            } else {
+                const RunIdentity id = run_identity(cfg);
+                // NOTE: the config hash covers the seed and the count too: they come first, to be named when they
+                // are the difference.
+                mine = {{"run.trajectories", std::to_string(id.trajectories), ""},
+                        {"run.seed", std::to_string(id.seed), ""},
+                        {"--shard", std::to_string(eo.shard_index) + "/" + std::to_string(eo.shard_count), ""},
+                        {"run.out", "'" + cfg.run.out + "'", ""},
+                        {"--resume", eo.resume ? "given" : "not given", ""},
+                        {"resolved config hash", hash_text(id.config_hash), " (from '" + cfg.source_path + "')"}};
+            }
+            const std::string verdict = comm.agree(mine);
+            comm.started();
+            if (!verdict.empty()) {
+                // NOTE: rank 0 says why; every rank ends with the code, MPI finalised at exit.
+                if (comm.rank() == 0) std::cerr << "nhvk: error: " << verdict << "\n";
+                exit_code = problem.empty() ? exit_usage : problem_code;
+                return;
+            }
             // NOTE: every rank finds the same problem; each says so and the job ends with the usage code, before any
             // work (a thrown error would end one rank and leave the others waiting).
-            const std::string problem = parallel_run_problem(cfg);
-            if (!problem.empty()) {
-                std::cerr << "nhvk: error: rank " << comm.rank() << ": " << problem << "\n";
-                comm.abort(exit_usage);
+            const std::string p = parallel_run_problem(cfg);
+            if (!p.empty()) {
+                if (comm.rank() == 0) std::cerr << "nhvk: error: " << p << "\n";
+                exit_code = exit_usage;
+                return;
             }
+        } else if (failure) {
+            std::rethrow_exception(failure);
         }
-        EnsembleOptions eo;
-        eo.quiet = o->quiet;
-        if (!o->shard.empty()) {
-            std::tie(eo.shard_index, eo.shard_count) = parse_shard(o->shard);
-            eo.sharded = true;
-        }
-        if (!o->progress_every.empty()) eo.progress_seconds = parse_seconds(o->progress_every, "--progress-every", 0.1);
-        if (!o->checkpoint_every.empty())
-            eo.checkpoint_seconds = parse_seconds(o->checkpoint_every, "--checkpoint-every", 0.0);
-        eo.resume = o->resume;
-        eo.config_text = read_config_text(o->config);
-        eo.sets = sets;
-        eo.options = options;
-        eo.command_line = run_command_line();
         try {
             const EnsembleResult r = run_ensemble(cfg, eo);
             if (comm.rank() != 0) return;

@@ -291,7 +291,7 @@ void EnsembleRun::start() {
     reduce_->start(*backend_, mine_.end - next_);
     if (cfg_.run.save_samples) {
         try {
-            samples_ = std::make_unique<SamplesWriter>(cfg_, plan_->layout, *out_, samples_bytes);
+            samples_ = std::make_unique<SamplesWriter>(cfg_, plan_->layout, *out_, samples_bytes, next_ - mine_.first);
         } catch (const ResumableTooShort& e) {
             throw unusable_resume(e);
         }
@@ -413,7 +413,10 @@ void EnsembleRun::write() {
         write_partial_state(encode_state(whole), *out_);
     }
     write_statistics(cfg_, r_, *out_);
-    out_->commit();
+    if (const std::string note = removed_note(cfg_.run.out, out_->commit(),
+                                              "the earlier run's outputs that this run does not write");
+        !note.empty())
+        std::fprintf(stderr, "%s\n", note.c_str());
     // NOTE: after the commit: a run killed in between has its complete outputs and a record that redoes nothing.
     ResumeRecord::remove_all(cfg_.run.out, comm_.size());
     if (log_) {

@@ -16,6 +16,7 @@
 #include "cli_common.hpp"
 #include "input_limits.hpp"
 #include "nhvk_version.hpp"
+#include "pipeline/comm.hpp"
 #include "pipeline/output_folder.hpp"
 
 namespace {
@@ -70,6 +71,12 @@ int main(int argc, char** argv) {
     nhvk::add_inspect_command(app, exit_code);
     nhvk::add_report_command(app, exit_code);
     try {
+        // NOTE: before parsing, so that every rank of an MPI job says which command it runs, whatever it is (a rank
+        // running another command than rank 0's would otherwise leave it waiting forever).
+        std::string command;
+        for (int i = 1; i < argc && command.empty(); ++i)
+            if (argv[i][0] != '-') command = argv[i];
+        nhvk::Comm::join_job(command.empty() ? "(no command)" : command);
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         const int rc = app.exit(e);

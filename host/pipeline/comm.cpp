@@ -1,10 +1,23 @@
 // SPDX-License-Identifier: MIT
 #include "pipeline/comm.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <vector>
+
+#include "nhvk_version.hpp"
+#include "pipeline/output_folder.hpp"
+#include "stats/byte_io.hpp"
 
 #if NHVK_HAVE_MPI
 #include <mpi.h>
@@ -25,12 +38,185 @@ int launcher_size() {
     return std::getenv("PMIX_RANK") || std::getenv("PMI_RANK") ? 2 : 1; // a rank without a size: assume several
 }
 
+/** @brief This process's rank as the launcher announces it (for messages before MPI has started), or -1. */
+int launcher_rank() {
+    for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+        if (const char* s = std::getenv(v)) return std::atoi(s);
+    return -1;
+}
+
+/** @brief Ends the process with exit 2 and `message` unless disarmed within `seconds`: the bound on a job's start. */
+class Watchdog {
+public:
+    void arm(double seconds, std::string message) {
+        thread_ = std::thread([this, seconds, message] {
+            std::unique_lock<std::mutex> lock(m_);
+            if (cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; })) return;
+            if (::write(2, message.data(), message.size()) < 0) {
+                // exiting with the usage code is the report
+            }
+            ::_exit(2);
+        });
+    }
+    void disarm() {
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            done_ = true;
+        }
+        cv_.notify_all();
+        if (thread_.joinable()) thread_.join();
+    }
+    ~Watchdog() { disarm(); }
+
+private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool done_ = false;
+    std::thread thread_;
+};
+
+Watchdog& start_watchdog() {
+    static Watchdog w;
+    return w;
+}
+
+/** @brief NHVK_MPI_START_SECONDS, or 120 s. */
+double start_seconds() {
+    const char* s = std::getenv("NHVK_MPI_START_SECONDS");
+    const double v = s ? std::atof(s) : 0.0;
+    return v > 0 ? v : 120.0;
+}
+
+std::string encode_fields(const RankFields& f) {
+    std::string out;
+    bytes::put<std::uint64_t>(out, f.size());
+    for (const RankField& x : f) {
+        bytes::put_string(out, x.name);
+        bytes::put_string(out, x.value);
+        bytes::put_string(out, x.note);
+    }
+    return out;
+}
+
+RankFields decode_fields(const std::string& data, int rank) {
+    bytes::Reader in(data, "rank " + std::to_string(rank) + "'s handshake");
+    RankFields f(in.get<std::uint64_t>());
+    for (RankField& x : f) {
+        x.name = in.get_string();
+        x.value = in.get_string();
+        x.note = in.get_string();
+    }
+    return f;
+}
+
 #if NHVK_HAVE_MPI
 constexpr int tag_progress = 1, tag_final = 2, tag_bytes = 3;
 constexpr std::size_t piece = std::size_t(1) << 30; // MPI counts are int: large states go in pieces
 #endif
 
 } // namespace
+
+std::string rank_mismatch(const std::vector<RankFields>& ranks) {
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+        for (const RankField& f : ranks[r])
+            if (f.name == "error") return "rank " + std::to_string(r) + ": " + f.value;
+    const RankFields& first = ranks.front();
+    for (std::size_t i = 0; i < first.size(); ++i) {
+        // the ranks of each value, in order of first appearance
+        std::vector<std::pair<const RankField*, std::vector<std::size_t>>> groups;
+        for (std::size_t r = 0; r < ranks.size(); ++r) {
+            static const RankField none{"", "(nothing)", ""};
+            const RankField* f = i < ranks[r].size() && ranks[r][i].name == first[i].name ? &ranks[r][i] : &none;
+            auto g =
+                std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first->value == f->value; });
+            if (g == groups.end()) groups.push_back({f, {r}});
+            else g->second.push_back(r);
+        }
+        if (groups.size() == 1) continue;
+        // NOTE: bounded: a few values and a few ranks of each, however large the job.
+        std::string msg = "the ranks of this MPI job differ in " + first[i].name + ": ";
+        for (std::size_t g = 0; g < groups.size() && g < 4; ++g) {
+            const auto& rs = groups[g].second;
+            msg += (g ? "; " : "") + std::string(rs.size() > 1 ? "ranks " : "rank ");
+            for (std::size_t k = 0; k < rs.size() && k < 8; ++k) msg += (k ? ", " : "") + std::to_string(rs[k]);
+            if (rs.size() > 8) msg += " and " + std::to_string(rs.size() - 8) + " more";
+            msg += " " + groups[g].first->value + groups[g].first->note;
+        }
+        if (groups.size() > 4) msg += "; and " + std::to_string(groups.size() - 4) + " more values";
+        return msg + ". Every rank must run the same command with the same config, options and nhvk";
+    }
+    return {};
+}
+
+void Comm::join_job(const std::string& command) {
+#if NHVK_HAVE_MPI
+    if (launcher_size() <= 1) return;
+    // NOTE: before the watchdog and MPI start their threads, which inherit the blocked signals (output_folder.hpp).
+    clean_up_outputs_on_signals();
+    const int guess = launcher_rank();
+    start_watchdog().arm(
+        start_seconds(),
+        "nhvk: error: " + (guess >= 0 ? "rank " + std::to_string(guess) + ": " : std::string()) +
+            "the ranks of this MPI job did not all join it within " +
+            std::to_string(static_cast<int>(start_seconds())) +
+            " s (NHVK_MPI_START_SECONDS): every rank must run the same `nhvk " + command +
+            "` of this nhvk; a rank that runs another program, or ends before it starts MPI, never joins\n");
+    Comm& c = world();
+    const std::string verdict =
+        c.agree({{"command", "`nhvk " + command + "`", ""}, {"nhvk version", nhvk_version, ""}});
+    if (!verdict.empty()) {
+        if (c.rank() == 0) std::fprintf(stderr, "nhvk: error: %s\n", verdict.c_str());
+        std::exit(2); // NOTE: every rank, after the same verdict: MPI ends cleanly at exit
+    }
+    if (command != "run") c.started();
+#else
+    (void)command;
+#endif
+}
+
+void Comm::started() { start_watchdog().disarm(); }
+
+std::string Comm::agree(const RankFields& mine) {
+    std::string verdict;
+#if NHVK_HAVE_MPI
+    if (!mpi_) return verdict;
+    const std::string bytes = encode_fields(mine);
+    std::uint64_t n = bytes.size();
+    std::vector<std::uint64_t> sizes(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
+    MPI_Gather(&n, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    std::vector<int> counts, at;
+    std::string all;
+    if (rank_ == 0) {
+        int sum = 0;
+        for (std::uint64_t s : sizes) {
+            at.push_back(sum);
+            counts.push_back(static_cast<int>(s));
+            sum += static_cast<int>(s);
+        }
+        all.resize(static_cast<std::size_t>(sum));
+    }
+    MPI_Gatherv(bytes.data(), static_cast<int>(n), MPI_BYTE, all.data(), counts.data(), at.data(), MPI_BYTE, 0,
+                MPI_COMM_WORLD);
+    if (rank_ == 0) {
+        std::vector<RankFields> ranks;
+        for (int r = 0; r < size_; ++r) {
+            try {
+                ranks.push_back(decode_fields(all.substr(static_cast<std::size_t>(at[r]), counts[r]), r));
+            } catch (const std::exception& e) {
+                ranks.push_back({{"error", e.what(), ""}});
+            }
+        }
+        verdict = rank_mismatch(ranks);
+    }
+    std::uint64_t len = verdict.size();
+    MPI_Bcast(&len, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    verdict.resize(static_cast<std::size_t>(len));
+    MPI_Bcast(verdict.data(), static_cast<int>(len), MPI_BYTE, 0, MPI_COMM_WORLD);
+#else
+    (void)mine;
+#endif
+    return verdict;
+}
 
 Comm& Comm::world() {
     static Comm c;

@@ -11,11 +11,38 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace nhvk {
 
+/** @brief One thing a rank is about to do, compared across the ranks of a job: a `name`, the `value` that must be the
+ *         same on every rank, and a `note` that only helps the message (a config's path beside its hash). */
+struct RankField {
+    std::string name, value, note;
+};
+using RankFields = std::vector<RankField>;
+
+/** @brief The first field whose value is not the same on every rank, said with the ranks that hold each value (a few
+ *         values and ranks at most), or empty when every rank agrees. A field named `error` is a rank's own problem
+ *         (its config did not load, say): the first one is said instead, naming its rank. */
+std::string rank_mismatch(const std::vector<RankFields>& ranks);
+
 class Comm {
 public:
+    /** @brief Under a launcher of several ranks in a build with MPI (else nothing): starts MPI and makes the job's
+     *         first collective, the handshake: every rank's `command` (`run`, `models`, …) and nhvk version are
+     *         gathered on rank 0 and compared; a mismatch ends every rank with exit 2 (rank 0 says which rank runs
+     *         what). A watchdog bounds the wait, from the start of MPI (which itself waits for every rank) to
+     *         `started()`: a rank that never joins (another program, an nhvk without the handshake) makes every
+     *         waiting rank exit 2 with a message after NHVK_MPI_START_SECONDS seconds (default 120). Commands other
+     *         than `run` are started at once. */
+    static void join_job(const std::string& command);
+    /** @brief Every rank's `mine` to rank 0, which compares them (rank_mismatch) and gives every rank the verdict:
+     *         empty when all agree. */
+    std::string agree(const RankFields& mine);
+    /** @brief The ranks have agreed: ends the watchdog of join_job. */
+    void started();
+
     /** @brief This process's communicator (MPI_COMM_WORLD under a launcher, else a single process); MPI is
      *         finalised at exit. Throws std::runtime_error when started by a launcher of several ranks without MPI. */
     static Comm& world();

@@ -158,9 +158,13 @@ OutputFile::OutputFile(fs::path final_path, std::string rel)
     os_ = std::make_unique<std::ostream>(buf_.get());
 }
 
-OutputFile::OutputFile(fs::path final_path, std::string rel, std::uint64_t keep_bytes)
+OutputFile::OutputFile(fs::path final_path, std::string rel, std::uint64_t keep_bytes, std::uint64_t keep_lines)
     : final_(std::move(final_path)), rel_(std::move(rel)), tmp_(final_.string() + ".resume"), resumable_(true) {
-    const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    // NOTE: a resumed file must already exist (no O_CREAT): a refused resume leaves the folder as it found it.
+    const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CLOEXEC | (keep_bytes > 0 ? 0 : O_CREAT), 0644);
+    if (fd < 0 && errno == ENOENT)
+        throw ResumableTooShort("cannot resume: '" + tmp_ + "' is missing; the resume record counted " +
+                                std::to_string(keep_bytes) + " bytes of it");
     if (fd < 0) throw std::runtime_error("cannot open '" + tmp_ + "': " + errno_text(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
@@ -173,6 +177,36 @@ OutputFile::OutputFile(fs::path final_path, std::string rel, std::uint64_t keep_
         // NOTE: no errno here: the file was read fine, it is shorter than the record says
         throw ResumableTooShort("cannot resume '" + tmp_ + "': it holds " + std::to_string(st.st_size) +
                                 " bytes, fewer than the " + std::to_string(keep_bytes) + " the resume record counted");
+    }
+    if (keep_bytes > 0) {
+        // The kept part must be the counted lines, whole: a changed or damaged file would splice wrong rows in.
+        errno = 0;
+        const int rd = ::open(tmp_.c_str(), O_RDONLY | O_CLOEXEC);
+        std::uint64_t lines = 0, at = 0;
+        char last = 0;
+        std::vector<char> block(1 << 16);
+        while (rd >= 0 && at < keep_bytes) {
+            const ssize_t n = ::pread(rd, block.data(), std::min<std::uint64_t>(block.size(), keep_bytes - at),
+                                      static_cast<off_t>(at));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            lines += static_cast<std::uint64_t>(std::count(block.data(), block.data() + n, '\n'));
+            last = block[static_cast<std::size_t>(n - 1)];
+            at += static_cast<std::uint64_t>(n);
+        }
+        const int e = rd < 0 || at < keep_bytes ? (errno ? errno : EIO) : 0;
+        if (rd >= 0) ::close(rd);
+        if (e != 0) {
+            ::close(fd);
+            throw std::runtime_error("cannot read '" + tmp_ + "': " + errno_text(e));
+        }
+        if (lines != keep_lines || last != '\n') {
+            ::close(fd);
+            throw ResumableTooShort("cannot resume '" + tmp_ + "': its first " + std::to_string(keep_bytes) +
+                                    " bytes hold " + std::to_string(lines) + " lines" +
+                                    (last != '\n' ? ", the last cut short" : "") + "; the resume record counted " +
+                                    std::to_string(keep_lines) + " whole lines");
+        }
     }
     if (::ftruncate(fd, static_cast<off_t>(keep_bytes)) != 0 ||
         ::lseek(fd, static_cast<off_t>(keep_bytes), SEEK_SET) < 0) {
@@ -303,14 +337,14 @@ OutputFile& OutputFolder::create(const std::string& rel) {
     return *files_.back();
 }
 
-OutputFile& OutputFolder::create_resumable(const std::string& rel, std::uint64_t keep_bytes) {
+OutputFile& OutputFolder::create_resumable(const std::string& rel, std::uint64_t keep_bytes, std::uint64_t keep_lines) {
     std::lock_guard<std::mutex> g(registry_mutex());
     files_.reserve(files_.size() + 1);
-    files_.push_back(std::make_unique<OutputFile>(dir_ / rel, rel, keep_bytes));
+    files_.push_back(std::make_unique<OutputFile>(dir_ / rel, rel, keep_bytes, keep_lines));
     return *files_.back();
 }
 
-void OutputFolder::commit() {
+std::vector<std::string> OutputFolder::commit() {
     for (auto& f : files_) f->close();
     {
         // Summary last (under the lock: the signal watcher reads the list).
@@ -339,8 +373,10 @@ void OutputFolder::commit() {
     if (const int e = sync_folder(dir_)) fail("cannot sync '" + dir_.string() + "'", e);
     std::set<std::string> written;
     for (auto& f : files_) written.insert(f->rel());
+    std::vector<std::string> removed;
     for (const std::string& rel : outputs_in(dir_, is_output_name)) {
         if (written.count(rel)) continue;
+        removed.push_back(rel);
         commit_step(step);
         if (::unlink((dir_ / rel).c_str()) != 0 && errno != ENOENT)
             fail("cannot remove '" + (dir_ / rel).string() + "' of the earlier run", errno);
@@ -361,6 +397,24 @@ void OutputFolder::commit() {
     ::rmdir((dir_ / "trajectories").c_str());
     created_ = trajectories_created_ = false;
     release();
+    return removed;
+}
+
+std::string removed_note(const fs::path& dir, const std::vector<std::string>& removed, const std::string& what) {
+    if (removed.empty()) return {};
+    std::string list;
+    std::size_t trajectories = 0;
+    for (const std::string& rel : removed) {
+        if (rel.rfind("trajectories/", 0) == 0) {
+            ++trajectories;
+            continue;
+        }
+        list += (list.empty() ? "" : ", ") + rel;
+    }
+    if (trajectories > 0)
+        list += (list.empty() ? "" : ", ") + std::string("trajectories/ (") + std::to_string(trajectories) +
+                (trajectories > 1 ? " files)" : " file)");
+    return "nhvk: note: removed " + what + " from '" + dir.string() + "': " + list;
 }
 
 void OutputFolder::abandon() noexcept {
@@ -380,6 +434,38 @@ void OutputFolder::release() noexcept {
         lock_fd_ = -1;
     }
     released_ = true;
+}
+
+std::string side_file_problem(const std::string& path, const std::vector<std::string>& inputs,
+                              const std::vector<std::string>& folders) {
+    std::error_code ec;
+    const fs::path p(path);
+    const fs::path full = fs::weakly_canonical(fs::absolute(p, ec), ec);
+    for (const std::string& in : inputs) {
+        std::error_code e1, e2;
+        const bool same = fs::exists(p, e1) && fs::exists(in, e2) ? fs::equivalent(p, in, e1)
+                                                                  : full == fs::weakly_canonical(fs::absolute(in), e2);
+        if (same) return "'" + path + "' is '" + in + "', an input of this command; choose another file";
+    }
+    for (const std::string& d : folders) {
+        std::error_code e;
+        const fs::path dir = fs::weakly_canonical(fs::absolute(d, e), e);
+        const auto rest = std::mismatch(dir.begin(), dir.end(), full.begin(), full.end());
+        if (rest.first == dir.end())
+            return "'" + path + "' is or lies inside '" + d +
+                   "', a folder whose files this command reads or writes; choose a file outside it";
+    }
+    if (fs::is_directory(p, ec)) return "'" + path + "' is a folder; expected a file name";
+    const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+    if (!fs::is_directory(parent, ec)) return "the folder '" + parent.string() + "' of '" + path + "' does not exist";
+    // NOTE: a probe file, not access(): the file is written as a temporary beside it and renamed, and a probe also
+    // tells a read-only mount or a file system that takes no new files, whoever runs the command.
+    const std::string probe = temp_name(path);
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return "cannot write into the folder '" + parent.string() + "' of '" + path + "': " + errno_text(errno);
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return {};
 }
 
 void set_stop_request(std::atomic<int>* flag) { stop_request.store(flag); }

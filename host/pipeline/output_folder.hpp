@@ -47,8 +47,9 @@ inline constexpr const char* lock_file_name = ".nhvk.lock";
  *         `trajectories/trajectory_<digits>.csv`. */
 bool is_output_name(const std::string& rel);
 
-/** @brief A resumable temporary holds fewer bytes than the resume record counted: the record and the file disagree,
- *         so the run cannot go on from them (a caller refuses the resume rather than failing the run). */
+/** @brief A resumable temporary does not hold what the resume record counted (it is missing, shorter, or its kept
+ *         part has another number of lines): the record and the file disagree, so the run cannot go on from them (a
+ *         caller refuses the resume rather than failing the run). */
 struct ResumableTooShort : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
@@ -58,8 +59,10 @@ class OutputFile {
 public:
     OutputFile(std::filesystem::path final_path, std::string rel);
     /** @brief A resumable output: written under the fixed name `<final>.resume` (kept when the run is interrupted),
-     *         whose first `keep_bytes` bytes (what a resume record counted) are kept and the rest cut off. */
-    OutputFile(std::filesystem::path final_path, std::string rel, std::uint64_t keep_bytes);
+     *         whose first `keep_bytes` bytes (what a resume record counted, `keep_lines` lines) are kept and the rest
+     *         cut off. With `keep_bytes` > 0 the file must exist and its first `keep_bytes` bytes must be exactly
+     *         `keep_lines` whole lines, else `ResumableTooShort` and the file is left as it was. */
+    OutputFile(std::filesystem::path final_path, std::string rel, std::uint64_t keep_bytes, std::uint64_t keep_lines);
     ~OutputFile();
     OutputFile(const OutputFile&) = delete;
     OutputFile& operator=(const OutputFile&) = delete;
@@ -101,9 +104,10 @@ public:
     /** @brief A new output `rel` (e.g. `stats.csv`, `trajectories/trajectory_000003.csv`) under its temporary name. */
     OutputFile& create(const std::string& rel);
     /** @brief As `create`, for an output a resumed run goes on writing (see OutputFile's resumable constructor). */
-    OutputFile& create_resumable(const std::string& rel, std::uint64_t keep_bytes);
-    /** @brief Close every output, then move them into place together, `summary.json` last, and release the lock. */
-    void commit();
+    OutputFile& create_resumable(const std::string& rel, std::uint64_t keep_bytes, std::uint64_t keep_lines);
+    /** @brief Close every output, then move them into place together, `summary.json` last, and release the lock.
+     *         Returns the earlier run's outputs it removed because this run does not write them again (relative). */
+    std::vector<std::string> commit();
 
     /** @brief Interrupted (signal thread, registry lock held): remove temporaries and lock, no exceptions. */
     void abandon() noexcept;
@@ -116,6 +120,19 @@ private:
     std::vector<std::unique_ptr<OutputFile>> files_;
     void release() noexcept;
 };
+
+/** @brief One line for stderr on files a command removed from `dir` that the user may not expect to lose (an earlier
+ *         run's outputs, resume records), `what` saying whose they were; empty when `removed` is. A trajectories/
+ *         file list is counted, not listed. */
+std::string removed_note(const std::filesystem::path& dir, const std::vector<std::string>& removed,
+                         const std::string& what);
+
+/** @brief Why `path` cannot take a copy of an output (`--summary-md FILE`), or empty when it can: a file name in an
+ *         existing folder this process may write into, neither one of `inputs` (the same file, through any link) nor
+ *         inside one of `folders` (a run's output folder, a merge's parts and --out), whose files are the command's
+ *         own. Checked before any work, so a bad path costs nothing and can never replace a file the command uses. */
+std::string side_file_problem(const std::string& path, const std::vector<std::string>& inputs,
+                              const std::vector<std::string>& folders);
 
 /** @brief Remove the temporaries of every claimed folder and release its lock on SIGINT, SIGTERM or SIGHUP, then
  *         end by the same signal. Call once from the main thread before any other thread starts (the signals are

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "pipeline/resume_record.hpp"
 
+#include "pipeline/output_folder.hpp"
+
+#include <cstdio>
+
 #include <set>
 #include <vector>
 
@@ -26,18 +30,22 @@ void ResumeRecord::tidy(const fs::path& dir, bool resume, int ranks) {
     std::set<std::string> own;
     for (int k = 0; k < ranks; ++k) own.insert(name(k, ranks));
     std::error_code ec;
-    std::vector<std::string> foreign;
+    std::vector<std::string> foreign, removed;
     bool any_own = false;
     for (fs::directory_iterator it(dir, ec), e; !ec && it != e; it.increment(ec)) {
         const std::string file = it->path().filename().string();
         if (file.rfind("resume", 0) != 0) continue;
         const bool record = file.size() > 5 && file.compare(file.size() - 5, 5, ".nhvk") == 0;
         std::error_code ec2;
-        if (file.find(".nhvk.tmp.") != std::string::npos || (record && !resume)) fs::remove(it->path(), ec2);
+        if (record && !resume && fs::remove(it->path(), ec2)) removed.push_back(file);
+        else if (file.find(".nhvk.tmp.") != std::string::npos) fs::remove(it->path(), ec2);
         else if (record && own.count(file)) any_own = true;
         else if (record) foreign.push_back(file);
     }
-    if (!resume) fs::remove(dir / "samples.csv.resume", ec);
+    if (!resume && fs::remove(dir / "samples.csv.resume", ec)) removed.push_back("samples.csv.resume");
+    if (!removed.empty())
+        std::fprintf(stderr, "%s (this run was started without --resume)\n",
+                     removed_note(dir, removed, "an earlier unfinished run's resume state").c_str());
     if (resume && !any_own && !foreign.empty())
         throw ResumeRefused("--resume: the resume record '" + (dir / foreign.front()).string() +
                             "' is of a run with another number of MPI ranks than this one (" + std::to_string(ranks) +

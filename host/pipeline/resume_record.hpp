@@ -35,8 +35,8 @@ public:
     /** @brief The record's file name: `resume.nhvk`, or `resume.rank<r>-of-<R>.nhvk` in a run of several ranks. */
     static std::string name(int rank, int ranks);
     /** @brief Rank 0, holding the folder: removes the temporaries of records a killed process was writing; a new run
-     *         (no --resume) removes every earlier record and the rows kept for it; a resumed run refuses records of
-     *         another number of ranks when none of its own is there. */
+     *         (no --resume) removes every earlier record and the rows kept for it, and says so in one line; a resumed
+     *         run refuses records of another number of ranks when none of its own is there. */
     static void tidy(const std::filesystem::path& dir, bool resume, int ranks);
     /** @brief Removes every rank's record (once the outputs they led to are committed). */
     static void remove_all(const std::filesystem::path& dir, int ranks);

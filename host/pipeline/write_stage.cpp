@@ -303,8 +303,8 @@ std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg, bool par
 }
 
 SamplesWriter::SamplesWriter(const RunConfig& cfg, const ChunkLayout& layout, OutputFolder& out,
-                             std::uint64_t keep_bytes)
-    : cfg_(cfg), layout_(layout), file_(out.create_resumable("samples.csv", keep_bytes)) {
+                             std::uint64_t keep_bytes, std::uint64_t keep_rows)
+    : cfg_(cfg), layout_(layout), file_(out.create_resumable("samples.csv", keep_bytes, keep_rows + 1)) {
     std::ostream& s = file_.stream();
     if (keep_bytes > 0) {
         s << std::setprecision(17);
@@ -424,14 +424,31 @@ void SavedTrajectories::load(const std::string& data, const std::string& what) {
     }
 }
 
+std::string trajectory_file_name(std::uint64_t index) {
+    std::ostringstream name;
+    name << "trajectories/trajectory_" << std::setw(6) << std::setfill('0') << index << ".csv";
+    return name.str();
+}
+
+std::vector<std::uint64_t> saved_trajectory_indices(const std::string& data, const std::string& what) {
+    std::vector<std::uint64_t> out;
+    if (data.empty()) return out;
+    bytes::Reader in(data, what);
+    const auto n = in.get<std::uint64_t>();
+    for (std::uint64_t i = 0; i < n; ++i) {
+        out.push_back(in.get<std::uint64_t>());
+        for (int v = 0; v < 4; ++v) in.get_vector<double>(); // params, q0, v0, mu0
+    }
+    return out;
+}
+
 void SavedTrajectories::write(OutputFolder& out) const {
     if (requests_.empty()) return;
     const ModelOps* ops = find_model_ops(cfg_.model.name);
     if (!ops) throw std::runtime_error("unknown model '" + cfg_.model.name + "'");
     for (const auto& [g, q] : requests_) {
         const TrajectoryResult tr = ops->trajectory_cpu(q);
-        std::ostringstream name;
-        name << "trajectories/trajectory_" << std::setw(6) << std::setfill('0') << g << ".csv";
+        const std::string name = trajectory_file_name(g);
         // NOTE: the trajectory writer prints to a FILE*; an in-memory one, copied into the checked output file.
         char* text = nullptr;
         std::size_t size = 0;
@@ -441,8 +458,8 @@ void SavedTrajectories::write(OutputFolder& out) const {
         const bool bad = std::ferror(mem) != 0;
         const bool closed = std::fclose(mem) == 0;
         const std::unique_ptr<char, decltype(&std::free)> hold(text, &std::free);
-        if (bad || !closed) throw std::runtime_error("cannot format " + name.str() + " in memory");
-        OutputFile& f = out.create(name.str());
+        if (bad || !closed) throw std::runtime_error("cannot format " + name + " in memory");
+        OutputFile& f = out.create(name);
         f.stream().write(text, static_cast<std::streamsize>(size));
         f.close();
     }

@@ -33,7 +33,9 @@ void write_partial_state(const std::string& bytes, OutputFolder& out);
  *         first `keep_bytes` bytes are a resumed run's rows so far; 0: a new file with its header). */
 class SamplesWriter {
 public:
-    SamplesWriter(const RunConfig& cfg, const ChunkLayout& layout, OutputFolder& out, std::uint64_t keep_bytes = 0);
+    /** @brief `keep_rows`: the rows those bytes hold (a resumed run's trajectories so far), checked with the header. */
+    SamplesWriter(const RunConfig& cfg, const ChunkLayout& layout, OutputFolder& out, std::uint64_t keep_bytes = 0,
+                  std::uint64_t keep_rows = 0);
     /** @brief Flushed and synced: the bytes written, for a resume record. */
     std::uint64_t sync_size() { return file_.sync_size(); }
     /** @brief The rows of a chunk whose member 0 has global index `first` (inputs and metrics on the host); throws
@@ -66,6 +68,12 @@ private:
     TrajectoryRequest request(std::vector<double> params, std::vector<double> q0, std::vector<double> v0,
                               std::vector<double> mu0) const;
 };
+
+/** @brief `trajectories/trajectory_NNNNNN.csv` (at least six digits) of member `index`, relative to the folder. */
+std::string trajectory_file_name(std::uint64_t index);
+/** @brief The member indices of the trajectories recorded in `SavedTrajectories::save` bytes (`nhvk merge` checks a
+ *         part's `trajectories/` against them); `what` names the source in errors. */
+std::vector<std::uint64_t> saved_trajectory_indices(const std::string& bytes, const std::string& what);
 
 /** @brief The short Markdown summary of a run (`summary.md`, `--summary-md FILE`): metadata, counts, growth
  *         exponent with its fit, onset, largest residuals and drifts, and d_q/d_v quantiles at five output times. */

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -143,6 +144,49 @@ TEST(ScaleOutMpi, SamplesWithSeveralRanksAreRefusedWithAMessage) {
 #endif
 }
 
+// Every rank's run is checked against the others' before any work (issue 25 item 1): a rank with another config, seed
+// or command, or one whose config does not load, ends the job with exit 2 and a message naming the field and the
+// ranks; a rank that never joins (another program) ends it after NHVK_MPI_START_SECONDS. `timeout` turns the old
+// endless wait into a failure.
+TEST(ScaleOutMpi, MismatchedRanksAreRefusedBeforeAnyWork) {
+#ifndef NHVK_MPIEXEC
+    GTEST_SKIP() << "built without MPI (NHVK_ENABLE_MPI=OFF)";
+#else
+    TempDir tmp;
+    const fs::path d = tmp.path() / "out";
+    const std::string other = std::string(NHVK_SOURCE_DIR) + "/configs/parallel_velocities.toml";
+    struct Case {
+        std::vector<std::string> rank1; ///< rank 1's program and arguments (rank 0 runs run_args(d))
+        std::string expect, env;
+    };
+    std::vector<std::string> other_config = run_args(d);
+    other_config[1] = other;
+    auto nhvk_with = [](std::vector<std::string> args) {
+        args.insert(args.begin(), NHVK_BINARY);
+        return args;
+    };
+    const std::vector<Case> cases = {
+        {nhvk_with(other_config), "differ in resolved config hash: rank 0 ", ""},
+        {nhvk_with(run_args(d, {"--seed", "7"})), "differ in run.seed: rank 0 1; rank 1 7", ""},
+        {nhvk_with(run_args(d, {"--resume"})), "differ in --resume", ""},
+        {nhvk_with({"models"}), "differ in command: rank 0 `nhvk run`; rank 1 `nhvk models`", ""},
+        {nhvk_with(run_args(d, {"--seed", "-1"})), "rank 1: --seed: run.seed: expected an integer", ""},
+        // a program that never starts MPI
+        {{"true"}, "did not all join it within 2 s", "NHVK_MPI_START_SECONDS=2 "},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::string> args = run_args(d);
+        args.insert(args.end(), {":", "-np", "1"});
+        args.insert(args.end(), c.rank1.begin(), c.rank1.end());
+        const CliRun r = nhvk_test::run_captured(c.env + "timeout 300 " + mpirun(1) + " -x NHVK_MPI_START_SECONDS",
+                                                 NHVK_BINARY, args, tmp.path() / "io");
+        EXPECT_EQ(r.rc, 2) << c.expect << ": " << r.err;
+        EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(d)) << c.expect << ": work started";
+    }
+#endif
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Shards and merge
 
@@ -272,6 +316,146 @@ TEST(ScaleOutShards, MergeRefusesIncompleteRepeatedAndMismatchedSets) {
     EXPECT_FALSE(fs::exists(tmp.path() / "merged" / "summary.json"));
 }
 
+/** Every file under `dir` with its bytes (to show that a refused command changed nothing). */
+std::map<std::string, std::string> contents(const fs::path& dir) {
+    std::map<std::string, std::string> m;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+        if (e.is_regular_file()) m[fs::relative(e.path(), dir).string()] = read_text(e.path());
+    return m;
+}
+
+/** Two shards of run_args with samples and three saved trajectories (all in shard 0), and the merge arguments. */
+std::vector<std::string> two_shards_with_files(const TempDir& tmp) {
+    std::vector<std::string> dirs;
+    for (int i = 0; i < 2; ++i) {
+        const fs::path d = tmp.path() / ("shard" + std::to_string(i));
+        EXPECT_EQ(
+            nhvk(run_args(d, {"--save-samples", "--save-trajectories", "3", "--shard", std::to_string(i) + "/2"}), tmp)
+                .rc,
+            0);
+        dirs.push_back(d.string());
+    }
+    return dirs;
+}
+
+CliRun merge_into(const std::vector<std::string>& dirs, const fs::path& out, const TempDir& tmp) {
+    std::vector<std::string> a = {"merge"};
+    a.insert(a.end(), dirs.begin(), dirs.end());
+    a.insert(a.end(), {"--out", out.string(), "-q"});
+    return nhvk(a, tmp);
+}
+
+// What merge copies is checked against what the partial states recorded: a shard's samples.csv cut short (mid-row) or
+// missing is refused, naming the file and what was expected, and nothing is written (issue 25 item 3).
+TEST(ScaleOutShards, MergeChecksSamplesAgainstThePartialStates) {
+    TempDir tmp;
+    const std::vector<std::string> dirs = two_shards_with_files(tmp);
+    const fs::path samples = fs::path(dirs[1]) / "samples.csv";
+    const std::string whole = read_text(samples);
+    ASSERT_GT(whole.size(), 100u);
+    const fs::path out = tmp.path() / "merged";
+    std::ofstream(samples, std::ios::binary | std::ios::trunc) << whole.substr(0, whole.size() - 7);
+    const CliRun cut = merge_into(dirs, out, tmp);
+    EXPECT_EQ(cut.rc, 2) << cut.err;
+    EXPECT_NE(cut.err.find(samples.string()), std::string::npos) << cut.err;
+    EXPECT_NE(cut.err.find("records " + std::to_string(whole.size())), std::string::npos) << cut.err;
+    EXPECT_FALSE(fs::exists(out / "summary.json"));
+    // the same length with a row end gone: the row count tells
+    std::string joined = whole;
+    joined[joined.find('\n', joined.size() / 2)] = ',';
+    std::ofstream(samples, std::ios::binary | std::ios::trunc) << joined;
+    const CliRun rows = merge_into(dirs, out, tmp);
+    EXPECT_EQ(rows.rc, 2) << rows.err;
+    EXPECT_NE(rows.err.find("rows"), std::string::npos) << rows.err;
+    EXPECT_FALSE(fs::exists(out / "summary.json"));
+    fs::remove(samples);
+    const CliRun missing = merge_into(dirs, out, tmp);
+    EXPECT_EQ(missing.rc, 2) << missing.err;
+    EXPECT_NE(missing.err.find(samples.string() + "' is missing"), std::string::npos) << missing.err;
+    EXPECT_FALSE(fs::exists(out / "summary.json"));
+    // a saved trajectory missing from its part is refused the same way
+    std::ofstream(samples, std::ios::binary) << whole;
+    const fs::path traj = fs::path(dirs[0]) / "trajectories" / "trajectory_000002.csv";
+    fs::remove(traj);
+    const CliRun no_traj = merge_into(dirs, out, tmp);
+    EXPECT_EQ(no_traj.rc, 2) << no_traj.err;
+    EXPECT_NE(no_traj.err.find(traj.string() + "' is missing"), std::string::npos) << no_traj.err;
+    EXPECT_FALSE(fs::exists(out / "summary.json"));
+}
+
+// A merge into a folder that holds a complete merge checks everything that can make it fail before the old outputs are
+// touched: a stray duplicate trajectory file name is refused and the old folder stays byte for byte (issue 25 item 8).
+TEST(ScaleOutShards, RefusedMergeLeavesTheEarlierMergeIntact) {
+    TempDir tmp;
+    const std::vector<std::string> dirs = two_shards_with_files(tmp);
+    const fs::path out = tmp.path() / "merged";
+    ASSERT_EQ(merge_into(dirs, out, tmp).rc, 0);
+    const std::map<std::string, std::string> before = contents(out);
+    ASSERT_TRUE(before.count("trajectories/trajectory_000000.csv"));
+    // shard 1 saved no trajectory; a copy of shard 0's first one put there by hand is a duplicate name
+    fs::create_directories(fs::path(dirs[1]) / "trajectories");
+    fs::copy_file(fs::path(dirs[0]) / "trajectories" / "trajectory_000000.csv",
+                  fs::path(dirs[1]) / "trajectories" / "trajectory_000000.csv");
+    const CliRun r = merge_into(dirs, out, tmp);
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_NE(r.err.find("is not a trajectory this part saved"), std::string::npos) << r.err;
+    EXPECT_EQ(contents(out), before);
+}
+
+// --summary-md FILE is checked before any work: never an input (the config, through a link too) nor inside the output
+// folder or a merge's parts, and its folder must exist and take files; refused with exit 2, nothing written (issue 25
+// item 7: it overwrote the config, summary.json and partial.nhvk, and an unwritable path failed only at the end).
+TEST(ScaleOutShards, SummaryMdPathIsCheckedBeforeTheRun) {
+    TempDir tmp;
+    const fs::path cfg = tmp.path() / "c.toml", out = tmp.path() / "out";
+    fs::copy_file(config, cfg);
+    fs::create_symlink(cfg, tmp.path() / "link.md");
+    const std::string cfg_text = read_text(cfg);
+    auto run = [&](const fs::path& md) {
+        std::vector<std::string> a = run_args(out, {"--summary-md", md.string()});
+        a[1] = cfg.string();
+        return nhvk(a, tmp);
+    };
+    struct Case {
+        fs::path md;
+        std::string expect;
+    };
+    for (const Case& c : std::vector<Case>{{cfg, "an input of this command"},
+                                           {tmp.path() / "link.md", "an input of this command"},
+                                           {out / "summary.json", "inside '" + out.string()},
+                                           {tmp.path() / "no_such_folder" / "s.md", "does not exist"}}) {
+        const CliRun r = run(c.md);
+        EXPECT_EQ(r.rc, 2) << c.md << ": " << r.err;
+        EXPECT_NE(r.err.find("--summary-md: "), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(out)) << c.md << ": the run started";
+    }
+    EXPECT_EQ(read_text(cfg), cfg_text);
+    // into a folder that holds a complete run: refused, the folder as it was
+    ASSERT_EQ(run(tmp.path() / "notes.md").rc, 0);
+    EXPECT_NE(read_text(tmp.path() / "notes.md").find("nh_particle"), std::string::npos);
+    const std::map<std::string, std::string> before = contents(out);
+    EXPECT_EQ(run(out / "summary.json").rc, 2);
+    EXPECT_EQ(contents(out), before);
+    // merge: a part's partial.nhvk, or a file inside --out
+    std::vector<std::string> dirs;
+    for (int i = 0; i < 2; ++i) {
+        const fs::path d = tmp.path() / ("shard" + std::to_string(i));
+        ASSERT_EQ(nhvk(run_args(d, {"--shard", std::to_string(i) + "/2"}), tmp).rc, 0);
+        dirs.push_back(d.string());
+    }
+    const std::string partial = read_text(fs::path(dirs[0]) / "partial.nhvk");
+    for (const fs::path& md : {fs::path(dirs[0]) / "partial.nhvk", tmp.path() / "merged" / "summary.json"}) {
+        const CliRun m = nhvk(
+            {"merge", dirs[0], dirs[1], "--out", (tmp.path() / "merged").string(), "--summary-md", md.string(), "-q"},
+            tmp);
+        EXPECT_EQ(m.rc, 2) << md << ": " << m.err;
+        EXPECT_NE(m.err.find("inside"), std::string::npos) << m.err;
+    }
+    EXPECT_EQ(read_text(fs::path(dirs[0]) / "partial.nhvk"), partial);
+    EXPECT_FALSE(fs::exists(tmp.path() / "merged"));
+}
+
 TEST(ScaleOutShards, ShardArgumentIsChecked) {
     TempDir tmp;
     for (const std::string& bad : {"4/4", "1", "a/3", "-1/3", "1/0", "1/3/4"}) {
@@ -371,6 +555,55 @@ TEST(ScaleOutResume, ShortSamplesAreRefusedAndLeaveEveryFile) {
     EXPECT_EQ(r.err.find("No such file"), std::string::npos) << r.err;
     EXPECT_EQ(read_text(k.dir / "resume.nhvk"), k.record);
     EXPECT_EQ(read_text(k.dir / "samples.csv.resume"), k.samples.substr(0, 100));
+}
+
+// samples.csv.resume is checked against its record as merge checks a part: the counted bytes must be the counted rows,
+// whole, and a missing file is refused without creating one (issue 25 item 3).
+TEST(ScaleOutResume, SamplesOfAnotherShapeOrMissingAreRefusedAndLeaveEveryFile) {
+    TempDir tmp;
+    const Killed k = killed_after_a_record(tmp);
+    std::string joined = k.samples;
+    joined[joined.find('\n', 200)] = ','; // the same length, one row end fewer
+    std::ofstream(k.dir / "samples.csv.resume", std::ios::binary | std::ios::trunc) << joined;
+    const CliRun r = nhvk(k.resume, tmp);
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_NE(r.err.find("the resume record counted 201 whole lines"), std::string::npos) << r.err;
+    EXPECT_EQ(read_text(k.dir / "samples.csv.resume"), joined);
+    EXPECT_EQ(read_text(k.dir / "resume.nhvk"), k.record);
+    fs::remove(k.dir / "samples.csv.resume");
+    const CliRun missing = nhvk(k.resume, tmp);
+    EXPECT_EQ(missing.rc, 2) << missing.err;
+    EXPECT_NE(missing.err.find("samples.csv.resume' is missing"), std::string::npos) << missing.err;
+    EXPECT_FALSE(fs::exists(k.dir / "samples.csv.resume"));
+    EXPECT_EQ(read_text(k.dir / "resume.nhvk"), k.record);
+}
+
+// A run into a folder holding another run's resume state, or another run's samples.csv and trajectories/, says in one
+// line what it removed (issue 25 item 17: the replacement was silent); a plain rerun says nothing.
+TEST(ScaleOutResume, RemovedFilesOfAnEarlierRunAreSaidInOneLine) {
+    TempDir tmp;
+    const Killed k = killed_after_a_record(tmp);
+    std::vector<std::string> fresh = k.resume;
+    fresh.erase(std::find(fresh.begin(), fresh.end(), "--resume"));
+    fresh.insert(fresh.end(), {"--seed", "9", "--save-trajectories", "2"}); // another config
+    const CliRun r = nhvk(fresh, tmp);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.err.find("nhvk: note: removed an earlier unfinished run's resume state from '" + k.dir.string() +
+                         "': resume.nhvk, samples.csv.resume"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    const CliRun again = nhvk(fresh, tmp);
+    ASSERT_EQ(again.rc, 0) << again.err;
+    EXPECT_EQ(again.err, "");
+    // without samples and trajectories: the earlier run's are removed at the commit, and said so
+    const CliRun plain = nhvk(run_args(k.dir), tmp);
+    ASSERT_EQ(plain.rc, 0) << plain.err;
+    EXPECT_NE(plain.err.find("nhvk: note: removed the earlier run's outputs that this run does not write from '" +
+                             k.dir.string() + "': samples.csv, trajectories/ (2 files)"),
+              std::string::npos)
+        << plain.err;
+    EXPECT_FALSE(fs::exists(k.dir / "samples.csv"));
 }
 
 TEST(ScaleOutResume, CtrlCStopsCleanlyAndResumes) {
