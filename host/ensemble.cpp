@@ -529,9 +529,9 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
             write_partial_state(encode_state(whole), *out);
         }
         write_statistics(cfg, r, *out);
+        // NOTE: the records go within the commit, after summary.json and before samples.csv.resume
+        for (int k = 0; k < comm.size(); ++k) out->remove_after_commit(dir / resume_record_name(k, comm.size()));
         out->commit();
-        // NOTE: after the commit: a run killed in between has its complete outputs and a record that redoes nothing.
-        for (int k = 0; k < comm.size(); ++k) fs::remove(dir / resume_record_name(k, comm.size()), ec);
         if (log) {
             if (!r.exact_quantiles && r.outside_range() > 0)
                 log->line("warning " + std::to_string(r.outside_range()) +

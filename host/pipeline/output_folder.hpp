@@ -47,7 +47,8 @@ inline constexpr const char* lock_file_name = ".nhvk.lock";
  *         `trajectories/trajectory_<digits>.csv`. */
 bool is_output_name(const std::string& rel);
 
-/** @brief A resumable temporary holds fewer bytes than the resume record counted: the record and the file disagree,
+/** @brief A resumable temporary is missing or holds fewer bytes than the resume record counted: the record and the
+ *         file disagree,
  *         so the run cannot go on from them (a caller refuses the resume rather than failing the run). */
 struct ResumableTooShort : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -102,8 +103,13 @@ public:
     OutputFile& create(const std::string& rel);
     /** @brief As `create`, for an output a resumed run goes on writing (see OutputFile's resumable constructor). */
     OutputFile& create_resumable(const std::string& rel, std::uint64_t keep_bytes);
-    /** @brief Close every output, then move them into place together, `summary.json` last, and release the lock. */
+    /** @brief Close every output, then move them into place together, `summary.json` last, then remove the files
+     *         of `remove_after_commit` and the resumable temporaries, and release the lock. Every prefix of the
+     *         steps leaves a folder that is complete or resumable. */
     void commit();
+    /** @brief A file the commit removes once the run is complete (before the resumable temporaries): a resume
+     *         record. */
+    void remove_after_commit(const std::filesystem::path& path);
 
     /** @brief Interrupted (signal thread, registry lock held): remove temporaries and lock, no exceptions. */
     void abandon() noexcept;
@@ -114,6 +120,7 @@ private:
     bool created_ = false, trajectories_created_ = false, released_ = false;
     int lock_fd_ = -1;
     std::vector<std::unique_ptr<OutputFile>> files_;
+    std::vector<std::filesystem::path> remove_after_commit_;
     void release() noexcept;
 };
 
