@@ -413,12 +413,13 @@ void EnsembleRun::write() {
         write_partial_state(encode_state(whole), *out_);
     }
     write_statistics(cfg_, r_, *out_);
+    // NOTE: the records go within the commit, after summary.json and before samples.csv.resume
+    for (int k = 0; k < comm_.size(); ++k)
+        out_->remove_after_commit(fs::path(cfg_.run.out) / ResumeRecord::name(k, comm_.size()));
     if (const std::string note = removed_note(cfg_.run.out, out_->commit(),
                                               "the earlier run's outputs that this run does not write");
         !note.empty())
         std::fprintf(stderr, "%s\n", note.c_str());
-    // NOTE: after the commit: a run killed in between has its complete outputs and a record that redoes nothing.
-    ResumeRecord::remove_all(cfg_.run.out, comm_.size());
     if (log_) {
         if (!r_.exact_quantiles && r_.outside_range() > 0)
             log_->line("warning " + std::to_string(r_.outside_range()) +

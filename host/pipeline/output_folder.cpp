@@ -388,10 +388,36 @@ std::vector<std::string> OutputFolder::commit() {
             if (const int e = sync_folder(dir_)) fail("cannot sync '" + dir_.string() + "'", e);
         }
         commit_step(step);
-        if (::rename(f->temp_path().c_str(), f->final_path().c_str()) != 0)
-            fail("cannot rename '" + f->temp_path() + "' to '" + f->final_path().string() + "'", errno);
+        // NOTE: a resumable output stays under its `.resume` name until summary.json is in place: a run killed
+        // before that still has what its resume record counted. It gets its final name through a hard link of its
+        // own (renamed over the final name); a file system without hard links renames it, as before.
+        std::string from = f->temp_path();
+        if (f->resumable()) {
+            const std::string link = temp_name(f->final_path().string());
+            if (::link(from.c_str(), link.c_str()) == 0) {
+                from = link;
+                commit_step(step);
+            } else if (errno != EPERM && errno != EOPNOTSUPP && errno != EXDEV) {
+                fail("cannot link '" + from + "' to '" + link + "'", errno);
+            }
+        }
+        if (::rename(from.c_str(), f->final_path().c_str()) != 0)
+            fail("cannot rename '" + from + "' to '" + f->final_path().string() + "'", errno);
     }
+    if (const int e = sync_folder(dir_)) fail("cannot sync '" + dir_.string() + "'", e);
+    // The run is complete from here on. The resume records go before the resumable temporaries: a record left
+    // alone would count bytes that are no longer there, a temporary left alone is started anew.
+    for (const fs::path& p : remove_after_commit_) {
+        commit_step(step);
+        ::unlink(p.c_str());
+    }
+    for (auto& f : files_)
+        if (f->resumable()) {
+            commit_step(step);
+            ::unlink(f->temp_path().c_str());
+        }
     files_.clear();
+    remove_after_commit_.clear();
     if (const int e = sync_folder(dir_)) fail("cannot sync '" + dir_.string() + "'", e);
     // An earlier run's trajectories/ that this run emptied goes too (rmdir: only when empty).
     ::rmdir((dir_ / "trajectories").c_str());
@@ -416,6 +442,8 @@ std::string removed_note(const fs::path& dir, const std::vector<std::string>& re
                 (trajectories > 1 ? " files)" : " file)");
     return "nhvk: note: removed " + what + " from '" + dir.string() + "': " + list;
 }
+
+void OutputFolder::remove_after_commit(const fs::path& path) { remove_after_commit_.push_back(path); }
 
 void OutputFolder::abandon() noexcept {
     if (released_) return;

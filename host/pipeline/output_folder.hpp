@@ -47,8 +47,8 @@ inline constexpr const char* lock_file_name = ".nhvk.lock";
  *         `trajectories/trajectory_<digits>.csv`. */
 bool is_output_name(const std::string& rel);
 
-/** @brief A resumable temporary does not hold what the resume record counted (it is missing, shorter, or its kept
- *         part has another number of lines): the record and the file disagree, so the run cannot go on from them (a
+/** @brief A resumable temporary is missing or does not hold what the resume record counted (shorter, or its kept part
+ *         has another number of lines): the record and the file disagree, so the run cannot go on from them (a
  *         caller refuses the resume rather than failing the run). */
 struct ResumableTooShort : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -105,9 +105,14 @@ public:
     OutputFile& create(const std::string& rel);
     /** @brief As `create`, for an output a resumed run goes on writing (see OutputFile's resumable constructor). */
     OutputFile& create_resumable(const std::string& rel, std::uint64_t keep_bytes, std::uint64_t keep_lines);
-    /** @brief Close every output, then move them into place together, `summary.json` last, and release the lock.
-     *         Returns the earlier run's outputs it removed because this run does not write them again (relative). */
+    /** @brief Close every output, then move them into place together, `summary.json` last, then remove the files
+     *         of `remove_after_commit` and the resumable temporaries, and release the lock. Every prefix of the
+     *         steps leaves a folder that is complete or resumable. Returns the earlier run's outputs it removed
+     *         because this run does not write them again (relative). */
     std::vector<std::string> commit();
+    /** @brief A file the commit removes once the run is complete (before the resumable temporaries): a resume
+     *         record. */
+    void remove_after_commit(const std::filesystem::path& path);
 
     /** @brief Interrupted (signal thread, registry lock held): remove temporaries and lock, no exceptions. */
     void abandon() noexcept;
@@ -118,6 +123,7 @@ private:
     bool created_ = false, trajectories_created_ = false, released_ = false;
     int lock_fd_ = -1;
     std::vector<std::unique_ptr<OutputFile>> files_;
+    std::vector<std::filesystem::path> remove_after_commit_;
     void release() noexcept;
 };
 

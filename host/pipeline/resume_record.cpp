@@ -52,10 +52,6 @@ void ResumeRecord::tidy(const fs::path& dir, bool resume, int ranks) {
                             "); resume with the same number of ranks, or run without --resume to start over");
 }
 
-void ResumeRecord::remove_all(const fs::path& dir, int ranks) {
-    std::error_code ec;
-    for (int k = 0; k < ranks; ++k) fs::remove(dir / name(k, ranks), ec);
-}
 
 std::optional<PartialState> ResumeRecord::read(const RunIdentity& id, IndexRange range, int shard_index,
                                                int shard_count) {

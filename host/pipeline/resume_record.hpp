@@ -38,8 +38,6 @@ public:
      *         (no --resume) removes every earlier record and the rows kept for it, and says so in one line; a resumed
      *         run refuses records of another number of ranks when none of its own is there. */
     static void tidy(const std::filesystem::path& dir, bool resume, int ranks);
-    /** @brief Removes every rank's record (once the outputs they led to are committed). */
-    static void remove_all(const std::filesystem::path& dir, int ranks);
 
     const std::filesystem::path& path() const { return path_; }
     /** @brief The record to go on from, checked to be of this run (`id`) and of the same split (`range`, the shard,

@@ -5,18 +5,22 @@
  *
  *  Checked at `samples` random states (seeded, deterministic) drawn in a box (|q_i|, |v_i| ≤ box, angles in [−π, π],
  *  t in [0, box]), rejecting states outside the model's charts (`in_chart`, `in_velocity_chart`, also at the scaled
- *  velocities s·v the homogeneity test uses). Every derivative is exact (nested duals, nhvk/dual.hpp); a property
- *  holds when it holds at every sample to the relative tolerance `tol`:
+ *  velocities s·v the homogeneity test uses, and states where φ or its derivatives are not finite). Every derivative
+ *  is exact (nested duals, nhvk/dual.hpp); a property holds when it holds at every sample to the relative tolerance
+ *  `tol`, relative to the size of the terms that make up the quantity tested (Σ_i |J_i v_i| rather than |J|·|v|), so
+ *  that no verdict depends on the scale of a parameter or a coordinate, and nothing is squared that could overflow:
  *  - velocity dependence: ∂²φ/∂v² ≡ 0 → affine, and then φ(q, 0, t) = φ − J·v ≡ 0 → linear; else nonlinear;
  *  - positive homogeneity φ(q, s v, t) = s^σ φ(q, v, t) for s > 0 (Talamucci (45)–(46)), σ from Euler's relation
  *    J·v = σ φ, then checked at s = 0.5, 2, 3.5;
  *  - time dependence: ∂φ/∂t ≢ 0;
  *  - for a linear constraint ω = a(q)·dq with M_AB = ∂_A a_B − ∂_B a_A: exact when M ≡ 0 (Cronström–Raita (29)),
- *    integrable after an integrating factor when a_A M_BC + a_B M_CA + a_C M_AB ≡ 0 (their (33), i.e. ω ∧ dω = 0),
- *    else non-integrable;
+ *    integrable after an integrating factor when dω vanishes on ker ω (their (33), ω ∧ dω = 0), else non-integrable;
  *  - the system (all constraints linear or affine): D = ker J is involutive iff every dω_ν vanishes on D × D
  *    (Frobenius); the constant combinations c with Σ c_ν dω_ν|D×D ≡ 0, beyond those with Σ c_ν a_ν ≡ 0, count the
  *    integrable combinations (Talamucci Ex. 2 (vi): two non-integrable constraints whose difference is exact).
+ *    Both tests are one computation (`curvature_rows`, in coordinates scaled so that every column of J has the same
+ *    largest entry): for one constraint the system's verdict is the constraint's. A set of constraints each exact
+ *    or integrable after a factor is integrable (an intersection of foliations), whatever the rounding says.
  *  Consequences: the Četaev reactions R = Σ λ_ν ∂φ_ν/∂v do no work when every φ_ν is positively homogeneous
  *  (R·v = Σ λ_ν σ_ν φ_ν = 0 on the constraints, Talamucci (41)); the nonholonomic energy E = v·L_v − L is conserved
  *  when, in addition, ∂L/∂t ≡ 0 and the applied force (if the model declares one) does no work, F·v ≡ 0 (checked
@@ -104,6 +108,10 @@ namespace detail {
 /** @brief Gram–Schmidt: appends to the orthonormal `basis` the part of `x` orthogonal to it when that part is longer
  *         than `rel` · |x|; true when it did. */
 inline bool add_direction(std::vector<std::vector<double>>& basis, std::vector<double> x, double rel) {
+    double xmax = 0.0; // NOTE: x scaled to a largest entry of 1 first: its squares neither overflow nor underflow
+    for (double e : x) xmax = std::max(xmax, std::fabs(e));
+    if (!(xmax > 0.0) || !std::isfinite(xmax)) return false;
+    for (double& e : x) e /= xmax;
     double n0 = 0.0;
     for (double e : x) n0 += e * e;
     n0 = std::sqrt(n0);
@@ -193,6 +201,59 @@ void lagrangian_time_derivative(const M& model, const double* q, const double* v
     Lt = l.d[0];
 }
 
+/**
+ * @brief The curvature of the distribution D = ker J of the constraints `rows` (indices into `d`) at one state: for
+ *        each pair of an orthonormal basis of D, the vector over the constraints ν of dω_ν(D_p, D_r), with the
+ *        entries that are within `tol` of the size of their terms (Σ |D_p,i| |∂_i a_j| |D_r,j| over both orders)
+ *        set to 0. Computed in coordinates scaled per column of J (its largest |J_νj| over `rows` made 1): the basis
+ *        of D, and so the verdict, does not depend on the units of the coordinates.
+ */
+template <int n, int k>
+std::vector<std::vector<double>> curvature_rows(const ConstraintDerivs<n, k>& d, const std::vector<int>& rows,
+                                                double tol, double rel) {
+    double s[n];
+    for (int j = 0; j < n; ++j) {
+        double m = 0.0;
+        for (int a : rows) m = std::max(m, std::fabs(d.J[a][j]));
+        // NOTE: within [1e-150, 1e150], so that no product s_i s_j ∂_i a_j overflows
+        s[j] = m > 0.0 ? 1.0 / std::min(std::max(m, 1e-150), 1e150) : 1.0;
+    }
+    std::vector<std::vector<double>> basis;
+    for (int a : rows) {
+        std::vector<double> r(n);
+        double m = 0.0;
+        for (int j = 0; j < n; ++j) m = std::max(m, std::fabs(r[j] = d.J[a][j] * s[j]));
+        if (m > 0.0)
+            for (double& e : r) e /= m; // NOTE: largest entry 1 before add_direction squares them
+        add_direction(basis, r, rel);
+    }
+    const std::vector<std::vector<double>> D = complement(basis, n, rel);
+    std::vector<std::vector<double>> out;
+    for (std::size_t p = 0; p < D.size(); ++p)
+        for (std::size_t r = p + 1; r < D.size(); ++r) {
+            std::vector<double> row(rows.size(), 0.0);
+            bool any = false;
+            for (std::size_t b = 0; b < rows.size(); ++b) {
+                const int a = rows[b];
+                double sum = 0.0, size = 0.0;
+                for (int i = 0; i < n; ++i)
+                    for (int j = 0; j < n; ++j) {
+                        // dω(x, y) = Σ_ij (∂_i a_j − ∂_j a_i) x_i y_j, in the scaled coordinates
+                        const double x = D[p][i] * s[i], y = D[r][j] * s[j];
+                        const double t1 = x * d.dJdq[a][i][j] * y, t2 = x * d.dJdq[a][j][i] * y;
+                        sum += t1 - t2;
+                        size += std::fabs(t1) + std::fabs(t2);
+                    }
+                if (std::fabs(sum) > tol * size) {
+                    row[b] = sum;
+                    any = true;
+                }
+            }
+            if (any) out.push_back(row);
+        }
+    return out;
+}
+
 inline std::string format_coefficient(double c) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.6g", c);
@@ -207,6 +268,7 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
     constexpr int n = M::n, k = M::k;
     const double tol = opt.tol;
     const double scales[3] = {0.5, 2.0, 3.5};
+    const double curvature_rel = 1e-6; // a direction counts when it keeps more than this part of its length
     Classification out;
     out.model = M::name;
     out.options = opt;
@@ -216,6 +278,7 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
         double q[n], v[n], t;
     };
     std::vector<State> states;
+    std::vector<detail::ConstraintDerivs<n, k>> der;
     std::mt19937_64 rng(opt.seed);
     std::uniform_real_distribution<double> box(-opt.box, opt.box), angle(-M_PI, M_PI), time(0.0, opt.box);
     const long max_tries = 100L * opt.samples;
@@ -228,21 +291,25 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
         s.t = time(rng);
         bool ok = in_charts(model, s.q, s.v);
         for (double sc : scales) {
-            double sv[n];
+            double sv[n], ph[k];
             for (int j = 0; j < n; ++j) sv[j] = sc * s.v[j];
             ok = ok && model.in_velocity_chart(s.q, sv);
+            if (ok) model.constraints(s.q, sv, s.t, ph);
+            for (int a = 0; a < k && ok; ++a) ok = std::isfinite(ph[a]);
         }
-        if (ok) states.push_back(s);
+        if (ok) {
+            // NOTE: a state whose derivatives overflow (huge parameters) can decide nothing: left out
+            der.push_back(detail::constraint_derivs(model, s.q, s.v, s.t));
+            const double* x = &der.back().phi[0];
+            const std::size_t count = sizeof(detail::ConstraintDerivs<n, k>) / sizeof(double);
+            if (std::all_of(x, x + count, [](double e) { return std::isfinite(e); })) states.push_back(s);
+            else der.pop_back();
+        }
     }
     if (states.empty())
         throw std::runtime_error(std::string("classification of '") + M::name +
-                                 "': no random state lies inside the model's charts");
+                                 "': no random state lies inside the model's charts with finite constraints");
     out.samples = static_cast<int>(states.size());
-
-    // ---- per-state derivatives ----
-    std::vector<detail::ConstraintDerivs<n, k>> der;
-    der.reserve(states.size());
-    for (const State& s : states) der.push_back(detail::constraint_derivs(model, s.q, s.v, s.t));
 
     // |φ| + Σ_i |J_i v_i|: the size of the terms of φ at a state (what each identity is measured against)
     auto size_of = [&](std::size_t m, int a) {
@@ -258,15 +325,15 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
         for (std::size_t m = 0; m < states.size(); ++m) {
             const auto& d = der[m];
             const double size = size_of(m, a);
-            double v2 = 0.0, hmax = 0.0, Jv = 0.0;
+            double second = 0.0, Jv = 0.0; // Σ_ij |H_ij v_i v_j|: the size of φ's second-order terms
             for (int i = 0; i < n; ++i) {
-                v2 += states[m].v[i] * states[m].v[i];
                 Jv += d.J[a][i] * states[m].v[i];
-                for (int j = 0; j < n; ++j) hmax = std::max(hmax, std::fabs(d.Hv[a][i][j]));
+                for (int j = 0; j < n; ++j) second += std::fabs(states[m].v[i] * d.Hv[a][i][j] * states[m].v[j]);
             }
-            if (!(hmax * v2 <= tol * size)) affine = false;
+            if (!(second <= tol * size)) affine = false;
             if (!(std::fabs(d.phi[a] - Jv) <= tol * size)) linear = false;
-            if (!(std::fabs(d.phi_t[a]) <= tol * std::max(size, 1.0))) c.time_dependent = true;
+            // NOTE: φ_t times the time span sampled, against the terms of φ (both in the units of φ)
+            if (!(std::fabs(d.phi_t[a]) * opt.box <= tol * size)) c.time_dependent = true;
         }
         c.velocity = !affine  ? VelocityDependence::nonlinear
                      : linear ? VelocityDependence::linear
@@ -301,22 +368,14 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
             bool exact = true, factor = true;
             for (std::size_t m = 0; m < states.size(); ++m) {
                 const auto& d = der[m];
-                double M_[n][n], amax = 0.0, dmax = 0.0;
-                for (int i = 0; i < n; ++i) amax = std::max(amax, std::fabs(d.J[a][i]));
                 for (int i = 0; i < n; ++i)
-                    for (int j = 0; j < n; ++j) {
-                        M_[i][j] = d.dJdq[a][i][j] - d.dJdq[a][j][i]; // ∂_i a_j − ∂_j a_i
-                        dmax = std::max(dmax, std::fabs(d.dJdq[a][i][j]));
-                    }
-                for (int i = 0; i < n; ++i)
-                    for (int j = 0; j < n; ++j) {
-                        if (!(std::fabs(M_[i][j]) <= tol * dmax)) exact = false;
-                        for (int l = 0; l < n; ++l) {
-                            const double C = d.J[a][i] * M_[j][l] + d.J[a][j] * M_[l][i] + d.J[a][l] * M_[i][j];
-                            if (!(std::fabs(C) <= tol * amax * dmax)) factor = false;
-                        }
-                    }
+                    for (int j = 0; j < n; ++j) // M_ij = ∂_i a_j − ∂_j a_i against its two terms
+                        if (!(std::fabs(d.dJdq[a][i][j] - d.dJdq[a][j][i]) <=
+                              tol * (std::fabs(d.dJdq[a][i][j]) + std::fabs(d.dJdq[a][j][i]))))
+                            exact = false;
+                if (!detail::curvature_rows(d, {a}, tol, curvature_rel).empty()) factor = false;
             }
+            factor = factor || exact; // NOTE: dω = 0 vanishes on ker ω too, whatever the rounding of the two tests
             c.integrability = exact    ? Integrability::exact
                               : factor ? Integrability::integrating_factor
                                        : Integrability::non_integrable;
@@ -333,41 +392,29 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
         std::none_of(out.constraints.begin(), out.constraints.end(),
                      [](const ConstraintClass& c) { return c.velocity == VelocityDependence::nonlinear; });
     if (no_nonlinear) {
-        const double rel = 1e-6; // a direction counts when it keeps more than this part of its length
+        const double rel = curvature_rel;
+        std::vector<int> all(k);
+        for (int a = 0; a < k; ++a) all[a] = a;
         std::vector<std::vector<double>> curvature_span, form_span;
         for (std::size_t m = 0; m < states.size(); ++m) {
             const auto& d = der[m];
-            std::vector<std::vector<double>> rows;
-            double dmax = 0.0;
-            for (int a = 0; a < k; ++a) {
-                std::vector<double> r(d.J[a], d.J[a] + n);
-                double nr = 0.0;
-                for (double e : r) nr += e * e;
-                if (nr > 0.0)
-                    for (double& e : r) e /= std::sqrt(nr);
-                detail::add_direction(rows, r, rel);
-                for (int i = 0; i < n; ++i)
-                    for (int j = 0; j < n; ++j) dmax = std::max(dmax, std::fabs(d.dJdq[a][i][j]));
-            }
-            const std::vector<std::vector<double>> D = detail::complement(rows, n, rel);
-            for (std::size_t p = 0; p < D.size(); ++p)
-                for (std::size_t r = p + 1; r < D.size(); ++r) {
-                    std::vector<double> row(k, 0.0);
-                    double rmax = 0.0;
-                    for (int a = 0; a < k; ++a) {
-                        for (int i = 0; i < n; ++i)
-                            for (int j = 0; j < n; ++j)
-                                row[a] += D[p][i] * (d.dJdq[a][i][j] - d.dJdq[a][j][i]) * D[r][j];
-                        rmax = std::max(rmax, std::fabs(row[a]));
-                    }
-                    if (rmax > tol * dmax) detail::add_direction(curvature_span, row, rel);
-                }
+            for (const auto& row : detail::curvature_rows(d, all, tol, rel))
+                detail::add_direction(curvature_span, row, rel);
             for (int i = 0; i < n; ++i) {
                 std::vector<double> col(k);
-                for (int a = 0; a < k; ++a) col[a] = d.J[a][i];
+                double cmax = 0.0;
+                for (int a = 0; a < k; ++a) cmax = std::max(cmax, std::fabs(col[a] = d.J[a][i]));
+                if (cmax > 0.0)
+                    for (double& e : col) e /= cmax; // NOTE: largest entry 1 before add_direction squares them
                 detail::add_direction(form_span, col, rel);
             }
         }
+        // NOTE: constraints each integrable (after a factor) make an integrable set: ker of the set is the
+        // intersection of their foliations' tangent spaces
+        if (all_linear && std::all_of(out.constraints.begin(), out.constraints.end(), [](const ConstraintClass& c) {
+                return c.integrability != Integrability::non_integrable;
+            }))
+            curvature_span.clear();
         const bool involutive = curvature_span.empty();
         if (!involutive) sys.integrable = false;
         else if (all_linear) sys.integrable = true;
@@ -402,19 +449,20 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
     for (const State& s : states) {
         double L = 0.0, Lt = 0.0;
         detail::lagrangian_time_derivative(model, s.q, s.v, s.t, L, Lt);
-        if (!(std::fabs(Lt) <= tol * std::max(1.0, std::fabs(L)))) sys.lagrangian_time_dependent = true;
+        // NOTE: ∂L/∂t times the time span sampled against L (one unit); an overflowed L decides nothing
+        if (std::isfinite(L) && std::isfinite(Lt) && !(std::fabs(Lt) * opt.box <= tol * std::fabs(L)))
+            sys.lagrangian_time_dependent = true;
     }
     sys.has_force = M::has_force;
     if constexpr (M::has_force)
         for (const State& s : states) {
-            double F[n] = {}, Fv = 0.0, Fmax = 0.0, vmax = 0.0;
+            double F[n] = {}, Fv = 0.0, size = 0.0; // F·v against Σ_j |F_j v_j|
             model.force(s.q, s.v, s.t, F);
             for (int j = 0; j < n; ++j) {
                 Fv += F[j] * s.v[j];
-                Fmax = std::max(Fmax, std::fabs(F[j]));
-                vmax = std::max(vmax, std::fabs(s.v[j]));
+                size += std::fabs(F[j] * s.v[j]);
             }
-            if (!(std::fabs(Fv) <= tol * n * Fmax * vmax)) sys.force_does_no_work = false;
+            if (std::isfinite(size) && !(std::fabs(Fv) <= tol * size)) sys.force_does_no_work = false;
         }
     const bool all_homogeneous = std::all_of(out.constraints.begin(), out.constraints.end(),
                                              [](const ConstraintClass& c) { return c.homogeneous; });

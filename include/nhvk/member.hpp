@@ -207,9 +207,48 @@ template <int N> struct DivergenceMetric {
     }
 };
 
+/** @brief The largest `|x_j|` of `x[0..N)` (0 for none; a NaN is skipped here and shows in the scaled sums). */
+template <int N> NHVK_HD NHVK_FORCEINLINE double largest_magnitude(const double* x) {
+    double s = 0.0;
+    NHVK_UNROLL
+    for (int j = 0; j < N; ++j) s = fabs(x[j]) > s ? fabs(x[j]) : s;
+    return s;
+}
+
+/**
+ * @brief `sqrt(xᵀ x)` (`W == nullptr`) or `sqrt(xᵀ W x)` for a positive semi-definite `W`, without overflow or
+ *        underflow of the squares: `x` is divided by its largest `|x_j|` and `W` by its largest `|W_ij|` first
+ *        (hypot-style), so the result is finite whenever it is representable.
+ */
+template <int N, class T> NHVK_HD NHVK_FORCEINLINE double scaled_norm(const double* x, const T (*W)[N]) {
+    const double s = largest_magnitude<N>(x);
+    if (!(s > 0.0) || !(s <= 1.7976931348623157e308)) return s == 0.0 ? 0.0 : s; // 0, inf (NaN skipped below)
+    double xs[N];
+    NHVK_UNROLL
+    for (int j = 0; j < N; ++j) xs[j] = x[j] / s;
+    double sum = 0.0, w = 1.0;
+    if (!W) {
+        NHVK_UNROLL
+        for (int j = 0; j < N; ++j) sum += xs[j] * xs[j];
+    } else {
+        w = 0.0;
+        NHVK_UNROLL
+        for (int i = 0; i < N; ++i) NHVK_UNROLL
+        for (int j = 0; j < N; ++j) w = fabs(double(W[i][j])) > w ? fabs(double(W[i][j])) : w;
+        if (!(w > 0.0)) return 0.0;
+        NHVK_UNROLL
+        for (int i = 0; i < N; ++i) NHVK_UNROLL
+        for (int j = 0; j < N; ++j) sum += xs[i] * (double(W[i][j]) / w) * xs[j];
+        // NOTE: W is positive semi-definite; a rounding-level negative sum of a tiny difference is 0.
+        sum = sum > 0.0 ? sum : 0.0;
+    }
+    return s * sqrt(w) * sqrt(sum);
+}
+
 /**
  * @brief `d_q` and `d_v` of two states `(q, v)` in the metric `d` (`DivergenceSpec` or `DivergenceMetric`); `eq`
- *        gives `W` for the kinetic metric.
+ *        gives `W` for the kinetic metric. Scaled norms (`scaled_norm`): no d_q or d_v overflows while it is
+ *        representable, however large the coordinates, weights or masses.
  */
 template <class Eq, class T, class Metric>
 NHVK_HD NHVK_FORCEINLINE void divergence_between(const Eq& eq, const Metric& d, const T* y_nh, const T* y_vk, T t,
@@ -223,28 +262,15 @@ NHVK_HD NHVK_FORCEINLINE void divergence_between(const Eq& eq, const Metric& d, 
         eq_[j] = d.weight[j] * double(e);
         ev[j] = d.weight[j] * double(y_nh[n + j] - y_vk[n + j]);
     }
-    double sq = 0.0, sv = 0.0;
     if (!d.kinetic) {
-        NHVK_UNROLL
-        for (int j = 0; j < n; ++j) {
-            sq += eq_[j] * eq_[j];
-            sv += ev[j] * ev[j];
-        }
+        dq = scaled_norm<n, T>(eq_, nullptr);
+        dv = scaled_norm<n, T>(ev, nullptr);
     } else {
         T W[n][n];
         eq.kinetic_metric(y_nh, y_nh + n, t, W);
-        NHVK_UNROLL
-        for (int i = 0; i < n; ++i) NHVK_UNROLL
-        for (int j = 0; j < n; ++j) {
-            sq += eq_[i] * double(W[i][j]) * eq_[j];
-            sv += ev[i] * double(W[i][j]) * ev[j];
-        }
-        // NOTE: W is positive semi-definite; a rounding-level negative sum of a tiny difference is 0.
-        sq = sq > 0.0 ? sq : 0.0;
-        sv = sv > 0.0 ? sv : 0.0;
+        dq = scaled_norm<n, T>(eq_, W);
+        dv = scaled_norm<n, T>(ev, W);
     }
-    dq = sqrt(sq);
-    dv = sqrt(sv);
 }
 
 /**

@@ -9,6 +9,7 @@
 #include <nhvk/member.hpp>
 #include <nhvk/models/nh_particle.hpp>
 #include <nhvk/models/perpendicular_velocities.hpp>
+#include <nhvk/models/pfaffian_particle.hpp>
 #include <nhvk/models/rolling_disc.hpp>
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -522,6 +524,36 @@ TEST(EnsembleMember, WrapAngle) {
     EXPECT_NEAR(nhvk::wrap_angle(-pi), pi, 1e-15); // (−π, π]
     EXPECT_NEAR(nhvk::wrap_angle(pi), pi, 1e-15);
     EXPECT_NEAR(nhvk::wrap_angle(-2.0 * pi), 0.0, 1e-15);
+}
+
+// d_q and d_v are finite and accurate whenever they are representable (issue 25 item 4): squares of huge differences,
+// weights or masses overflow and squares of tiny ones underflow, a norm scaled by its largest component does neither.
+TEST(DivergenceMetric, NormsNeitherOverflowNorUnderflow) {
+    nhvk::models::PfaffianParticle model;
+    model.m = 1e300;
+    const nhvk::AdEquations<nhvk::models::PfaffianParticle, double> eq(model);
+    const auto between = [&](const nhvk::DivergenceSpec& spec, double scale) {
+        const double nh[6] = {0.0, 0.0, 1.0, 0.0, 0.0, 1.0};
+        const double vk[6] = {3.0 * scale, -4.0 * scale, 1.0, 4.0 * scale, 3.0 * scale, 1.0};
+        double dq = -1.0, dv = -1.0;
+        nhvk::divergence_between(eq, nhvk::DivergenceMetric<3>(spec), nh, vk, 0.0, dq, dv);
+        return std::pair<double, double>(dq, dv);
+    };
+    nhvk::DivergenceSpec euclid;
+    for (const double scale : {1e160, 1e-200, 1.0}) {
+        const auto [dq, dv] = between(euclid, scale);
+        EXPECT_NEAR(dq / (5.0 * scale), 1.0, 1e-15) << scale;
+        EXPECT_NEAR(dv / (5.0 * scale), 1.0, 1e-15) << scale;
+    }
+    nhvk::DivergenceSpec weighted; // weights of 1e200 on differences of 1e100
+    for (int j = 0; j < 3; ++j) weighted.weight[j] = 1e200;
+    EXPECT_NEAR(between(weighted, 1e100).first / 5e300, 1.0, 1e-15);
+    nhvk::DivergenceSpec kinetic; // |Δ|_W with W = m I, m = 1e300: sqrt(m) · 5 · 1e10
+    kinetic.kinetic = true;
+    const auto [dq, dv] = between(kinetic, 1e10);
+    EXPECT_NEAR(dq / 5e160, 1.0, 1e-14);
+    EXPECT_NEAR(dv / 5e160, 1.0, 1e-14);
+    EXPECT_EQ(between(kinetic, 0.0).first, 0.0);
 }
 
 } // namespace

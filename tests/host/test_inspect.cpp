@@ -132,6 +132,99 @@ TEST(Inspect, EveryCatalogueModelGetsItsClass) {
     }
 }
 
+/** The parts of a classification that a verdict must agree with (issue 25 item 2; docs/physics.md §4.7). */
+void expect_consistent(const json& c) {
+    const json& s = c["system"];
+    const std::size_t k = c["constraints"].size();
+    bool all_linear = true, any_nonlinear = false, all_homogeneous = true, each_integrable = true;
+    for (const json& x : c["constraints"]) {
+        const std::string v = x["velocity_dependence"];
+        all_linear = all_linear && v == "linear";
+        any_nonlinear = any_nonlinear || v == "nonlinear";
+        all_homogeneous = all_homogeneous && x["homogeneous"].get<bool>();
+        each_integrable = each_integrable && x["integrability"] != "non_integrable";
+        EXPECT_EQ(x["integrability"] != "not_applicable", v == "linear") << x;
+        EXPECT_EQ(x["homogeneous"].get<bool>(), !x["degree"].is_null()) << x;
+        if (v == "linear") EXPECT_EQ(x["degree"], 1) << "a linear constraint is homogeneous of degree 1: " << x;
+    }
+    // integrable: decided for linear constraints, never for nonlinear ones
+    if (all_linear) EXPECT_FALSE(s["integrable"].is_null());
+    if (any_nonlinear) EXPECT_TRUE(s["integrable"].is_null());
+    EXPECT_EQ(s["integrable_combinations"].is_null(), !all_linear);
+    // constraints each integrable make an integrable set; one constraint is the set
+    if (all_linear && each_integrable) EXPECT_EQ(s["integrable"], true);
+    if (all_linear && k == 1) EXPECT_EQ(s["integrable"], each_integrable);
+    if (s["integrable"] == true) EXPECT_EQ(s["integrable_combinations"].get<int>() > 0, k > 0);
+    EXPECT_EQ(s["dynamics_must_coincide"], s["integrable"] == true);
+    EXPECT_EQ(s["reactions_do_no_work"], all_homogeneous);
+    const bool may_conserve = all_homogeneous && !s["lagrangian_time_dependent"].get<bool>();
+    if (s["has_force"] == false) EXPECT_EQ(s["energy_conserved"].get<bool>(), may_conserve);
+    else if (s["energy_conserved"] == true) EXPECT_TRUE(may_conserve);
+    // the statements say what the flags say
+    std::string text;
+    for (const json& st : c["statements"]) text += st.get<std::string>() + "\n";
+    EXPECT_EQ(text.find("must coincide") != std::string::npos, s["dynamics_must_coincide"].get<bool>()) << text;
+}
+
+/** The classification of `model` with parameter `i` (registry order) set to `value`, the others at their defaults. */
+json classify_with(const nhvk::ModelInfo& info, int i, double value) {
+    std::vector<double> p;
+    for (const nhvk::ParamInfo& pi : info.params) p.push_back(pi.default_value);
+    if (i >= 0) p[static_cast<std::size_t>(i)] = value;
+    return nhvk::classification_json(info.name, p);
+}
+
+// No verdict contradicts its own parts, for every catalogue model with each parameter scaled from 1e-300 to 1e300
+// within its range, and next to the degenerate value β = −1 of pfaffian_particle (issue 25 item 2).
+TEST(Inspect, VerdictsNeverContradictTheirPartsAtAnyScale) {
+    for (const nhvk::ModelInfo& info : nhvk::model_registry())
+        for (int i = -1; i < static_cast<int>(info.params.size()); ++i) {
+            const nhvk::ParamInfo* pi = i >= 0 ? &info.params[static_cast<std::size_t>(i)] : nullptr;
+            if (pi && pi->is_bool) continue;
+            const double base = pi && pi->default_value != 0.0 ? pi->default_value : 1.0;
+            for (const double f : {1e-300, 1e-12, 1e-8, 1e-4, 1.0, 1e4, 1e8, 1e12, 1e300, -1e-8, -1.0, -1e8}) {
+                if (!pi && f != 1.0) continue;
+                if (pi && f < 0 && pi->domain != nhvk::ParamDomain::any) continue;
+                SCOPED_TRACE(info.name + (pi ? " " + pi->name + " = " + std::to_string(base * f) : std::string()));
+                expect_consistent(classify_with(info, i, base * f));
+            }
+        }
+    const nhvk::ModelInfo* pf = nhvk::find_model(nhvk::model_registry(), "pfaffian_particle");
+    ASSERT_NE(pf, nullptr);
+    for (const double beta : {-0.99999999, -1.00000001, -1.0 + 1e-6, -1.0 + 1e-10, -1.0 + 1e-12, -1.0})
+        for (const double m : {1e-8, 1.0, 1e8}) {
+            SCOPED_TRACE("pfaffian_particle beta = " + std::to_string(beta) + ", m = " + std::to_string(m));
+            json c = nhvk::classification_json("pfaffian_particle", {m, beta});
+            expect_consistent(c);
+        }
+}
+
+// Scaling a parameter of a model whose class does not depend on it leaves the class as it is, over 24 decades (the
+// rows of the catalogue; rolling_disc's R large made its two constraints look parallel before).
+TEST(Inspect, VerdictsDoNotDependOnTheScaleOfAParameter) {
+    const std::vector<std::pair<std::string, std::string>> scaled = {
+        {"rolling_disc", "R"},      {"rolling_disc", "m"},       {"knife_edge", "J"},
+        {"chaplygin_sleigh", "a"},  {"chaplygin_sleigh", "I"},   {"pfaffian_particle", "beta"},
+        {"pfaffian_particle", "m"}, {"midpoint_parallel", "m1"}, {"both_perpendicular", "kappa"},
+        {"rigid_pair", "m2"}};
+    for (const auto& [model, param] : scaled) {
+        const Row* row = nullptr;
+        for (const Row& r : catalogue)
+            if (r.model == model && r.params.empty()) row = &r;
+        ASSERT_NE(row, nullptr) << model;
+        const std::vector<nhvk::ModelInfo> reg = nhvk::model_registry();
+        const nhvk::ModelInfo* info = nhvk::find_model(reg, model);
+        ASSERT_NE(info, nullptr) << model;
+        const int i = info->param_index(param);
+        ASSERT_GE(i, 0) << model << " " << param;
+        for (const double f : {1e-12, 1e-8, 1e8, 1e12}) {
+            const double value = info->params[static_cast<std::size_t>(i)].default_value * f;
+            SCOPED_TRACE(model + " " + param + " = " + std::to_string(value));
+            expect_row(classify_with(*info, i, value), *row);
+        }
+    }
+}
+
 TEST(Inspect, TheTableCoversEveryBuiltinModel) {
     for (const nhvk::ModelInfo& m : nhvk::model_registry()) {
         bool found = false;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -604,6 +605,103 @@ TEST(ScaleOutResume, RemovedFilesOfAnEarlierRunAreSaidInOneLine) {
               std::string::npos)
         << plain.err;
     EXPECT_FALSE(fs::exists(k.dir / "samples.csv"));
+
+/** The names under `dir` but the lock file (a killed run's stale claim, which any later claim removes). */
+std::vector<std::string> names_but_lock(const fs::path& dir) {
+    std::vector<std::string> v = names(dir);
+    v.erase(std::remove(v.begin(), v.end(), ".nhvk.lock"), v.end());
+    return v;
+}
+
+// A resume refused for a record of another version, or for a samples.csv.resume that is missing or unreadable,
+// leaves every file as it found it: no file created, none removed or changed (issue 25 item 6).
+TEST(ScaleOutResume, RefusedResumesLeaveEveryFileAsTheyFoundIt) {
+    TempDir tmp;
+    const Killed k = killed_after_a_record(tmp);
+    const auto refused = [&](const std::string& why) {
+        const std::vector<std::string> before = names_but_lock(k.dir);
+        const std::string log = read_text(k.dir / "run.log");
+        const CliRun r = nhvk(k.resume, tmp);
+        EXPECT_EQ(r.rc, 2) << why << ": " << r.err;
+        EXPECT_NE(r.err.find("run without --resume to start over"), std::string::npos) << why << ": " << r.err;
+        EXPECT_EQ(names_but_lock(k.dir), before) << why;
+        EXPECT_EQ(read_text(k.dir / "run.log"), log) << why;
+    };
+    // a record of the previous format version
+    std::string v2 = k.record;
+    v2[12] = '2';
+    std::ofstream(k.dir / "resume.nhvk", std::ios::binary | std::ios::trunc) << v2;
+    refused("a record of another version");
+    EXPECT_EQ(read_text(k.dir / "resume.nhvk"), v2);
+    EXPECT_EQ(read_text(k.dir / "samples.csv.resume"), k.samples);
+    std::ofstream(k.dir / "resume.nhvk", std::ios::binary | std::ios::trunc) << k.record;
+    // the record is fine, the rows it counted are gone: refused, and no empty samples.csv.resume appears
+    fs::rename(k.dir / "samples.csv.resume", k.dir / "kept");
+    refused("a missing samples.csv.resume");
+    EXPECT_FALSE(fs::exists(k.dir / "samples.csv.resume"));
+    EXPECT_EQ(read_text(k.dir / "resume.nhvk"), k.record);
+    fs::rename(k.dir / "kept", k.dir / "samples.csv.resume");
+    // a record that cannot be read (root reads it anyway: that case is left out)
+    if (::geteuid() != 0) {
+        fs::permissions(k.dir / "resume.nhvk", fs::perms::none);
+        refused("an unreadable record");
+        fs::permissions(k.dir / "resume.nhvk", fs::perms::owner_read | fs::perms::owner_write);
+        EXPECT_EQ(read_text(k.dir / "samples.csv.resume"), k.samples);
+    }
+    // what was left alone still resumes
+    const CliRun r = nhvk(k.resume, tmp);
+    EXPECT_EQ(r.rc, 0) << r.err;
+}
+
+/** The shell prefix that runs `nhvk` under strace and kills it (SIGKILL) at its K-th call of `call` (strace counts
+ *  each system call apart). */
+std::string strace_kill_prefix(const std::string& call, int K) {
+    return "strace -f -o /dev/null -e trace=" + call + " -e inject=" + call +
+           ":signal=SIGKILL:when=" + std::to_string(K);
+}
+
+// kill -9 at every rename, link and unlink of a run, those of its final commit included (issue 25 item 5): every
+// folder left behind either is complete with the uninterrupted outputs, or resumes to them, bit for bit.
+TEST(ScaleOutResume, KillAtEveryStepOfTheCommitLeavesAResumableOrCompleteFolder) {
+    if (std::system("strace -f -o /dev/null true >/dev/null 2>&1") != 0) GTEST_SKIP() << "strace cannot run here";
+    TempDir tmp;
+    const std::vector<std::string> more = {"--save-samples", "--save-trajectories", "2", "--checkpoint-every", "0"};
+    const fs::path clean = tmp.path() / "clean";
+    ASSERT_EQ(nhvk(run_args(clean, more), tmp).rc, 0);
+    const auto same_outputs = [&](const fs::path& d, const std::string& when) {
+        expect_same_run(clean, d, true);
+        for (const char* t : {"trajectories/trajectory_000000.csv", "trajectories/trajectory_000001.csv"})
+            EXPECT_EQ(read_text(clean / t), read_text(d / t)) << when << ": " << t;
+    };
+    int killed = 0, complete = 0;
+    for (const std::string call : {"rename", "link", "unlink"}) {
+        bool finished = false;
+        for (int K = 1; K <= 100 && !finished; ++K) {
+            const std::string when = "a kill at " + call + " " + std::to_string(K);
+            const fs::path d = tmp.path() / "killed";
+            std::vector<std::string> a = run_args(d, more);
+            const CliRun k = nhvk(a, tmp, strace_kill_prefix(call, K));
+            if (k.rc == 0) { // fewer such calls than K: the run went through
+                finished = true;
+                same_outputs(d, "not killed");
+            } else {
+                ASSERT_EQ(k.rc, 128 + 9) << when << ": " << k.err;
+                ++killed;
+                if (fs::exists(d / "summary.json")) {
+                    ++complete;
+                    same_outputs(d, "complete after " + when);
+                }
+                a.push_back("--resume");
+                const CliRun r = nhvk(a, tmp);
+                ASSERT_EQ(r.rc, 0) << "resume after " << when << ": " << r.err;
+                same_outputs(d, "resumed after " + when);
+            }
+            fs::remove_all(d);
+        }
+        EXPECT_TRUE(finished) << call;
+    }
+    EXPECT_GT(killed, 15);  // a record per chunk, and the commit's steps
+    EXPECT_GE(complete, 3); // kills after summary.json is in place: the record, samples.csv.resume, the lock
 }
 
 TEST(ScaleOutResume, CtrlCStopsCleanlyAndResumes) {
