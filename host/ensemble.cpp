@@ -536,6 +536,7 @@ EnsembleResult run_ensemble(const RunConfig& cfg, const EnsembleOptions& opt) {
             if (!r.exact_quantiles && r.outside_range() > 0)
                 log->line("warning " + std::to_string(r.outside_range()) +
                           " values lie below the histogram's resolved window (stats.csv outside_range)");
+            if (!r.failure_warning.empty()) log->line("warning " + r.failure_warning);
             log->line("end complete in " + format_duration(r.seconds) + ": valid " + std::to_string(r.valid) +
                       ", failed " + std::to_string(r.failed()));
         }

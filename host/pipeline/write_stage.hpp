@@ -67,6 +67,10 @@ private:
                               std::vector<double> mu0) const;
 };
 
+/** @brief One line on the population: whether (and where) the statistics cover fewer than
+ *         `statistics.low_population_fraction` of the members integrated (summary.md, bold with `markdown`; stderr). */
+std::string population_text(const RunConfig& cfg, const EnsembleResult& r, bool markdown);
+
 /** @brief The short Markdown summary of a run (`summary.md`, `--summary-md FILE`): metadata, counts, growth
  *         exponent with its fit, onset, largest residuals and drifts, and d_q/d_v quantiles at five output times. */
 std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r);
