@@ -97,16 +97,26 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
         const stats::SeriesSummary& last = r.at(metric_dq, nt - 1);
         os << std::setprecision(4) << "  d_q at t = " << r.times.back() << ": median " << last.p50 << ", p95 "
            << last.p95 << ", max " << last.max << "\n";
-        os << "  growth exponent of median d_q (t <= " << cfg.growth_t_max << "): " << r.growth_q;
-        if (std::isfinite(r.growth_fit_q.ci_low))
-            os << " (95% CI " << r.growth_fit_q.ci_low << " to " << r.growth_fit_q.ci_high << ", R² "
-               << r.growth_fit_q.r_squared << ", " << r.growth_fit_q.points << " points)";
-        if (r.growth_at_rounding_level)
-            os << "; the divergence is at rounding level there (median d_q <= " << r.growth_fit_q.max_median
-               << "): the exponent means nothing";
-        os << "\n";
-        os << "  onset (d_q > " << cfg.onset_threshold << "): median t = " << r.onset_times().p50 << " over "
-           << r.onset_times().count << " crossings, never " << r.onset.never;
+        if (!r.coincide.empty()) os << "  " << r.coincide_statement << "\n";
+        for (const auto& [name, f] :
+             {std::pair<const char*, const stats::GrowthFit*>{"d_q", &r.growth_fit_q}, {"d_v", &r.growth_fit_v}}) {
+            if (!r.coincide.empty() && !std::isfinite(f->slope)) continue; // the statement above says why
+            os << "  growth of median " << name << " ~ C (t - t0)^p (t <= " << cfg.growth_t_max << "): p = " << f->slope
+               << ", C = " << f->amplitude;
+            if (std::isfinite(f->ci_low))
+                os << " (fit-scatter 95% intervals: p " << f->ci_low << " to " << f->ci_high << ", C "
+                   << f->amplitude_ci_low << " to " << f->amplitude_ci_high << "; R² " << f->r_squared << ", "
+                   << f->points << " points)";
+            if (r.growth_at_rounding_level && f == &r.growth_fit_q)
+                os << "; the divergence is at rounding level there (median d_q <= " << f->max_median
+                   << "): p and C mean nothing";
+            os << "\n";
+        }
+        os << "  onset (d_q > " << cfg.onset_threshold << "): ";
+        if (r.onset_times().count == 0) os << "no member crossed it (never " << r.onset.never << ")";
+        else
+            os << "median t = " << r.onset_times().p50 << " over " << r.onset_times().count << " crossings, never "
+               << r.onset.never;
         if (r.onset.censored > 0) os << ", censored by a failure " << r.onset.censored;
         os << "\n";
         os << "  energy balance residual (relative): max " << r.max_over_times(metric_balance_nh);
@@ -123,6 +133,10 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
     os << "  quantiles: " << (r.exact_quantiles ? "exact" : "log histogram") << "; outputs in " << cfg.run.out
        << "/ (summary.json, summary.md, stats.csv, report.html" << (cfg.run.save_samples ? ", samples.csv" : "")
        << (cfg.run.save_trajectories > 0 ? ", trajectories/" : "") << ")\n";
+    if (!r.low_population.empty()) os << "  population: " << population_text(cfg, r, false) << "\n";
+    // NOTE: last, so that it is the line a user sees when most members failed (the exit code stays 0: the
+    // statistics of the rest are complete and stated as such)
+    if (!r.failure_warning.empty()) os << "  warning: " << r.failure_warning << "\n";
 }
 
 /** @brief Everything a run needs before it starts (config, checks, options), or a UsageError. */

@@ -33,7 +33,7 @@ const std::vector<ConfigTable>& config_sections() {
         {"integrator", {"method", "rtol", "atol", "dt", "min_step", "max_steps", "project", "precision", "equations"}},
         {"times", {"t_end", "spacing", "count", "t_first", "list"}},
         {"divergence", {"coordinates", "weights", "metric", "onset_threshold", "growth_t_max"}},
-        {"statistics", {"population"}},
+        {"statistics", {"population", "low_population_fraction"}},
         {"diagnostics", {"balance_tolerance"}},
         {"run",
          {"trajectories", "seed", "backend", "chunk", "threads", "out", "exact_memory_mb", "save_trajectories",
@@ -787,6 +787,9 @@ void parse_statistics(const Reader& rd, const toml::table& root, RunConfig& cfg)
     cfg.alive_population = true;
     if (const toml::node* n = rd.get(t, "population"))
         cfg.alive_population = rd.choice(*n, p + ".population", {"alive", "survivors"}) == 0;
+    cfg.low_population_fraction = rd.number_or(t, "low_population_fraction", p, 0.5);
+    rd.require(cfg.low_population_fraction >= 0.0 && cfg.low_population_fraction <= 1.0, t, "low_population_fraction",
+               p, "a number in [0, 1]");
 }
 
 void parse_diagnostics(const Reader& rd, const toml::table& root, RunConfig& cfg) {
@@ -891,7 +894,9 @@ nlohmann::json RunConfig::resolved_json() const {
           {"metric", divergence_kinetic ? "kinetic" : "euclidean"},
           {"onset_threshold", onset_threshold},
           {"growth_t_max", growth_t_max}}},
-        {"statistics", {{"population", alive_population ? "alive" : "survivors"}}},
+        {"statistics",
+         {{"population", alive_population ? "alive" : "survivors"},
+          {"low_population_fraction", low_population_fraction}}},
         {"diagnostics", {{"balance_tolerance", balance_tolerance}}},
         {"run",
          {{"trajectories", run.trajectories},

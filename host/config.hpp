@@ -60,6 +60,8 @@
  *  population = "alive"            # "alive": per-time statistics over the members alive at each time (a member
  *                                  #   that fails counts at the times it reached) | "survivors": only members
  *                                  #   that reached t_end; default "alive"
+ *  low_population_fraction = 0.5   # 0 … 1: flag the output times whose statistics cover fewer than this fraction
+ *                                  #   of the members integrated (0: never); default 0.5
  *
  *  [diagnostics]
  *  balance_tolerance = 1e-6        # > 0: flag the run when the energy balance residual (relative to the energy
@@ -211,9 +213,10 @@ struct RunConfig {
     std::vector<double> divergence_weights; ///< size model.n: each coordinate's factor (1 unless configured)
     bool divergence_kinetic = false;        ///< metric = "kinetic": Δᵀ W(q_NH) Δ instead of the sum of squares
     double onset_threshold = 1e-3;
-    double growth_t_max = 0.0;       ///< resolved (default filled)
-    bool alive_population = true;    ///< statistics.population = "alive" (else "survivors")
-    double balance_tolerance = 1e-6; ///< diagnostics.balance_tolerance: the flag's level
+    double growth_t_max = 0.0;            ///< resolved (default filled)
+    bool alive_population = true;         ///< statistics.population = "alive" (else "survivors")
+    double low_population_fraction = 0.5; ///< statistics.low_population_fraction: the population flag's level
+    double balance_tolerance = 1e-6;      ///< diagnostics.balance_tolerance: the flag's level
 
     RunSettings run;
 

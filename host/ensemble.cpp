@@ -424,6 +424,7 @@ void EnsembleRun::write() {
         if (!r_.exact_quantiles && r_.outside_range() > 0)
             log_->line("warning " + std::to_string(r_.outside_range()) +
                        " values lie below the histogram's resolved window (stats.csv outside_range)");
+        if (!r_.failure_warning.empty()) log_->line("warning " + r_.failure_warning);
         log_->line("end complete in " + format_duration(r_.seconds) + ": valid " + std::to_string(r_.valid) +
                    ", failed " + std::to_string(r_.failed()));
     }

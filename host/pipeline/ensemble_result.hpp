@@ -49,7 +49,24 @@ struct EnsembleResult {
     /// max_steps steps can accumulate, states of order 1): the divergence may be rounding noise there and its
     /// exponent means nothing
     bool growth_at_rounding_level = false;
+    /// the two dynamics coincide for this ensemble over the fit window (t0, growth_t_max]: "exact" (d_q = 0 for every
+    /// member at every output time there) or "rounding_level" (growth_at_rounding_level); empty when they do not
+    std::string coincide;
+    /// with `coincide`: what the summaries say, the basis and the reason from the constraints' classification
+    /// (`nhvk inspect`: its statement where the dynamics must coincide, else that the constraints do not force it)
+    std::string coincide_statement;
     stats::OnsetHistogram onset;
+    /// per output time: the members its statistics cover (d_q's count) over integrated(); under population "alive"
+    /// the share of the members alive at that time (NaN when no member was integrated)
+    std::vector<double> alive_fraction;
+    /// the output-time indices whose alive_fraction is below statistics.low_population_fraction: statistics over
+    /// a remnant of the ensemble, which may differ from the whole by who survived rather than by the dynamics
+    std::vector<int> low_population;
+    /// when more than half the members failed: a warning naming the most common failure (status and dynamics, or
+    /// sampling status) and its count; empty otherwise
+    std::string failure_warning;
+    /// members whose integration began (requested less those that could not be sampled)
+    std::uint64_t integrated() const { return requested - failed_by_dynamics[0]; }
     /// wall time of the run; time per stage as the backend measured it (device time on the GPU), the reduction
     /// including the host's part, and the host ↔ device transfers
     double seconds = 0.0, sampling_seconds = 0.0, integration_seconds = 0.0, reduction_seconds = 0.0,

@@ -3,10 +3,14 @@
 
 #include "nhvk/stats/chunk_metrics.hpp"
 
+#include "inspect.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <iomanip>
 #include <limits>
+#include <sstream>
 #include <vector>
 
 namespace nhvk {
@@ -145,6 +149,86 @@ void ReduceStage::finish() {
     // NOTE: rounding can accumulate to about ε per step, and a run takes at most max_steps steps (states of order 1)
     r_.growth_at_rounding_level =
         r_.growth_fit_q.points > 0 && r_.growth_fit_q.max_median < eps * static_cast<double>(cfg_.integrator.max_steps);
+    populations();
+    coincidence(eps * static_cast<double>(cfg_.integrator.max_steps));
+}
+
+void ReduceStage::coincidence(double rounding) {
+    const int nt = static_cast<int>(cfg_.times.size());
+    bool any = false, zero = true;
+    for (int i = 0; i < nt; ++i) {
+        const stats::SeriesSummary& q = r_.at(metric_dq, i);
+        if (!(cfg_.times[i] <= cfg_.growth_t_max) || q.count == 0u) continue;
+        any = true;
+        zero = zero && q.max == 0.0;
+    }
+    std::ostringstream os;
+    os << std::setprecision(4);
+    if (any && zero) {
+        r_.coincide = "exact";
+        os << "the two dynamics coincide for this ensemble: d_q = 0 for every member at every output time t <= "
+           << cfg_.growth_t_max;
+    } else if (r_.growth_at_rounding_level) {
+        r_.coincide = "rounding_level";
+        os << "the two dynamics coincide for this ensemble to rounding: the median d_q stays at or below "
+           << r_.growth_fit_q.max_median << " for t <= " << cfg_.growth_t_max
+           << " (under eps * max_steps = " << rounding << ")";
+    } else {
+        r_.coincide.clear();
+        r_.coincide_statement.clear();
+        return;
+    }
+    // NOTE: the classification says whether the constraints force it; one that fails (no sample state inside the
+    // model's charts) leaves the statement without a reason rather than the run without its summary
+    try {
+        const nlohmann::json c = classification_json(cfg_.model.name, cfg_.params);
+        const nlohmann::json& must = c["system"]["dynamics_must_coincide"];
+        std::string why;
+        for (const auto& st : c["statements"])
+            if (st.get<std::string>().find("must coincide") != std::string::npos) why = st.get<std::string>();
+        if (must.is_boolean() && must.get<bool>() && !why.empty()) os << "; nhvk inspect: " << why;
+        else
+            os << "; the constraints do not force it (nhvk inspect: dynamics must coincide: "
+               << (must.is_boolean() ? "no" : "undecided")
+               << "), so it comes from this ensemble's initial states and parameters (e.g. mu0 = 0 where the two "
+                  "start alike)";
+    } catch (const std::exception&) {
+        os << "; the constraints could not be classified (nhvk inspect)";
+    }
+    r_.coincide_statement = os.str();
+}
+
+void ReduceStage::populations() {
+    const int nt = static_cast<int>(cfg_.times.size());
+    const std::uint64_t integrated = r_.integrated();
+    r_.alive_fraction.assign(static_cast<std::size_t>(nt), std::numeric_limits<double>::quiet_NaN());
+    r_.low_population.clear();
+    for (int i = 0; i < nt && integrated > 0; ++i) {
+        r_.alive_fraction[i] = static_cast<double>(r_.at(metric_dq, i).count) / static_cast<double>(integrated);
+        if (r_.alive_fraction[i] < cfg_.low_population_fraction) r_.low_population.push_back(i);
+    }
+    r_.failure_warning.clear();
+    if (r_.failed() * 2u <= r_.requested) return;
+    // NOTE: the most common single cause, (dynamics, status) or a sampling status; ties go to the first in the
+    // order of the status enums, so the message does not depend on anything but the counts
+    std::uint64_t most = 0;
+    std::string what;
+    for (int d = 1; d < 3; ++d)
+        for (int st = 1; st < status_count; ++st)
+            if (r_.failed_by_dynamics_status[d][st] > most) {
+                most = r_.failed_by_dynamics_status[d][st];
+                what = std::string(d == 1 ? "the nonholonomic" : "the vakonomic") + " dynamics ending with " +
+                       status_name(static_cast<Status>(st));
+            }
+    for (int st = 1; st < sample_status_count; ++st)
+        if (r_.sampling[st] > most) {
+            most = r_.sampling[st];
+            what = std::string("sampling failed with ") + sample_status_name(static_cast<SampleStatus>(st));
+        }
+    r_.failure_warning = "most members failed (" + std::to_string(r_.failed()) + " of " + std::to_string(r_.requested) +
+                         "), most often " + what + " (" + std::to_string(most) + "): the statistics describe the " +
+                         std::to_string(r_.valid) + " that reached t_end" +
+                         (cfg_.alive_population ? " and, at earlier times, the others up to their failure" : "");
 }
 
 } // namespace nhvk

@@ -47,6 +47,13 @@ public:
     void finish();
 
 private:
+    /** @brief The alive fraction per output time, the times flagged below statistics.low_population_fraction, and
+     *         the warning of a run where most members failed. */
+    void populations();
+    /** @brief Whether d_q says the two dynamics coincide over the fit window (exactly, or below `rounding` in the
+     *         median), and the statement of it with the classification's reason. */
+    void coincidence(double rounding);
+
     const RunConfig& cfg_;
     EnsembleResult& r_;
     stats::EnsembleAccumulator acc_;

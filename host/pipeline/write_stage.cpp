@@ -84,6 +84,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     for (int s = 1; s < sample_status_count; ++s)
         failed["sampling"][sample_status_name(static_cast<SampleStatus>(s))] = r.sampling[s];
     tr["failed"] = failed;
+    tr["failure_warning"] = r.failure_warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.failure_warning);
     // The limits that end a trajectory, as this run applied them (step_limit, step_underflow in `failed`).
     tr["limits"]["max_steps"] = cfg.integrator.max_steps;
     tr["limits"]["min_step"] = cfg.integrator.min_step;
@@ -133,7 +134,15 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     j["growth_exponent"]["q"] = num(r.growth_q);
     j["growth_exponent"]["v"] = num(r.growth_v);
     j["growth_exponent"]["t_max"] = cfg.growth_t_max;
-    j["growth_exponent"]["definition"] = "least-squares slope of log median d against log t over 0 < t <= t_max";
+    j["growth_exponent"]["definition"] =
+        "median d ~ C (t - t0)^p: p the least-squares slope of log median d against log(t - t0) over t0 < t <= t_max, "
+        "C = exp(intercept), in the unit of d per (time unit)^p";
+    j["growth_exponent"]["amplitude"]["q"] = num(r.growth_fit_q.amplitude);
+    j["growth_exponent"]["amplitude"]["v"] = num(r.growth_fit_v.amplitude);
+    j["growth_exponent"]["fit"]["interval_definition"] =
+        "ci95, amplitude_ci95: from the scatter of the log medians about the fitted line (Student t with points - 2 "
+        "degrees of freedom); they do not measure the sampling error of the ensemble (another seed moves p and C by "
+        "more)";
     for (const auto& [name, f] :
          {std::pair<const char*, const stats::GrowthFit*>{"q", &r.growth_fit_q}, {"v", &r.growth_fit_v}}) {
         nlohmann::json& fit = j["growth_exponent"]["fit"][name];
@@ -141,9 +150,13 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
         fit["r_squared"] = num(f->r_squared);
         fit["standard_error"] = num(f->standard_error);
         fit["ci95"] = {num(f->ci_low), num(f->ci_high)};
+        fit["amplitude_ci95"] = {num(f->amplitude_ci_low), num(f->amplitude_ci_high)};
         fit["max_median"] = num(f->max_median);
     }
     j["growth_exponent"]["at_rounding_level"] = r.growth_at_rounding_level;
+    j["coincidence"]["coincide"] = !r.coincide.empty();
+    j["coincidence"]["basis"] = r.coincide.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.coincide);
+    j["coincidence"]["statement"] = r.coincide.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.coincide_statement);
     nlohmann::json& on = j["onset"];
     on["threshold"] = cfg.onset_threshold;
     on["counts"] = r.onset.counts;
@@ -165,6 +178,19 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
         r.alive_population ? "per-time statistics over the members alive at that time: a member that fails counts at "
                              "every output time it reached (the per-time count says how many)"
                            : "per-time statistics over the members that reached t_end (a failed member counts nowhere)";
+    j["statistics"]["integrated"] = r.integrated();
+    j["statistics"]["alive_fraction"] = nlohmann::json::array();
+    for (double f : r.alive_fraction) j["statistics"]["alive_fraction"].push_back(num(f));
+    nlohmann::json& low = j["statistics"]["low_population"];
+    low["below_fraction"] = cfg.low_population_fraction;
+    low["time_indices"] = r.low_population;
+    low["times"] = nlohmann::json::array();
+    for (int i : r.low_population) low["times"].push_back(r.times[static_cast<std::size_t>(i)]);
+    j["statistics"]["alive_fraction_definition"] =
+        "per output time: the members its statistics cover (d_q's count) over 'integrated' (the members whose "
+        "integration began); under population 'alive' the share still alive there. low_population: the output times "
+        "where it is below statistics.low_population_fraction, whose statistics describe a remnant of the ensemble "
+        "(which members survived can shape them as much as the dynamics)";
     j["statistics"]["quantiles"] = r.exact_quantiles ? "exact" : "histogram";
     j["statistics"]["quantile_definition"] = "type 7 (linear interpolation between order statistics)";
     if (!r.exact_quantiles) j["statistics"]["histogram_relative_resolution"] = r.histogram_resolution;
@@ -226,7 +252,7 @@ std::string stats_csv(const EnsembleResult& r) {
     os << std::setprecision(17);
     os << "time_index,t,metric,count,nonfinite";
     for (const auto& c : summary_columns) os << ',' << c.first;
-    os << ",outside_range\n";
+    os << ",outside_range,alive_fraction\n";
     auto v = [](double x) {
         std::ostringstream s;
         s << std::setprecision(17);
@@ -238,12 +264,32 @@ std::string stats_csv(const EnsembleResult& r) {
             const stats::SeriesSummary& s = r.at(m, static_cast<int>(i));
             os << i << ',' << v(r.times[i]) << ',' << metric_name(m) << ',' << s.count << ',' << s.nonfinite;
             for (const auto& c : summary_columns) os << ',' << v(s.*c.second);
-            os << ',' << s.outside_range << '\n';
+            os << ',' << s.outside_range << ',' << v(i < r.alive_fraction.size() ? r.alive_fraction[i] : NAN) << '\n';
         }
     return os.str();
 }
 
 } // namespace
+
+std::string population_text(const RunConfig& cfg, const EnsembleResult& r, bool markdown) {
+    std::ostringstream os;
+    os << std::setprecision(4);
+    const double pct = 100.0 * cfg.low_population_fraction;
+    const auto n = r.low_population.size();
+    if (n == 0) {
+        os << "at least " << pct << " % of the " << r.integrated() << " members integrated at every output time";
+        if (!r.alive_fraction.empty() && std::isfinite(r.alive_fraction.back()))
+            os << " (" << 100.0 * r.alive_fraction.back() << " % at t_end)";
+        return os.str();
+    }
+    const int first = r.low_population.front(), last = r.low_population.back();
+    os << (markdown ? "**" : "") << "below " << pct << " % of the " << r.integrated() << " members integrated at " << n
+       << " of " << r.times.size() << " output times, t = " << r.times[first] << " (" << 100.0 * r.alive_fraction[first]
+       << " %)";
+    if (n > 1) os << " to " << r.times[last] << " (" << 100.0 * r.alive_fraction[last] << " %)";
+    os << ": the statistics there describe a remnant of the ensemble" << (markdown ? "**" : "");
+    return os.str();
+}
 
 std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
     std::ostringstream os;
@@ -256,15 +302,24 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
        << (r.merged_from.empty() ? std::string() : ", merged from " + std::to_string(r.merged_from.size()) + " shards")
        << "\n";
     os << "- trajectories: " << r.requested << " requested, " << r.valid << " valid, " << r.failed() << " failed\n";
-    os << "- growth exponent of the median d_q (t ≤ " << md_num(cfg.growth_t_max) << "): " << md_num(r.growth_q);
-    if (std::isfinite(r.growth_fit_q.ci_low))
-        os << " (95 % CI " << md_num(r.growth_fit_q.ci_low) << " to " << md_num(r.growth_fit_q.ci_high) << ", R² "
-           << md_num(r.growth_fit_q.r_squared) << ", " << r.growth_fit_q.points << " points)";
-    if (r.growth_at_rounding_level) os << "; **at rounding level: the exponent means nothing**";
-    os << "\n";
-    os << "- onset (d_q > " << md_num(cfg.onset_threshold)
-       << ", interpolated): median t = " << md_num(r.onset_times().p50) << " over " << r.onset_times().count
-       << " crossings, never " << r.onset.never;
+    if (!r.coincide.empty()) os << "- **" << r.coincide_statement << "**\n";
+    for (const auto& [name, f] :
+         {std::pair<const char*, const stats::GrowthFit*>{"d_q", &r.growth_fit_q}, {"d_v", &r.growth_fit_v}}) {
+        if (!r.coincide.empty() && !std::isfinite(f->slope)) continue; // the statement above says why
+        os << "- growth of the median " << name << " ≈ C·(t − t0)^p over t ≤ " << md_num(cfg.growth_t_max)
+           << ": p = " << md_num(f->slope) << ", C = " << md_num(f->amplitude);
+        if (std::isfinite(f->ci_low))
+            os << " (fit-scatter 95 % intervals: p " << md_num(f->ci_low) << " to " << md_num(f->ci_high) << ", C "
+               << md_num(f->amplitude_ci_low) << " to " << md_num(f->amplitude_ci_high) << "; R² "
+               << md_num(f->r_squared) << ", " << f->points << " points)";
+        if (r.growth_at_rounding_level && f == &r.growth_fit_q) os << "; **at rounding level: p and C mean nothing**";
+        os << "\n";
+    }
+    os << "- onset (d_q > " << md_num(cfg.onset_threshold) << ", interpolated): ";
+    if (r.onset_times().count == 0) os << "no member crossed it (never " << r.onset.never << ")";
+    else
+        os << "median t = " << md_num(r.onset_times().p50) << " over " << r.onset_times().count << " crossings, never "
+           << r.onset.never;
     if (r.onset.censored > 0) os << ", censored by a failure " << r.onset.censored;
     os << "\n";
     os << "- energy balance residual (relative, nonholonomic): max " << md_num(r.max_over_times(metric_balance_nh))
@@ -274,12 +329,15 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
        << "\n";
     os << "- statistics over the members " << (r.alive_population ? "alive at each time" : "that reached t_end")
        << "\n";
+    os << "- population: " << population_text(cfg, r, true) << "\n";
+    if (!r.failure_warning.empty()) os << "- **warning: " << r.failure_warning << "**\n";
     os << "- largest constraint residual: nonholonomic " << md_num(r.max_over_times(metric_res_nh)) << ", vakonomic "
        << md_num(r.max_over_times(metric_res_vk)) << "; largest energy drift: nonholonomic "
        << md_num(r.max_over_times(metric_energy_nh)) << ", vakonomic " << md_num(r.max_over_times(metric_energy_vk))
        << "\n";
     os << "- quantiles: " << (r.exact_quantiles ? "exact" : "log histogram") << "\n\n";
-    os << "| t | d_q p05 | d_q median | d_q p95 | d_v median | valid |\n|---|---|---|---|---|---|\n";
+    os << "| t | d_q p05 | d_q median | d_q p95 | d_v median | count | alive fraction |\n"
+       << "|---|---|---|---|---|---|---|\n";
     // NOTE: five rows whatever the number of output times: first, quartiles of the index range, last.
     std::vector<int> rows;
     for (int k = 0; k <= 4 && nt > 0; ++k) {
@@ -289,7 +347,9 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
     for (int i : rows) {
         const stats::SeriesSummary& q = r.at(metric_dq, i);
         os << "| " << md_num(r.times[i]) << " | " << md_num(q.p05) << " | " << md_num(q.p50) << " | " << md_num(q.p95)
-           << " | " << md_num(r.at(metric_dv, i).p50) << " | " << q.count << " |\n";
+           << " | " << md_num(r.at(metric_dv, i).p50) << " | " << q.count << " | "
+           << md_num(i < static_cast<int>(r.alive_fraction.size()) ? r.alive_fraction[i] : NAN)
+           << (std::binary_search(r.low_population.begin(), r.low_population.end(), i) ? " (low)" : "") << " |\n";
     }
     return os.str();
 }

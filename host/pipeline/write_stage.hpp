@@ -74,6 +74,9 @@ std::string trajectory_file_name(std::uint64_t index);
 /** @brief The member indices of the trajectories recorded in `SavedTrajectories::save` bytes (`nhvk merge` checks a
  *         part's `trajectories/` against them); `what` names the source in errors. */
 std::vector<std::uint64_t> saved_trajectory_indices(const std::string& bytes, const std::string& what);
+/** @brief One line on the population: whether (and where) the statistics cover fewer than
+ *         `statistics.low_population_fraction` of the members integrated (summary.md, bold with `markdown`; stderr). */
+std::string population_text(const RunConfig& cfg, const EnsembleResult& r, bool markdown);
 
 /** @brief The short Markdown summary of a run (`summary.md`, `--summary-md FILE`): metadata, counts, growth
  *         exponent with its fit, onset, largest residuals and drifts, and d_q/d_v quantiles at five output times. */

@@ -268,9 +268,31 @@ struct Page {
                        : "t \u2212 t0 (model time units; t0 = " + fmt(t0, 6) + ")";
     }
 
+    std::vector<bool> low; ///< per output time: flagged in statistics.low_population (empty: none flagged)
+    std::string low_label;
+
+    /** Shades the flagged output times of a plot over t − t0: each from halfway to its neighbours (in the axis'
+     *  units), runs of flagged times as one span; a box plot's boxes at flagged times. */
+    void shade(report::Plot& p, const std::vector<std::size_t>& box_times = {}) const {
+        if (low.empty()) return;
+        p.shade_label = low_label;
+        for (std::size_t k = 0; k < box_times.size() && k < p.boxes.size(); ++k) p.boxes[k].shaded = low[box_times[k]];
+        if (!p.boxes.empty()) return;
+        auto mid = [&](double a, double b) { return p.log_x && a > 0 && b > 0 ? std::sqrt(a * b) : (a + b) / 2; };
+        const std::size_t nt = tau.size();
+        for (std::size_t i = 0; i < nt; ++i) {
+            if (!low[i] || (i > 0 && low[i - 1])) continue;
+            std::size_t j = i;
+            while (j + 1 < nt && low[j + 1]) ++j;
+            p.shades.push_back(
+                {i > 0 ? mid(tau[i - 1], tau[i]) : tau[i], j + 1 < nt ? mid(tau[j], tau[j + 1]) : tau[j]});
+        }
+    }
+
     void section_plot(const std::string& heading, report::Plot p, const std::string& empty_reason,
                       const std::vector<std::string>& extra = {}) {
         std::vector<std::string> notes;
+        shade(p);
         if (p.id.empty()) p.id = "plot-" + std::to_string(++plot_no);
         h << "<h3>" << xml_escape(heading) << "</h3>\n";
         const std::string svg = report::render_svg(p, notes);
@@ -317,8 +339,26 @@ void Page::header() {
     const json* rounding = find(s, "growth_exponent.at_rounding_level");
     if (rounding && rounding->is_boolean() && rounding->get<bool>())
         h << "<p class=\"warn\">Note: the divergence is at rounding level: exponent meaningless.</p>\n";
+    if (const json* co = find(s, "coincidence.statement"); co && co->is_string())
+        h << "<p class=\"warn\">Note: " << xml_escape(co->get<std::string>()) << ".</p>\n";
     if (s["trajectories"]["valid"].get<long long>() == 0)
         h << "<p class=\"warn\">Warning: not one trajectory was valid: the statistics are empty.</p>\n";
+    if (const json* fw = find(s, "trajectories.failure_warning"); fw && fw->is_string())
+        h << "<p class=\"warn\">Warning: " << xml_escape(fw->get<std::string>()) << ".</p>\n";
+    if (!low.empty()) {
+        std::size_t n = 0, first = 0, last = 0;
+        for (std::size_t i = 0; i < low.size(); ++i)
+            if (low[i]) {
+                first = n++ == 0 ? i : first;
+                last = i;
+            }
+        h << "<p class=\"warn\">Warning: at " << n << " of " << times.size()
+          << " output times (t = " << fmt(times[first], 4) << (n > 1 ? " to " + fmt(times[last], 4) : std::string())
+          << ") the statistics cover fewer than " << fmt(100 * number(s, "statistics.low_population.below_fraction"), 4)
+          << " % of the " << show(s, "statistics.integrated")
+          << " members integrated: they describe a remnant of the ensemble, shaped by which members survived as much "
+             "as by the dynamics. Every plot shades these times.</p>\n";
+    }
 
     h << "<h2>Run</h2>\n<table>\n";
     row("model", xml_escape(model) + " (n = " + show(s, "model.n") + " coordinates, k = " + show(s, "model.k") +
@@ -362,6 +402,10 @@ void Page::header() {
 void Page::counts() {
     h << "<h2>Trajectories</h2>\n<table>\n";
     row("valid", show(s, "trajectories.valid") + " of " + show(s, "trajectories.requested"));
+    if (const json* af = find(s, "statistics.alive_fraction"); af && af->is_array() && !af->empty())
+        row("alive fraction", "of the " + show(s, "statistics.integrated") + " members integrated: " +
+                                  show(&af->front()) + " at the first output time, " + show(&af->back()) +
+                                  " at the last; flagged below " + show(s, "statistics.low_population.below_fraction"));
     row("failed", show(s, "trajectories.failed.total") + " (nonholonomic " +
                       show(s, "trajectories.failed.by_dynamics.nonholonomic") + ", vakonomic " +
                       show(s, "trajectories.failed.by_dynamics.vakonomic") + ")");
@@ -441,18 +485,31 @@ void Page::divergence(const std::string& metric, const std::string& key) {
         const double expo = number(s, "growth_exponent." + key), t_max = number(s, "growth_exponent.t_max");
         const json* rounding = find(s, "growth_exponent.at_rounding_level");
         const bool at_rounding = rounding && rounding->is_boolean() && rounding->get<bool>();
-        std::string text = "Growth exponent of the median " + metric + ": <strong>p = " + fmt(expo, 4) + "</strong>";
         const std::string fit = "growth_exponent.fit." + key;
-        if (const json* ci = find(s, fit + ".ci95"); ci && ci->is_array() && ci->size() == 2)
-            text += " (95 % CI " + show(&(*ci)[0]) + " to " + show(&(*ci)[1]) + ", R\u00b2 " +
-                    fmt(number(s, fit + ".r_squared"), 6) + ", " + show(s, fit + ".points") + " points";
-        else text += " (R\u00b2 " + fmt(number(s, fit + ".r_squared"), 6) + ", " + show(s, fit + ".points") + " points";
+        const double amp = number(s, "growth_exponent.amplitude." + key);
+        std::string text = "Growth of the median " + metric +
+                           " \u2248 C\u00b7(t \u2212 t0)<sup>p</sup>: <strong>p = " + fmt(expo, 4) +
+                           "</strong>, <strong>C = " + fmt(amp, 4) + "</strong> (";
+        if (const json* ci = find(s, fit + ".ci95"); ci && ci->is_array() && ci->size() == 2 && !(*ci)[0].is_null()) {
+            text += "95 % intervals from the scatter of the medians about the line, not the ensemble's sampling "
+                    "error: p " +
+                    show(&(*ci)[0]) + " to " + show(&(*ci)[1]);
+            if (const json* ca = find(s, fit + ".amplitude_ci95"); ca && ca->is_array() && ca->size() == 2)
+                text += ", C " + show(&(*ca)[0]) + " to " + show(&(*ca)[1]);
+            text += "; ";
+        }
+        text += "R\u00b2 " + fmt(number(s, fit + ".r_squared"), 6) + ", " + show(s, fit + ".points") + " points";
         text += ", least squares over " + xml_escape(p.x_title.substr(0, p.x_title.find(' '))) + " in (t0, " +
                 fmt(t_max, 4) + "])";
         if (at_rounding && metric == "d_q") text += ": <strong>at rounding level: exponent meaningless</strong>";
+        const json* coincide = find(s, "coincidence.coincide");
+        if (!std::isfinite(expo) && coincide && coincide->is_boolean() && coincide->get<bool>())
+            text = "Growth of the median " + metric +
+                   ": <strong>none to fit: the two dynamics coincide for this ensemble</strong> (see the note above)";
         extra.push_back(text + ".");
-        // NOTE: the least-squares line passes through the mean of (log τ, log median) over the fit's points, so
-        // its intercept follows from the exponent and the medians in the window (summary.json holds no intercept).
+        // NOTE: the fitted line spans the output times of the fit's points; its intercept is log C, or, for a
+        // summary.json without the amplitude, follows from the exponent and the medians in the window (the
+        // least-squares line passes through their mean).
         double sx = 0, sy = 0;
         int n = 0;
         double lo = INFINITY, hi = -INFINITY;
@@ -467,8 +524,8 @@ void Page::divergence(const std::string& metric, const std::string& key) {
             }
         }
         if (n >= 2 && std::isfinite(expo)) {
-            const double b = sy / n - expo * sx / n;
-            report::Line f{"fit \u221d t^p, p = " + fmt(expo, 4),
+            const double b = std::isfinite(amp) && amp > 0 ? std::log(amp) : sy / n - expo * sx / n;
+            report::Line f{"fit C\u00b7t^p, p = " + fmt(expo, 4) + ", C = " + fmt(std::exp(b), 4),
                            "fit",
                            {lo, hi},
                            {std::exp(b + expo * std::log(lo)), std::exp(b + expo * std::log(hi))},
@@ -491,6 +548,7 @@ void Page::distribution() {
     p.title = "distribution of log10 d_q at chosen output times";
     p.x_title = "output time (n: valid values there)";
     p.y_title = "d_q (log scale: decades of log10 d_q)";
+    std::vector<std::size_t> shade_times;
     if (m) {
         std::vector<std::size_t> alive;
         for (std::size_t i = 0; i < times.size(); ++i)
@@ -500,6 +558,7 @@ void Page::distribution() {
             const std::size_t i = alive[(alive.size() - 1) * k / 4];
             if (pick.empty() || pick.back() != i) pick.push_back(i);
         }
+        shade_times = pick;
         for (std::size_t i : pick) {
             report::Box b;
             b.label = "t = " + fmt(times[i], 3);
@@ -508,6 +567,7 @@ void Page::distribution() {
             p.boxes.push_back(b);
         }
     }
+    shade(p, shade_times);
     section_plot("Distribution of log10 d_q at chosen times", p,
                  m ? "no valid d_q value at any output time" : "stats.csv has no metric d_q",
                  {"Box plots from the quantiles of stats.csv at the first and last output time and three between "
@@ -643,6 +703,12 @@ std::string render_report(const std::string& summary_text, const std::string& st
     pg.t0 = number(s, "config.initial.t0");
     if (!std::isfinite(pg.t0)) pg.t0 = 0;
     for (double t : times) pg.tau.push_back(t - pg.t0);
+    if (const json* li = find(s, "statistics.low_population.time_indices"); li && li->is_array() && !li->empty()) {
+        pg.low.assign(times.size(), false);
+        for (const json& i : *li)
+            if (i.is_number_unsigned() && i.get<std::size_t>() < times.size()) pg.low[i.get<std::size_t>()] = true;
+        pg.low_label = "population < " + fmt(100 * number(s, "statistics.low_population.below_fraction"), 4) + " %";
+    }
 
     pg.header();
     pg.counts();

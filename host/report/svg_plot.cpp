@@ -14,6 +14,8 @@ namespace {
 constexpr double width = 820, height = 400;
 constexpr double left = 78, right = 580, top = 22, bottom = 330;
 constexpr double legend_x = 596;
+// the grey behind output times whose population is low: light enough that bands and lines stay readable over it
+const char* const shade_fill = "#d9d9d9";
 
 /** A coordinate for SVG: two decimals. */
 std::string px(double v) {
@@ -185,6 +187,9 @@ std::string render_boxes(const Plot& p, std::vector<std::string>& notes) {
     for (std::size_t i = 0; i < p.boxes.size(); ++i) {
         const Box& b = p.boxes[i];
         const double cx = left + slot * (i + 0.5), hw = std::min(28.0, slot * 0.3);
+        if (b.shaded)
+            os << "<rect class=\"low-population\" x=\"" << px(left + slot * i) << "\" y=\"" << top << "\" width=\""
+               << px(slot) << "\" height=\"" << bottom - top << "\" fill=\"" << shade_fill << "\"/>\n";
         for (double v : b.q) sk.count(y, v);
         auto Y = [&](int k) { return px(y.map(b.q[k])); };
         auto seg = [&](int k0, int k1, double w, const std::string& dash) {
@@ -219,6 +224,8 @@ std::string render_boxes(const Plot& p, std::vector<std::string>& notes) {
     lg.os << "<circle cx=\"" << legend_x + 15 << "\" cy=\"" << lg.y
           << "\" r=\"3\" fill=\"none\" stroke=\"#000000\"/>\n";
     lg.text("min and max");
+    if (std::any_of(p.boxes.begin(), p.boxes.end(), [](const Box& b) { return b.shaded; }))
+        lg.box(p.shade_label, shade_fill, 1);
     os << lg.os.str() << "</svg>\n";
     skipped_notes(sk, "quantiles of the boxes", notes);
     return os.str();
@@ -307,6 +314,13 @@ std::string render_svg(const Plot& p, std::vector<std::string>& notes) {
     os << "<clipPath id=\"" << xml_escape(p.id) << "-clip\"><rect x=\"" << left << "\" y=\"" << top << "\" width=\""
        << right - left << "\" height=\"" << bottom - top << "\"/></clipPath>\n<g clip-path=\"url(#" << xml_escape(p.id)
        << "-clip)\">\n";
+    for (const Span& sp : p.shades) {
+        if (!x.ok(sp.x0) || !x.ok(sp.x1)) continue;
+        // NOTE: at least 3 px wide, so that a single flagged output time stays visible
+        const double x0 = x.map(sp.x0), x1 = std::max(x.map(sp.x1), x0 + 3.0);
+        os << "<rect class=\"low-population\" x=\"" << px(x0) << "\" y=\"" << top << "\" width=\"" << px(x1 - x0)
+           << "\" height=\"" << bottom - top << "\" fill=\"" << shade_fill << "\"/>\n";
+    }
     for (const Bars& b : p.bars) {
         for (std::size_t i = 0; i < b.y.size(); ++i) {
             if (!(std::isfinite(b.y[i]) && b.y[i] > 0) || !x.ok(b.x0[i]) || !x.ok(b.x1[i])) continue;
@@ -357,6 +371,7 @@ std::string render_svg(const Plot& p, std::vector<std::string>& notes) {
                << pts.str().substr(pts.str().find(',') + 1) << "\" r=\"2.5\" fill=\"" << l.style.color << "\"/>\n";
     }
     os << "</g>\n";
+    if (!p.shades.empty()) lg.box(p.shade_label, shade_fill, 1);
     for (const Bars& b : p.bars)
         if (!b.label.empty()) lg.box(b.label, series_fill(0), 1);
     for (const Band& b : p.bands)

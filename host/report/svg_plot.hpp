@@ -50,6 +50,12 @@ struct Bars {
 struct Box {
     std::string label, sublabel;
     double q[9];
+    bool shaded = false; ///< its slot is shaded as the plot's `shade_label` says
+};
+
+/** @brief An x interval shaded behind everything else (output times whose population is low). */
+struct Span {
+    double x0, x1;
 };
 
 struct Plot {
@@ -59,7 +65,9 @@ struct Plot {
     std::vector<Band> bands;
     std::vector<Line> lines;
     std::vector<Bars> bars;
-    std::vector<Box> boxes; ///< when not empty: a box plot over categories (x ignored)
+    std::vector<Box> boxes;   ///< when not empty: a box plot over categories (x ignored)
+    std::vector<Span> shades; ///< x intervals shaded grey (class "low-population"), with one legend entry
+    std::string shade_label;  ///< the legend text of the shades and shaded boxes
 };
 
 /** @brief The plot as an `<svg>` element, or an empty string when nothing in it can be drawn. `notes` receives

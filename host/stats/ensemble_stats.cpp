@@ -586,7 +586,8 @@ GrowthFit growth_fit(const std::vector<double>& t, const std::vector<double>& me
     }
     const double nan = std::numeric_limits<double>::quiet_NaN();
     GrowthFit f;
-    f.slope = f.r_squared = f.standard_error = f.ci_low = f.ci_high = nan;
+    f.slope = f.amplitude = f.r_squared = f.standard_error = f.ci_low = f.ci_high = nan;
+    f.amplitude_ci_low = f.amplitude_ci_high = nan;
     std::vector<double> x;
     std::vector<double> y;
     for (std::size_t i = 0; i < t.size(); ++i) {
@@ -621,6 +622,9 @@ GrowthFit growth_fit(const std::vector<double>& t, const std::vector<double>& me
         return f;
     }
     f.slope = sxy / sxx;
+    // the least-squares line passes through (x̄, ȳ): log C = ȳ − p·x̄
+    const double intercept = my - f.slope * mx;
+    f.amplitude = std::exp(intercept);
     // residual sum of squares Σ(y − ȳ − p(x − x̄))² = Syy − p·Sxy, never below 0 by rounding
     const double rss = std::max(0.0, syy - f.slope * sxy);
     f.r_squared = syy > 0.0 ? 1.0 - rss / syy : 1.0;
@@ -630,6 +634,10 @@ GrowthFit growth_fit(const std::vector<double>& t, const std::vector<double>& me
         const double h = student_t975(dof) * f.standard_error;
         f.ci_low = f.slope - h;
         f.ci_high = f.slope + h;
+        const double n = static_cast<double>(x.size());
+        const double ha = student_t975(dof) * std::sqrt(rss / static_cast<double>(dof) * (1.0 / n + mx * mx / sxx));
+        f.amplitude_ci_low = std::exp(intercept - ha);
+        f.amplitude_ci_high = std::exp(intercept + ha);
     }
     return f;
 }

@@ -214,13 +214,20 @@ struct OnsetHistogram {
  */
 double growth_exponent(const std::vector<double>& t, const std::vector<double>& median, double t_max);
 
-/** @brief The growth-exponent fit with its quality: the slope p of log(median) = log(c) + p·log(t) over the points
- *         growth_exponent() uses, their number, R², the slope's standard error and 95 % confidence interval (Student
- *         t with n − 2 degrees of freedom; NaN below 3 points), and the largest median in the window. */
+/** @brief The growth law d ≈ C·t^p fitted with its quality: the slope p and intercept log C of
+ *         log(median) = log(C) + p·log(t) over the points growth_exponent() uses, their number, R², and for the slope
+ *         and the amplitude C their 95 % intervals from the scatter of the points about the fitted line (Student t
+ *         with n − 2 degrees of freedom; NaN below 3 points), and the largest median in the window.
+ *
+ *  NOTE: the intervals measure how far the medians stray from a straight line in log-log axes, not how much the
+ *  medians themselves would move with another sample of the ensemble: they are not the estimate's sampling error. */
 struct GrowthFit {
     double slope = 0.0;
+    double amplitude = 0.0; ///< C = exp(intercept); in the unit of the median per (unit of t)^p
     std::size_t points = 0;
     double r_squared = 0.0, standard_error = 0.0, ci_low = 0.0, ci_high = 0.0;
+    /// exp(intercept ∓ t(0.975, n − 2)·se(intercept)), se(intercept)² = RSS/(n − 2)·(1/n + x̄²/Sxx)
+    double amplitude_ci_low = 0.0, amplitude_ci_high = 0.0;
     double max_median = 0.0; ///< the largest median among the points (0 when none)
 };
 GrowthFit growth_fit(const std::vector<double>& t, const std::vector<double>& median, double t_max);

@@ -763,8 +763,8 @@ TEST(CliGrowth, ExponentAtRoundingLevelIsFlagged) {
         EXPECT_NE(md.find("200 requested, 200 valid, 0 failed"), std::string::npos) << md;
         std::ostringstream p;
         p << std::setprecision(4) << g["q"].get<double>();
-        EXPECT_NE(md.find("d_q (t ≤ "), std::string::npos) << md;
-        EXPECT_NE(md.find("): " + p.str()), std::string::npos) << p.str() << "\n" << md;
+        EXPECT_NE(md.find("d_q ≈ C·(t − t0)^p over t ≤ "), std::string::npos) << md;
+        EXPECT_NE(md.find(": p = " + p.str() + ", C = "), std::string::npos) << p.str() << "\n" << md;
         EXPECT_EQ(md.find("at rounding level") != std::string::npos, noise) << md;
         const nlohmann::json s = read_json(fs::path(out) / "summary.json");
         std::ostringstream last;

@@ -306,9 +306,9 @@ TEST_F(Report, ShowsFieldsAndMetricsAddedLater) {
         char t[32];
         std::snprintf(t, sizeof t, "%.17g", s["times"][i].get<double>());
         csv += std::to_string(i) + "," + t +
-               ",balance_nh,64,0,1e-12,0,1e-13,1e-11,1e-13,1e-13,5e-13,1e-12,2e-12,5e-12,1e-11,0\n";
-        csv += std::to_string(i) + "," + t + ",reaction_work_nh,64,0,0,1,-2,2,-2,-1.5,-0.5,0,0.5,1.5,2,0\n";
-        csv += std::to_string(i) + "," + t + ",foo_metric,64,0,1,0,1,1,1,1,1,1,1,1,1,0\n";
+               ",balance_nh,64,0,1e-12,0,1e-13,1e-11,1e-13,1e-13,5e-13,1e-12,2e-12,5e-12,1e-11,0,1\n";
+        csv += std::to_string(i) + "," + t + ",reaction_work_nh,64,0,0,1,-2,2,-2,-1.5,-0.5,0,0.5,1.5,2,0,1\n";
+        csv += std::to_string(i) + "," + t + ",foo_metric,64,0,1,0,1,1,1,1,1,1,1,1,1,0,1\n";
     }
     const std::string page = nhvk::render_report(s.dump(2), csv);
     EXPECT_EQ(xml_problem(page), "");
@@ -334,8 +334,8 @@ TEST_F(Report, ShowsFieldsAndMetricsAddedLater) {
     for (const char* c : {"min", "p01", "p05", "p25", "p50", "p75", "p95", "p99", "max"})
         s["divergence"]["q"][c] = std::vector<double>(nt, 0.0);
     nhvk_test::Csv table = nhvk_test::parse_csv(read_text(out_ / "stats.csv"));
-    std::string zero =
-        "time_index,t,metric,count,nonfinite,mean,std,min,max,p01,p05,p25,p50,p75,p95,p99,outside_range\n";
+    std::string zero = "time_index,t,metric,count,nonfinite,mean,std,min,max,p01,p05,p25,p50,p75,p95,p99,outside_range,"
+                       "alive_fraction\n";
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
         std::vector<std::string> row = table.rows[r];
         if (table.at(r, "metric") == "d_q")
@@ -357,8 +357,8 @@ TEST_F(Report, EachMetricIsPlottedWithItsGroupOnAnAxisOfItsUnit) {
     const std::string summary = read_text(out_ / "summary.json");
     const std::size_t nt = nhvk_test::read_json(out_ / "summary.json")["times"].size();
     nhvk_test::Csv table = nhvk_test::parse_csv(read_text(out_ / "stats.csv"));
-    std::string csv =
-        "time_index,t,metric,count,nonfinite,mean,std,min,max,p01,p05,p25,p50,p75,p95,p99,outside_range\n";
+    std::string csv = "time_index,t,metric,count,nonfinite,mean,std,min,max,p01,p05,p25,p50,p75,p95,p99,outside_range,"
+                      "alive_fraction\n";
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
         std::vector<std::string> row = table.rows[r];
         for (std::size_t c = 5; c < 16; ++c) row[c] = "1e-3";

@@ -85,7 +85,8 @@ TEST(GrowthExponent, TooFewPointsIsNaN) {
 
 // the fit's quality against a regression worked by hand: x = log t = 0, 1, 2, 3 and y = log median = 0, 1, 3, 3
 // give slope Sxy/Sxx = 5.5/5 = 1.1, RSS = Syy − p·Sxy = 6.75 − 6.05 = 0.7, R² = 1 − 0.7/6.75, standard error
-// sqrt(0.7/2/5), and the 95 % interval ± t(0.975, 2 dof) = 4.303 times it
+// sqrt(0.7/2/5), and the 95 % interval ± t(0.975, 2 dof) = 4.303 times it; the line passes through (x̄, ȳ) =
+// (1.5, 1.75), so log C = 1.75 − 1.1·1.5 = 0.1 with se² = RSS/2·(1/4 + x̄²/Sxx) = 0.35·(0.25 + 2.25/5) = 0.245
 TEST(GrowthFit, QualityAgainstAHandWorkedRegression) {
     const std::vector<double> t = {1.0, std::exp(1.0), std::exp(2.0), std::exp(3.0)};
     const std::vector<double> m = {1.0, std::exp(1.0), std::exp(3.0), std::exp(3.0)};
@@ -97,15 +98,34 @@ TEST(GrowthFit, QualityAgainstAHandWorkedRegression) {
     EXPECT_NEAR(f.ci_low, 1.1 - 4.303 * std::sqrt(0.07), 1e-12);
     EXPECT_NEAR(f.ci_high, 1.1 + 4.303 * std::sqrt(0.07), 1e-12);
     EXPECT_DOUBLE_EQ(f.max_median, std::exp(3.0));
+    EXPECT_NEAR(f.amplitude, std::exp(0.1), 1e-14);
+    EXPECT_NEAR(f.amplitude_ci_low, std::exp(0.1 - 4.303 * std::sqrt(0.245)), 1e-12);
+    EXPECT_NEAR(f.amplitude_ci_high, std::exp(0.1 + 4.303 * std::sqrt(0.245)), 1e-12);
     // an exact power law: R² = 1 and a zero-width interval; two points: no interval
     const std::vector<double> cube = {1.0, std::exp(3.0), std::exp(6.0), std::exp(9.0)};
     const nhvk::stats::GrowthFit g = nhvk::stats::growth_fit(t, cube, 100.0);
     EXPECT_NEAR(g.r_squared, 1.0, 1e-15);
     EXPECT_NEAR(g.ci_high - g.ci_low, 0.0, 1e-12);
+    EXPECT_NEAR(g.amplitude, 1.0, 1e-13);
     const nhvk::stats::GrowthFit two = nhvk::stats::growth_fit(t, cube, 3.0);
     EXPECT_EQ(two.points, 2u);
     EXPECT_NEAR(two.slope, 3.0, 1e-14);
     EXPECT_TRUE(std::isnan(two.ci_low));
+    EXPECT_TRUE(std::isnan(two.amplitude_ci_low));
+}
+
+// d = C·t^p exactly, C away from 1 and t not through 1: the fit returns C and p (to rounding) and zero-width intervals
+TEST(GrowthFit, AmplitudeOfAnExactPowerLaw) {
+    const double c = 0.0041, p = 2.5;
+    std::vector<double> t, m;
+    for (int i = 0; i < 12; ++i) {
+        t.push_back(0.002 * std::pow(1.5, i));
+        m.push_back(c * std::pow(t.back(), p));
+    }
+    const nhvk::stats::GrowthFit f = nhvk::stats::growth_fit(t, m, 1.0);
+    EXPECT_NEAR(f.slope, p, 1e-12);
+    EXPECT_NEAR(f.amplitude / c, 1.0, 1e-11);
+    EXPECT_NEAR(f.amplitude_ci_high / f.amplitude_ci_low, 1.0, 1e-10);
 }
 
 // Student's t quantiles against published values (Abramowitz–Stegun table 26.10) beyond the built-in table
