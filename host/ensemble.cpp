@@ -416,8 +416,8 @@ void EnsembleRun::write() {
     // NOTE: the records go within the commit, after summary.json and before samples.csv.resume
     for (int k = 0; k < comm_.size(); ++k)
         out_->remove_after_commit(fs::path(cfg_.run.out) / ResumeRecord::name(k, comm_.size()));
-    if (const std::string note = removed_note(cfg_.run.out, out_->commit(),
-                                              "the earlier run's outputs that this run does not write");
+    if (const std::string note =
+            removed_note(cfg_.run.out, out_->commit(), "the earlier run's outputs that this run does not write");
         !note.empty())
         std::fprintf(stderr, "%s\n", note.c_str());
     if (log_) {

@@ -52,7 +52,6 @@ void ResumeRecord::tidy(const fs::path& dir, bool resume, int ranks) {
                             "); resume with the same number of ranks, or run without --resume to start over");
 }
 
-
 std::optional<PartialState> ResumeRecord::read(const RunIdentity& id, IndexRange range, int shard_index,
                                                int shard_count) {
     std::error_code ec;

@@ -84,6 +84,7 @@ onset_threshold = 1e-3
 growth_t_max = 0.5
 [statistics]
 population = "survivors"
+low_population_fraction = 0.25
 [diagnostics]
 balance_tolerance = 1e-6
 [run]

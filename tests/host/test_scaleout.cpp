@@ -605,6 +605,7 @@ TEST(ScaleOutResume, RemovedFilesOfAnEarlierRunAreSaidInOneLine) {
               std::string::npos)
         << plain.err;
     EXPECT_FALSE(fs::exists(k.dir / "samples.csv"));
+}
 
 /** The names under `dir` but the lock file (a killed run's stale claim, which any later claim removes). */
 std::vector<std::string> names_but_lock(const fs::path& dir) {
