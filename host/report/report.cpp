@@ -388,9 +388,14 @@ void Page::header() {
     row("job", "config hash " + show(s, "job.config_hash") + ", ranks " + show(s, "job.ranks") + ", trajectory range " +
                    show(s, "job.trajectory_range") + ", shard " + show(s, "job.shard") + ", resumed at " +
                    show(s, "job.resumed_at") + ", merged from " + show(s, "job.merged_from"));
+    // NOTE: the count below the histogram's window only means something in histogram mode; an exact run keeps no
+    // histogram, and any count beside "exact" would read as values the quantiles left out.
+    const json* mode = find(s, "statistics.quantiles");
+    const bool exact = mode && mode->is_string() && mode->get<std::string>() == "exact";
     row("quantiles",
-        show(s, "statistics.quantiles") + " (" + show(s, "statistics.quantile_definition") +
-            "); values below the histogram's resolved window: " + show(s, "statistics.values_outside_range"));
+        show(mode) + " (" + show(s, "statistics.quantile_definition") + ")" +
+            (exact ? "; from all the values, no histogram: none lies outside its range"
+                   : "; values below the histogram's resolved window: " + show(s, "statistics.values_outside_range")));
     if (const json* pop = find(s, "statistics.population"))
         row("statistics population", "the per-time statistics cover: " + show(pop));
     else

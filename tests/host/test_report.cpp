@@ -349,6 +349,25 @@ TEST_F(Report, ShowsFieldsAndMetricsAddedLater) {
     EXPECT_NE(flat.find("No data to plot: no positive d_q quantile"), std::string::npos);
 }
 
+// The run table's quantile row: an exact run (the shared run fits run.exact_memory_mb) keeps no histogram, so the row
+// says nothing of values outside one; a histogram-mode summary shows its count.
+TEST_F(Report, QuantileRowSpeaksOfTheHistogramOnlyInHistogramMode) {
+    ASSERT_EQ(rc_, 0) << err_;
+    nlohmann::json s = nhvk_test::read_json(out_ / "summary.json");
+    ASSERT_EQ(s["statistics"]["quantiles"], "exact");
+    const std::string csv = read_text(out_ / "stats.csv");
+    // Even a count written into an exact summary does not reach the page.
+    s["statistics"]["values_outside_range"] = 43953;
+    const std::string exact = nhvk::render_report(s.dump(), csv);
+    EXPECT_EQ(exact.find("histogram's resolved window"), std::string::npos);
+    EXPECT_EQ(exact.find("43953"), std::string::npos);
+    EXPECT_NE(exact.find("no histogram: none lies outside its range"), std::string::npos);
+    s["statistics"]["quantiles"] = "histogram";
+    const std::string hist = nhvk::render_report(s.dump(), csv);
+    EXPECT_NE(hist.find("values below the histogram's resolved window: 43953"), std::string::npos);
+    EXPECT_EQ(hist.find("no histogram"), std::string::npos);
+}
+
 // Every metric of the table is drawn in the plot of its group, whose axis title carries the metric's unit, beside
 // metrics of that unit only; balance_nh, divided by the energy scale, on a dimensionless axis and not beside the
 // energy drifts. The run's rows are replaced by positive synthetic ones so that every metric is drawn on a log axis.
