@@ -48,11 +48,14 @@ Reference reference(const std::string& text) {
 
 /** Tables and keys of the block: `[a.b]` starts table a.b and documents key b of table a (a top-level `[a]`
  *  documents section a of the top level ""); `key = ...` at the start of a line documents a key of the current
- *  table, and `values` gets its example value (the text up to the comment). */
+ *  table, and `values` gets its example value (the text up to the comment). So does `# key = ...` at the start of a
+ *  line: the block runs as written, so a key that is an alternative to another (`times.list` beside `count`) is
+ *  shown commented out. */
 Tables documented_tables(const std::string& block, std::map<std::string, std::string>* values = nullptr) {
     Tables tables;
     std::string current;
-    const std::regex header(R"(^\[([A-Za-z0-9_.]+)\]\s*(#.*)?$)"), key(R"(^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([^#]*))");
+    const std::regex header(R"(^\[([A-Za-z0-9_.]+)\]\s*(#.*)?$)"),
+        key(R"(^(?:# )?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([^#]*))");
     std::istringstream in(block);
     std::string line;
     std::smatch m;
