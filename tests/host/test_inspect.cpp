@@ -457,6 +457,37 @@ TEST(Inspect, TimeDependenceAndForces) {
     EXPECT_FALSE(tl.constraints[0].time_dependent);
 }
 
+// Three constraints written in coordinates whose units are scaled: x' = c x (and y' = c y), i.e. the same physics
+// for every c: ż − y ẋ'/c (linear, not integrable), ẋ'/c − y (affine), ż − ½|(ẋ', ẏ')|/c (nonlinear, degree 1).
+struct ScaledUnits : TestModel<3, 3> {
+    double c = 1.0;
+    template <class S> void constraints(const S* q, const S* v, const S&, S* phi) const {
+        phi[0] = v[2] - q[1] * v[0] / S(c);
+        phi[1] = v[0] / S(c) - q[1];
+        phi[2] = v[2] - S(0.5) * sqrt(v[0] * v[0] + v[1] * v[1]) / S(c);
+    }
+    template <class T> bool in_velocity_chart(const T*, const T* v) const { return v[0] != 0.0 || v[1] != 0.0; }
+};
+
+TEST(Inspect, VerdictsDoNotDependOnTheUnitOfACoordinate) {
+    auto classes = [](double c) {
+        ScaledUnits m;
+        m.c = c;
+        const nhvk::Classification r = nhvk::classify(m);
+        std::vector<std::string> out;
+        for (const nhvk::ConstraintClass& k : r.constraints)
+            out.push_back(std::string(nhvk::to_string(k.velocity)) + " " + (k.degree ? format_double(*k.degree) : "-") +
+                          " " + nhvk::to_string(k.integrability));
+        return out;
+    };
+    const std::vector<std::string> want = {"linear 1 non_integrable", "affine - not_applicable",
+                                           "nonlinear 1 not_applicable"};
+    for (const double c : {1.0, 1e-12, 1e12}) {
+        SCOPED_TRACE("c = " + format_double(c));
+        EXPECT_EQ(classes(c), want);
+    }
+}
+
 TEST(Inspect, DeterministicForASeed) {
     EXPECT_EQ(classify_builtin(catalogue[0]).dump(), classify_builtin(catalogue[0]).dump());
 }
