@@ -36,7 +36,10 @@ nlohmann::json to_json(const Classification& c, const ModelInfo& info, const std
         j["params"][info.params[i].name] =
             info.params[i].is_bool ? nlohmann::json(params[i] != 0.0) : nlohmann::json(params[i]);
     j["samples"] = c.samples;
-    j["sampling"] = {{"seed", c.options.seed}, {"box", c.options.box}, {"tolerance", c.options.tol}};
+    j["sampling"] = {{"seed", c.options.seed},
+                     {"box", c.options.box},
+                     {"velocity_scales", c.velocity_scales},
+                     {"tolerance", c.options.tol}};
     j["constraints"] = nlohmann::json::array();
     for (const ConstraintClass& k : c.constraints)
         j["constraints"].push_back({{"index", k.index},
@@ -90,7 +93,8 @@ std::string classification_text(const nlohmann::json& c) {
         os << ")";
     }
     os << "\nchecked at " << c["samples"].get<int>() << " random states (seed " << c["sampling"]["seed"].dump()
-       << ", |q|, |v| <= " << c["sampling"]["box"].dump() << ", relative tolerance "
+       << ", |q| <= " << c["sampling"]["box"].dump() << ", |v_j| <= " << c["sampling"]["box"].dump()
+       << " * velocity scale " << c["sampling"]["velocity_scales"].dump() << ", relative tolerance "
        << c["sampling"]["tolerance"].dump() << ")\n\n";
     for (const auto& k : c["constraints"]) {
         os << "phi" << k["index"].get<int>() << ": " << k["velocity_dependence"].get<std::string>() << " in v, ";

@@ -3,12 +3,13 @@
  *  @brief Classification of a model's constraints φ_ν(q, v, t) = 0 from the model's own `constraints` function
  *         (`nhvk inspect`, and `classification` in every run's summary.json). Host only.
  *
- *  Checked at `samples` random states (seeded, deterministic) drawn in a box (|q_i|, |v_i| ≤ box, angles in [−π, π],
- *  t in [0, box]), rejecting states outside the model's charts (`in_chart`, `in_velocity_chart`, also at the scaled
- *  velocities s·v the homogeneity test uses, and states where φ or its derivatives are not finite). Every derivative
- *  is exact (nested duals, nhvk/dual.hpp); a property holds when it holds at every sample to the relative tolerance
- *  `tol`, relative to the size of the terms that make up the quantity tested (Σ_i |J_i v_i| rather than |J|·|v|), so
- *  that no verdict depends on the scale of a parameter or a coordinate, and nothing is squared that could overflow:
+ *  Checked at `samples` random states (seeded, deterministic) drawn in a box (|q_i| ≤ box, angles in [−π, π],
+ *  |v_j| ≤ box · scale_j with the model's own velocity scales, `detail::velocity_scales`; t in [0, box]),
+ *  rejecting states outside the model's charts (`in_chart`, `in_velocity_chart`, also at the scaled velocities s·v
+ *  the homogeneity test uses, and states where φ or its derivatives are not finite). Every derivative is exact
+ *  (nested duals, nhvk/dual.hpp); a property holds when it holds at every sample to the relative tolerance `tol`,
+ *  relative to the size of the terms that make up the quantity tested (Σ_i |J_i v_i| rather than |J|·|v|), so that
+ *  no verdict depends on the scale of a parameter or a coordinate, and nothing is squared that could overflow:
  *  - velocity dependence: ∂²φ/∂v² ≡ 0 → affine, and then φ(q, 0, t) = φ − J·v ≡ 0 → linear; else nonlinear;
  *  - positive homogeneity φ(q, s v, t) = s^σ φ(q, v, t) for s > 0 (Talamucci (45)–(46)), σ from Euler's relation
  *    J·v = σ φ, then checked at s = 0.5, 2, 3.5;
@@ -98,6 +99,7 @@ struct Classification {
     std::string model;
     int samples = 0;
     ClassifyOptions options;
+    std::vector<double> velocity_scales; ///< |v_j| ≤ box · velocity_scales[j] (detail::velocity_scales)
     std::vector<ConstraintClass> constraints;
     SystemClass system;
     std::vector<std::string> statements; ///< the consequences in words, one sentence each
@@ -254,6 +256,173 @@ std::vector<std::vector<double>> curvature_rows(const ConstraintDerivs<n, k>& d,
     return out;
 }
 
+/** @brief The first derivatives J = ∂φ/∂v and the values φ at one state (a cheaper pass than constraint_derivs). */
+template <class M>
+bool constraint_jacobian(const M& model, const double* q, const double* v, double t, double (*J)[M::n], double* phi) {
+    constexpr int n = M::n, k = M::k;
+    using S = Dual<double, n>;
+    S qq[n], vv[n], ph[k];
+    for (int j = 0; j < n; ++j) {
+        qq[j] = S(q[j]);
+        vv[j] = S(v[j]);
+        vv[j].d[j] = 1.0;
+    }
+    model.constraints(qq, vv, S(t), ph);
+    bool finite = true;
+    for (int a = 0; a < k; ++a) {
+        phi[a] = ph[a].val;
+        finite = finite && std::isfinite(phi[a]);
+        for (int i = 0; i < n; ++i) finite = finite && std::isfinite(J[a][i] = ph[a].d[i]);
+    }
+    return finite;
+}
+
+inline double median(std::vector<double> x) {
+    if (x.empty()) return 0.0;
+    std::nth_element(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(x.size() / 2), x.end());
+    return x[x.size() / 2];
+}
+
+/**
+ * @brief The model's own velocity scale per coordinate: |v_j| is sampled up to box · scale_j. Found at `pilots`
+ *        random states (a generator of their own) in two steps, both measured on the terms of φ, so that neither
+ *        depends on the units of a parameter or a coordinate:
+ *        - the ratios between coordinates make the terms J_νj v_j of every constraint of one size (the median over
+ *          the states and constraints of |J_νj| u_j / max_i |J_νi| u_i is driven to 1; three rounds, as J may
+ *          depend on v, each going only as far as the model's charts allow): a constraint ż − a|v_h| with
+ *          a = 1e-12 is then sampled where both terms count;
+ *        - one common factor λ makes the terms that do not vanish with v, |φ_ν(q, 0, t)|, and the first-order terms
+ *          Σ_i |J_νi v_i| of one size (bisection in log λ on their median ratio); homogeneous constraints of positive
+ *          degree have φ(q, 0) = 0 and keep λ = 1: ẋ − a ω_y + Ω y is then sampled where Ω y and ẋ are comparable,
+ *          whatever Ω and a.
+ *        Every scale within [1e-100, 1e100], so that no product of a few of them overflows.
+ */
+template <class M>
+std::vector<double> velocity_scales(const M& model, const ClassifyOptions& opt, const double* homogeneity_s,
+                                    int count_s) {
+    constexpr int n = M::n, k = M::k;
+    constexpr double lo = 1e-100, hi = 1e100;
+    const int pilots = 64;
+    struct Pilot {
+        double q[n], xi[n], t;
+    };
+    std::mt19937_64 rng(opt.seed ^ 0x9e3779b97f4a7c15ULL);
+    std::uniform_real_distribution<double> unit(-1.0, 1.0), angle(-M_PI, M_PI), time(0.0, opt.box);
+    std::vector<Pilot> ps(static_cast<std::size_t>(pilots));
+    for (Pilot& p : ps) {
+        for (int j = 0; j < n; ++j) {
+            p.q[j] = M::angles[j] ? angle(rng) : opt.box * unit(rng);
+            p.xi[j] = opt.box * unit(rng);
+        }
+        p.t = time(rng);
+    }
+    std::vector<double> u(n, 1.0);
+    double J[k][n], phi[k];
+    auto at = [&](const Pilot& p, double lambda, double* v) {
+        for (int j = 0; j < n; ++j) v[j] = lambda * u[j] * p.xi[j];
+        if (!in_charts(model, p.q, v)) return false;
+        for (int m = 0; m < count_s; ++m) { // NOTE: the states the homogeneity test will use must be in the chart too
+            double sv[n];
+            for (int j = 0; j < n; ++j) sv[j] = homogeneity_s[m] * v[j];
+            if (!model.in_velocity_chart(p.q, sv)) return false;
+        }
+        return constraint_jacobian(model, p.q, v, p.t, J, phi);
+    };
+    for (int round = 0; round < 3; ++round) {
+        std::vector<std::vector<double>> col(n);
+        for (const Pilot& p : ps) {
+            double v[n];
+            if (!at(p, 1.0, v)) continue;
+            for (int a = 0; a < k; ++a) {
+                double rmax = 0.0;
+                for (int i = 0; i < n; ++i) rmax = std::max(rmax, std::fabs(J[a][i]) * u[i]);
+                if (!(rmax > 0.0)) continue;
+                for (int j = 0; j < n; ++j)
+                    if (J[a][j] != 0.0) col[j].push_back(std::fabs(J[a][j]) * u[j] / rmax);
+            }
+        }
+        std::vector<double> target = u;
+        bool any = false;
+        for (int j = 0; j < n; ++j) {
+            const double c = median(col[j]);
+            if (c > 0.0 && std::isfinite(c)) {
+                target[j] = std::min(std::max(u[j] / c, lo), hi);
+                any = true;
+            }
+        }
+        if (!any) break;
+        double tmin = hi;
+        for (int j = 0; j < n; ++j) tmin = std::min(tmin, target[j]);
+        for (double& e : target) e = std::min(std::max(e / tmin, lo), hi);
+        // NOTE: a model's velocity chart need not be invariant under these scalings (appell_hamel's asks
+        // |v_h| > 1.5e-8 max_j |v_j|): go from u towards the target (geometrically) only as far as keeps at least half
+        // of the pilot states that u keeps inside the charts
+        auto accepted = [&](const std::vector<double>& w) {
+            const std::vector<double> keep = u;
+            u = w;
+            int count = 0;
+            for (const Pilot& p : ps) {
+                double v[n];
+                count += at(p, 1.0, v) ? 1 : 0;
+            }
+            u = keep;
+            return count;
+        };
+        const int need = std::max(1, accepted(u) / 2);
+        auto between = [&](double f) {
+            std::vector<double> w(n);
+            for (int j = 0; j < n; ++j) w[j] = u[j] * std::pow(target[j] / u[j], f);
+            return w;
+        };
+        if (accepted(target) >= need) {
+            u = target;
+        } else {
+            double a = 0.0, b = 1.0;
+            for (int it = 0; it < 30; ++it) {
+                const double mid = 0.5 * (a + b);
+                (accepted(between(mid)) >= need ? a : b) = mid;
+            }
+            u = between(a);
+        }
+    }
+    // log10 of the median over the pilots of max_ν |φ_ν(q, 0)| / Σ_i |J_νi v_i| at the velocities λ u ξ
+    auto log_ratio = [&](double lambda) -> std::optional<double> {
+        std::vector<double> r;
+        for (const Pilot& p : ps) {
+            double v[n], zero[n] = {}, phi0[k];
+            if (!at(p, lambda, v) || !in_charts(model, p.q, zero)) continue;
+            model.constraints(p.q, zero, p.t, phi0);
+            double best = 0.0;
+            for (int a = 0; a < k; ++a) {
+                double first = 0.0;
+                for (int i = 0; i < n; ++i) first += std::fabs(J[a][i] * v[i]);
+                if (std::isfinite(phi0[a]) && first > 0.0) best = std::max(best, std::fabs(phi0[a]) / first);
+            }
+            r.push_back(best);
+        }
+        const double m = median(r);
+        if (!(m > 0.0) || !std::isfinite(m)) return std::nullopt;
+        return std::log10(m);
+    };
+    double lambda = 1.0;
+    if (const std::optional<double> r1 = log_ratio(1.0)) {
+        double a = -100.0, b = 100.0; // log10 λ; the ratio falls as λ grows (first-order terms grow)
+        if (*r1 > 0.0) a = 0.0;
+        else b = 0.0;
+        for (int it = 0; it < 60; ++it) {
+            const double mid = 0.5 * (a + b);
+            const std::optional<double> r = log_ratio(std::pow(10.0, mid));
+            // NOTE: no ratio there (an overflow at large λ, first-order terms that underflow at small λ): back
+            // towards λ = 1
+            const bool smaller = r ? *r < 0.0 : mid > 0.0;
+            (smaller ? b : a) = mid;
+        }
+        lambda = std::pow(10.0, 0.5 * (a + b));
+    }
+    for (double& e : u) e = std::min(std::max(lambda * e, lo), hi);
+    return u;
+}
+
 inline std::string format_coefficient(double c) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.6g", c);
@@ -279,6 +448,7 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
     };
     std::vector<State> states;
     std::vector<detail::ConstraintDerivs<n, k>> der;
+    out.velocity_scales = detail::velocity_scales(model, opt, scales, 3);
     std::mt19937_64 rng(opt.seed);
     std::uniform_real_distribution<double> box(-opt.box, opt.box), angle(-M_PI, M_PI), time(0.0, opt.box);
     const long max_tries = 100L * opt.samples;
@@ -286,7 +456,7 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
         State s;
         for (int j = 0; j < n; ++j) {
             s.q[j] = M::angles[j] ? angle(rng) : box(rng);
-            s.v[j] = box(rng);
+            s.v[j] = out.velocity_scales[static_cast<std::size_t>(j)] * box(rng);
         }
         s.t = time(rng);
         bool ok = in_charts(model, s.q, s.v);

@@ -30,7 +30,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -166,6 +168,12 @@ void expect_consistent(const json& c) {
     EXPECT_EQ(text.find("must coincide") != std::string::npos, s["dynamics_must_coincide"].get<bool>()) << text;
 }
 
+std::string format_double(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", x);
+    return buf;
+}
+
 /** The classification of `model` with parameter `i` (registry order) set to `value`, the others at their defaults. */
 json classify_with(const nhvk::ModelInfo& info, int i, double value) {
     std::vector<double> p;
@@ -199,30 +207,69 @@ TEST(Inspect, VerdictsNeverContradictTheirPartsAtAnyScale) {
         }
 }
 
-// Scaling a parameter of a model whose class does not depend on it leaves the class as it is, over 24 decades (the
-// rows of the catalogue; rolling_disc's R large made its two constraints look parallel before).
+// Scaling any parameter of any catalogue model by 1e±12 (and by −1e±12 where it may be negative) leaves the class
+// as it is at the defaults (the catalogue's first row of the model): every parameter of the catalogue sets a scale
+// (a mass, a length, a rate, a stiffness, g, an inclination) or, for pfaffian_particle's β, a coefficient whose only
+// special value is −1, so none changes the class away from its special values, which are all 0 or −1:
+// ball_on_turntable's Ω = 0 (the turntable stops: linear), appell_hamel's a = 0 (ż = 0: exact) and β = −1 (exact),
+// checked in SpecialParameterValuesChangeTheClass. The sampling box was fixed before (|v| ≤ 2): ball_on_turntable with
+// Ω ≥ 1e12 was classed homogeneous of degree 0 and with a = 1e12 linear, appell_hamel with a ≤ 5e-13 linear and exact.
 TEST(Inspect, VerdictsDoNotDependOnTheScaleOfAParameter) {
-    const std::vector<std::pair<std::string, std::string>> scaled = {
-        {"rolling_disc", "R"},      {"rolling_disc", "m"},       {"knife_edge", "J"},
-        {"chaplygin_sleigh", "a"},  {"chaplygin_sleigh", "I"},   {"pfaffian_particle", "beta"},
-        {"pfaffian_particle", "m"}, {"midpoint_parallel", "m1"}, {"both_perpendicular", "kappa"},
-        {"rigid_pair", "m2"}};
-    for (const auto& [model, param] : scaled) {
+    for (const nhvk::ModelInfo& info : nhvk::model_registry()) {
+        const Row* row = nullptr;
+        for (const Row& r : catalogue)
+            if (r.model == info.name && r.params.empty()) row = &r;
+        ASSERT_NE(row, nullptr) << info.name;
+        for (int i = 0; i < static_cast<int>(info.params.size()); ++i) {
+            const nhvk::ParamInfo& pi = info.params[static_cast<std::size_t>(i)];
+            if (pi.is_bool) continue;
+            const double base = pi.default_value != 0.0 ? pi.default_value : 1.0;
+            std::vector<double> factors = {1e-12, 1e12};
+            if (pi.domain == nhvk::ParamDomain::any) factors.insert(factors.end(), {-1e-12, -1e12});
+            for (const double f : factors) {
+                SCOPED_TRACE(info.name + " " + pi.name + " = " + format_double(base * f));
+                expect_row(classify_with(info, i, base * f), *row);
+            }
+        }
+    }
+    // the cases of issue 25 item 2, at and beyond the values that broke
+    const std::vector<std::tuple<std::string, std::string, double>> cases = {
+        {"ball_on_turntable", "Omega", 1e12},  {"ball_on_turntable", "Omega", 1e15},
+        {"ball_on_turntable", "Omega", -1e14}, {"ball_on_turntable", "a", 1e12},
+        {"ball_on_turntable", "a", 1e-12},     {"appell_hamel", "a", 5e-13},
+        {"appell_hamel", "a", 1e-13},          {"appell_hamel", "a", -5e-13}};
+    const std::vector<nhvk::ModelInfo> reg = nhvk::model_registry();
+    for (const auto& [model, param, value] : cases) {
         const Row* row = nullptr;
         for (const Row& r : catalogue)
             if (r.model == model && r.params.empty()) row = &r;
-        ASSERT_NE(row, nullptr) << model;
-        const std::vector<nhvk::ModelInfo> reg = nhvk::model_registry();
         const nhvk::ModelInfo* info = nhvk::find_model(reg, model);
-        ASSERT_NE(info, nullptr) << model;
-        const int i = info->param_index(param);
-        ASSERT_GE(i, 0) << model << " " << param;
-        for (const double f : {1e-12, 1e-8, 1e8, 1e12}) {
-            const double value = info->params[static_cast<std::size_t>(i)].default_value * f;
-            SCOPED_TRACE(model + " " + param + " = " + std::to_string(value));
-            expect_row(classify_with(*info, i, value), *row);
-        }
+        ASSERT_TRUE(row && info) << model;
+        SCOPED_TRACE(model + " " + param + " = " + format_double(value));
+        expect_row(classify_with(*info, info->param_index(param), value), *row);
     }
+}
+
+// The parameter values where the physics changes: the class must change with them (so the test above is not passing
+// by a classification that ignores its parameters).
+TEST(Inspect, SpecialParameterValuesChangeTheClass) {
+    const std::vector<nhvk::ModelInfo> reg = nhvk::model_registry();
+    // Ω = 0: a ball rolling on a fixed plane, ẋ − a ω_y = 0, ẏ + a ω_x = 0: linear (degree 1) and still
+    // nonholonomic (the ball can reach any position with any orientation)
+    const nhvk::ModelInfo* ball = nhvk::find_model(reg, "ball_on_turntable");
+    ASSERT_NE(ball, nullptr);
+    const json b = classify_with(*ball, ball->param_index("Omega"), 0.0);
+    for (const json& c : b["constraints"]) {
+        EXPECT_EQ(c["velocity_dependence"], "linear") << c;
+        EXPECT_EQ(c["degree"], 1) << c;
+    }
+    EXPECT_EQ(b["system"]["integrable"], false);
+    EXPECT_EQ(b["system"]["energy_conserved"], true);
+    // a = 0: ż = 0, exact; the system is holonomic and both dynamics must coincide
+    const nhvk::ModelInfo* ah = nhvk::find_model(reg, "appell_hamel");
+    ASSERT_NE(ah, nullptr);
+    expect_row(classify_with(*ah, ah->param_index("a"), 0.0),
+               Row{"appell_hamel", {"a=0"}, {lin_exact}, "true", 1, true, true});
 }
 
 TEST(Inspect, TheTableCoversEveryBuiltinModel) {
@@ -408,6 +455,37 @@ TEST(Inspect, TimeDependenceAndForces) {
     EXPECT_TRUE(tl.system.lagrangian_time_dependent);
     EXPECT_FALSE(tl.system.energy_conserved);
     EXPECT_FALSE(tl.constraints[0].time_dependent);
+}
+
+// Three constraints written in coordinates whose units are scaled: x' = c x (and y' = c y), i.e. the same physics
+// for every c: ż − y ẋ'/c (linear, not integrable), ẋ'/c − y (affine), ż − ½|(ẋ', ẏ')|/c (nonlinear, degree 1).
+struct ScaledUnits : TestModel<3, 3> {
+    double c = 1.0;
+    template <class S> void constraints(const S* q, const S* v, const S&, S* phi) const {
+        phi[0] = v[2] - q[1] * v[0] / S(c);
+        phi[1] = v[0] / S(c) - q[1];
+        phi[2] = v[2] - S(0.5) * sqrt(v[0] * v[0] + v[1] * v[1]) / S(c);
+    }
+    template <class T> bool in_velocity_chart(const T*, const T* v) const { return v[0] != 0.0 || v[1] != 0.0; }
+};
+
+TEST(Inspect, VerdictsDoNotDependOnTheUnitOfACoordinate) {
+    auto classes = [](double c) {
+        ScaledUnits m;
+        m.c = c;
+        const nhvk::Classification r = nhvk::classify(m);
+        std::vector<std::string> out;
+        for (const nhvk::ConstraintClass& k : r.constraints)
+            out.push_back(std::string(nhvk::to_string(k.velocity)) + " " + (k.degree ? format_double(*k.degree) : "-") +
+                          " " + nhvk::to_string(k.integrability));
+        return out;
+    };
+    const std::vector<std::string> want = {"linear 1 non_integrable", "affine - not_applicable",
+                                           "nonlinear 1 not_applicable"};
+    for (const double c : {1.0, 1e-12, 1e12}) {
+        SCOPED_TRACE("c = " + format_double(c));
+        EXPECT_EQ(classes(c), want);
+    }
 }
 
 TEST(Inspect, DeterministicForASeed) {
