@@ -73,23 +73,39 @@ std::optional<SettingProblem> check_step_count(const IntegratorSettings& s, doub
     return std::nullopt;
 }
 
+StatisticsShape statistics_shape(const RunConfig& cfg) {
+    StatisticsShape s;
+    const int nt = static_cast<int>(cfg.times.size());
+    s.base = static_cast<std::size_t>(metric_rows(nt));
+    s.replicas = cfg.replicas > 1 ? static_cast<std::size_t>(cfg.replicas) : 0u;
+    s.replicated = s.replicas > 0u ? replicated_rows(nt) : 0u;
+    s.series = s.base + s.replicas * s.replicated;
+    return s;
+}
+
 std::optional<SettingProblem> check_memory(const RunConfig& cfg, double available_bytes, bool device_backend) {
     const double N = static_cast<double>(cfg.run.trajectories);
     const double capacity = std::min(static_cast<double>(cfg.run.chunk), N);
     const double n = cfg.model.n, k = std::max(cfg.model.k, 1), n_params = static_cast<double>(cfg.params.size());
-    const double n_series = static_cast<double>(metric_rows(static_cast<int>(cfg.times.size())));
+    const StatisticsShape shape = statistics_shape(cfg);
+    const double metric_series = static_cast<double>(shape.base), n_series = static_cast<double>(shape.series);
+    // a replica group's series hold about 1/replicas of the values (EnsembleAccumulator's ReplicaShape)
+    const double value_series =
+        metric_series + (shape.replicas > 0u ? static_cast<double>(shape.replicas * shape.replicated) *
+                                                   std::ceil(N / static_cast<double>(shape.replicas)) / N
+                                             : 0.0);
     // ChunkBlock (nhvk/backend/backend.hpp): inputs, five per-member status arrays, the metrics. The CPU backend holds
     // one block; the CUDA backend pins two host copies (its two slots) of the statuses and of the regions the host
     // uses (ChunkLayout::host_inputs, host_metrics: see device_layout in host/ensemble.cpp).
     const double inputs = capacity * 8.0 * (2.0 * n + k + n_params), statuses = capacity * 11.0;
-    const double metrics = capacity * 8.0 * n_series;
+    const double metrics = capacity * 8.0 * metric_series;
     const bool host_inputs = cfg.run.save_samples || cfg.run.save_trajectories > 0;
     const double chunk = device_backend
                              ? 2.0 * (statuses + (host_inputs ? inputs : 0.0) + (cfg.run.save_samples ? metrics : 0.0))
                              : inputs + statuses + metrics;
     const double budget = static_cast<double>(cfg.run.exact_memory_mb) * 1024.0 * 1024.0;
-    const bool exact = n_series * N * 8.0 <= budget;
-    const double values = exact ? n_series * N * 8.0 : 0.0; // exact mode keeps every value
+    const bool exact = value_series * N * 8.0 <= budget;
+    const double values = exact ? value_series * N * 8.0 : 0.0; // exact mode keeps every value
     // the accumulator's histogram rows (uint64 words, 32.8 KiB per series with the default window), and in histogram
     // mode the backend's as many again (a CUDA backend's tile rows live in device memory: at most 2 × 1 GiB), plus
     // the bin-lookup tables (edges and bucket starts, about 0.75 MiB)

@@ -57,6 +57,16 @@ std::optional<std::string> check_param(const ParamInfo& p, const Distribution& d
  *         reads), the histogram rows (on the host and on the backend) and, when quantiles are exact, every value. When
  * it exceeds `available_bytes`, the problem names the setting that takes the most (run.chunk, times.count or
  *         times.list, run.exact_memory_mb), and its text is the whole reason (both sizes in MiB), not a phrase. */
+/** @brief The series of a run's statistics: the `base` = metric_rows(nt) series of the metrics, then, with
+ *         statistics.replicas = R ≥ 2, R replica groups of the replicated_rows(nt) divergence series (member index
+ *         mod R; ChunkView), `series` in all. */
+struct StatisticsShape {
+    std::size_t base = 0, replicas = 0, replicated = 0, series = 0;
+    /** @brief The series of replica group r (< replicas) of row s0 (< replicated). */
+    std::size_t replica_series(std::size_t r, std::size_t s0) const { return base + r * replicated + s0; }
+};
+StatisticsShape statistics_shape(const RunConfig& cfg);
+
 std::optional<SettingProblem> check_memory(const RunConfig& cfg, double available_bytes, bool device_backend);
 
 /** @brief The physical memory of this machine in bytes (sysconf), or +inf when unknown. */

@@ -95,18 +95,23 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
            << ", vakonomic " << r.failed_by_dynamics_status[2][under] << ")\n";
     if (nt > 0 && r.valid > 0) {
         const stats::SeriesSummary& last = r.at(metric_dq, nt - 1);
-        os << std::setprecision(4) << "  d_q at t = " << r.times.back() << ": median " << last.p50 << ", p95 "
-           << last.p95 << ", max " << last.max << "\n";
+        os << std::setprecision(4) << "  d_q at t = " << r.times.back() << ": median " << last.p50;
+        if (std::isfinite(last.q_lo[3])) os << " (95% CI " << last.q_lo[3] << " to " << last.q_hi[3] << ")";
+        os << ", p95 " << last.p95 << ", max " << last.max << "\n";
         if (!r.coincide.empty()) os << "  " << r.coincide_statement << "\n";
         for (const auto& [name, f] :
              {std::pair<const char*, const stats::GrowthFit*>{"d_q", &r.growth_fit_q}, {"d_v", &r.growth_fit_v}}) {
             if (!r.coincide.empty() && !std::isfinite(f->slope)) continue; // the statement above says why
-            os << "  growth of median " << name << " ~ C (t - t0)^p (t <= " << cfg.growth_t_max << "): p = " << f->slope
-               << ", C = " << f->amplitude;
-            if (std::isfinite(f->ci_low))
-                os << " (fit-scatter 95% intervals: p " << f->ci_low << " to " << f->ci_high << ", C "
-                   << f->amplitude_ci_low << " to " << f->amplitude_ci_high << "; R² " << f->r_squared << ", "
-                   << f->points << " points)";
+            const bool q = f == &r.growth_fit_q;
+            const stats::ReplicaInterval& pc = q ? r.growth_ci_q : r.growth_ci_v;
+            const stats::ReplicaInterval& cc = q ? r.amplitude_ci_q : r.amplitude_ci_v;
+            os << "  growth of median " << name << " ~ C (t - t0)^p (t <= " << cfg.growth_t_max
+               << "): p = " << f->slope;
+            if (std::isfinite(pc.lo)) os << " (95% CI " << pc.lo << " to " << pc.hi << ")";
+            os << ", C = " << f->amplitude;
+            if (std::isfinite(cc.lo)) os << " (95% CI " << cc.lo << " to " << cc.hi << ")";
+            if (std::isfinite(pc.lo)) os << " [sampling intervals from " << pc.groups << " replica groups]";
+            if (f->points > 0) os << "; fit R² " << f->r_squared << ", " << f->points << " points";
             if (r.growth_at_rounding_level && f == &r.growth_fit_q)
                 os << "; the divergence is at rounding level there (median d_q <= " << f->max_median
                    << "): p and C mean nothing";

@@ -33,7 +33,7 @@ const std::vector<ConfigTable>& config_sections() {
         {"integrator", {"method", "rtol", "atol", "dt", "min_step", "max_steps", "project", "precision", "equations"}},
         {"times", {"t_end", "spacing", "count", "t_first", "list"}},
         {"divergence", {"coordinates", "weights", "metric", "onset_threshold", "growth_t_max"}},
-        {"statistics", {"population", "low_population_fraction"}},
+        {"statistics", {"population", "low_population_fraction", "replicas"}},
         {"diagnostics", {"balance_tolerance"}},
         {"run",
          {"trajectories", "seed", "backend", "chunk", "threads", "out", "exact_memory_mb", "save_trajectories",
@@ -790,6 +790,9 @@ void parse_statistics(const Reader& rd, const toml::table& root, RunConfig& cfg)
     cfg.low_population_fraction = rd.number_or(t, "low_population_fraction", p, 0.5);
     rd.require(cfg.low_population_fraction >= 0.0 && cfg.low_population_fraction <= 1.0, t, "low_population_fraction",
                p, "a number in [0, 1]");
+    const long long r = rd.integer_or(t, "replicas", p, 10);
+    rd.require(r == 0 || (r >= 2 && r <= 1000), t, "replicas", p, "0 (no replica groups) or an integer in [2, 1000]");
+    cfg.replicas = static_cast<int>(r);
 }
 
 void parse_diagnostics(const Reader& rd, const toml::table& root, RunConfig& cfg) {
@@ -896,7 +899,8 @@ nlohmann::json RunConfig::resolved_json() const {
           {"growth_t_max", growth_t_max}}},
         {"statistics",
          {{"population", alive_population ? "alive" : "survivors"},
-          {"low_population_fraction", low_population_fraction}}},
+          {"low_population_fraction", low_population_fraction},
+          {"replicas", replicas}}},
         {"diagnostics", {{"balance_tolerance", balance_tolerance}}},
         {"run",
          {{"trajectories", run.trajectories},

@@ -62,6 +62,8 @@
  *                                  #   that reached t_end; default "alive"
  *  low_population_fraction = 0.5   # 0 … 1: flag the output times whose statistics cover fewer than this fraction
  *                                  #   of the members integrated (0: never); default 0.5
+ *  replicas = 10                   # 0 | 2 … 1000: replica groups (member index mod R) of d_q and d_v, whose
+ *                                  #   spread gives the intervals of std, growth exponent and amplitude; default 10
  *
  *  [diagnostics]
  *  balance_tolerance = 1e-6        # > 0: flag the run when the energy balance residual (relative to the energy
@@ -216,6 +218,7 @@ struct RunConfig {
     double growth_t_max = 0.0;            ///< resolved (default filled)
     bool alive_population = true;         ///< statistics.population = "alive" (else "survivors")
     double low_population_fraction = 0.5; ///< statistics.low_population_fraction: the population flag's level
+    int replicas = 10;                    ///< statistics.replicas: replica groups of d_q and d_v (0: none)
     double balance_tolerance = 1e-6;      ///< diagnostics.balance_tolerance: the flag's level
 
     RunSettings run;

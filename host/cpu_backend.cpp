@@ -46,6 +46,7 @@ double test_batch_pause_seconds() {
 ChunkArgs member_window(const ChunkArgs& a, long long j0, long long m) {
     ChunkArgs w = a;
     w.m = m;
+    w.first_member += static_cast<std::uint64_t>(j0);
     w.q0 += j0;
     w.v0 += j0;
     if (w.mu0) w.mu0 += j0;
@@ -74,6 +75,7 @@ public:
     void sample(int, std::uint64_t first, long long m) override {
         ScopeTimer timer{seconds_.sample};
         args_.m = m;
+        args_.first_member = first;
         ops_->sample_chunk_cpu(common_, args_, first, threads_);
     }
     void upload(int, long long m) override { args_.m = m; }

@@ -165,12 +165,14 @@ public:
 
     void sample(int s, std::uint64_t first, long long m) override {
         set_m(s, m);
+        host_args_[s].first_member = dev_args_[s].first_member = first;
         const int t = begin(s, stage_sample);
         ops_.launch_sample(common_, dev_args_[s], first, stream_[s]);
         end(s, t);
     }
     void upload(int s, long long m) override {
         set_m(s, m);
+        dev_args_[s].first_member = host_args_[s].first_member; // the caller's, with the inputs it wrote
         const int t = begin(s, stage_transfer);
         if (!h_inputs_[s]) throw std::logic_error("upload: this backend keeps no host copy of the inputs");
         // NOTE: one copy of the whole input region (its layout is identical on both sides).

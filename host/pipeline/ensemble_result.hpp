@@ -45,6 +45,13 @@ struct EnsembleResult {
     }
     double growth_q = 0.0, growth_v = 0.0;
     stats::GrowthFit growth_fit_q, growth_fit_v; ///< the fits behind growth_q, growth_v
+    /// statistics.replicas (0: no replica groups, and the intervals below are NaN)
+    int replicas = 0;
+    /// the sampling intervals of the exponents from the replica groups' fits (stats::replica_interval), and of the
+    /// amplitudes (on log C, then exponentiated: `se` is that of log C)
+    stats::ReplicaInterval growth_ci_q, growth_ci_v, amplitude_ci_q, amplitude_ci_v;
+    /// each replica group's exponent and amplitude (its own medians' fit), in group order
+    std::vector<double> replica_growth_q, replica_growth_v, replica_amplitude_q, replica_amplitude_v;
     /// the largest median of d_q in the fit window is below ε · integrator.max_steps (the rounding a run of at most
     /// max_steps steps can accumulate, states of order 1): the divergence may be rounding noise there and its
     /// exponent means nothing

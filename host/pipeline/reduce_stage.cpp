@@ -16,9 +16,10 @@
 namespace nhvk {
 
 ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r)
-    : cfg_(cfg), r_(r), acc_(static_cast<std::size_t>(metric_rows(static_cast<int>(cfg.times.size()))),
-                             static_cast<std::uint64_t>(cfg.run.trajectories),
-                             static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u) {
+    : cfg_(cfg), r_(r), shape_(statistics_shape(cfg)),
+      acc_(shape_.series, static_cast<std::uint64_t>(cfg.run.trajectories),
+           static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u, {},
+           stats::ReplicaShape{shape_.base, shape_.replicas > 0u ? shape_.replicas : 1u}) {
     r_.onset = stats::OnsetHistogram(cfg.times.size());
 }
 
@@ -127,6 +128,9 @@ void ReduceStage::finish() {
         elsewhere = [this](const std::vector<std::vector<std::uint64_t>>& ranks,
                            std::vector<std::vector<double>>& out) { selecting_->order_statistics(ranks, out); };
     r_.series = acc_.finalize(elsewhere);
+    std::vector<stats::SeriesSummary> replica_series(r_.series.begin() + static_cast<std::ptrdiff_t>(shape_.base),
+                                                     r_.series.end());
+    r_.series.resize(shape_.base);
     r_.exact_quantiles = acc_.exact();
     r_.histogram_resolution = acc_.histogram_relative_resolution();
     r_.histogram_lo = std::numeric_limits<double>::min();
@@ -142,6 +146,7 @@ void ReduceStage::finish() {
     r_.growth_fit_v = stats::growth_fit(rel_t, med_v, cfg_.growth_t_max - cfg_.t0);
     r_.growth_q = r_.growth_fit_q.slope;
     r_.growth_v = r_.growth_fit_v.slope;
+    replica_intervals(replica_series, rel_t);
     r_.alive_population = cfg_.alive_population;
     const double balance = r_.max_over_times(metric_balance_nh);
     r_.balance_flagged = std::isfinite(balance) && balance > cfg_.balance_tolerance;
@@ -151,6 +156,48 @@ void ReduceStage::finish() {
         r_.growth_fit_q.points > 0 && r_.growth_fit_q.max_median < eps * static_cast<double>(cfg_.integrator.max_steps);
     populations();
     coincidence(eps * static_cast<double>(cfg_.integrator.max_steps));
+}
+
+void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs, const std::vector<double>& rel_t) {
+    r_.replicas = static_cast<int>(shape_.replicas);
+    const std::size_t R = shape_.replicas, nt = cfg_.times.size();
+    r_.replica_growth_q.assign(R, 0.0);
+    r_.replica_growth_v.assign(R, 0.0);
+    r_.replica_amplitude_q.assign(R, 0.0);
+    r_.replica_amplitude_v.assign(R, 0.0);
+    const auto group = [&](std::size_t g, std::size_t s0) -> const stats::SeriesSummary& {
+        return rs[shape_.replica_series(g, s0) - shape_.base];
+    };
+    std::vector<double> v(R);
+    for (std::size_t s0 = 0; s0 < shape_.replicated; ++s0) {
+        for (std::size_t g = 0; g < R; ++g) v[g] = group(g, s0).std;
+        stats::SeriesSummary& pooled = r_.series[s0];
+        const stats::ReplicaInterval iv = stats::replica_interval(pooled.std, v);
+        pooled.std_se = iv.se;
+        pooled.std_lo = iv.lo;
+        pooled.std_hi = iv.hi;
+    }
+    std::vector<double> med(nt), log_c(R);
+    const auto fits = [&](int metric, const stats::GrowthFit& pooled, std::vector<double>& slopes,
+                          std::vector<double>& amplitudes, stats::ReplicaInterval& p_ci, stats::ReplicaInterval& c_ci) {
+        for (std::size_t g = 0; g < R; ++g) {
+            for (std::size_t i = 0; i < nt; ++i) med[i] = group(g, static_cast<std::size_t>(metric) * nt + i).p50;
+            const stats::GrowthFit f = stats::growth_fit(rel_t, med, cfg_.growth_t_max - cfg_.t0);
+            slopes[g] = f.slope;
+            amplitudes[g] = f.amplitude;
+            log_c[g] = f.amplitude > 0.0 ? std::log(f.amplitude) : std::numeric_limits<double>::quiet_NaN();
+        }
+        p_ci = stats::replica_interval(pooled.slope, slopes);
+        c_ci = stats::replica_interval(
+            pooled.amplitude > 0.0 ? std::log(pooled.amplitude) : std::numeric_limits<double>::quiet_NaN(), log_c);
+        c_ci.lo = std::exp(c_ci.lo);
+        c_ci.hi = std::exp(c_ci.hi);
+    };
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    r_.growth_ci_q = r_.growth_ci_v = r_.amplitude_ci_q = r_.amplitude_ci_v = {0u, nan, nan, nan};
+    if (R == 0u) return;
+    fits(metric_dq, r_.growth_fit_q, r_.replica_growth_q, r_.replica_amplitude_q, r_.growth_ci_q, r_.amplitude_ci_q);
+    fits(metric_dv, r_.growth_fit_v, r_.replica_growth_v, r_.replica_amplitude_v, r_.growth_ci_v, r_.amplitude_ci_v);
 }
 
 void ReduceStage::coincidence(double rounding) {

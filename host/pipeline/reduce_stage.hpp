@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include "checks.hpp"
 #include "config.hpp"
 #include "nhvk/backend/backend.hpp"
 #include "pipeline/ensemble_result.hpp"
@@ -54,8 +55,13 @@ private:
      *         median), and the statement of it with the classification's reason. */
     void coincidence(double rounding);
 
+    /** @brief The replica groups' statistics: the std's interval at every replicated series, and the growth fits of
+     *         each group's medians with the intervals of the exponent and the amplitude. */
+    void replica_intervals(const std::vector<stats::SeriesSummary>& replica_series, const std::vector<double>& rel_t);
+
     const RunConfig& cfg_;
     EnsembleResult& r_;
+    StatisticsShape shape_;
     stats::EnsembleAccumulator acc_;
     std::vector<std::uint8_t> onset_in_;   ///< per member: enters the onset histogram
     bool values_on_backend_ = false;       ///< exact quantiles whose values the backend keeps

@@ -54,6 +54,7 @@ RunPlan make_run_plan(const RunConfig& cfg, long long capacity) {
     c.ctl.project = cfg.integrator.project;
     c.divergence = divergence_spec(cfg);
     c.alive_population = cfg.alive_population;
+    c.replicas = cfg.replicas;
     c.onset_threshold = cfg.onset_threshold;
     c.shared_params = cfg.params.empty() ? nullptr : cfg.params.data();
     c.sampling = make_sampling_plan(cfg);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "inspect.hpp"
 #include "model_ops.hpp"
@@ -35,15 +36,42 @@ const std::pair<const char*, double stats::SeriesSummary::*> summary_columns[] =
     {"p25", &stats::SeriesSummary::p25},   {"p50", &stats::SeriesSummary::p50}, {"p75", &stats::SeriesSummary::p75},
     {"p95", &stats::SeriesSummary::p95},   {"p99", &stats::SeriesSummary::p99}};
 
+/** @brief The uncertainty columns of a `SeriesSummary` (after the statistics in stats.csv; summary.json's
+ *         "intervals"): the standard error and 95 % interval of the mean, the std and each quantile. */
+struct IntervalColumn {
+    std::string name;
+    int statistic; ///< 0: mean, 1: std, 2 + i: quantile i
+    int part;      ///< 0: se, 1: lo, 2: hi
+    double get(const stats::SeriesSummary& s) const {
+        if (statistic == 0) return part == 0 ? s.mean_se : part == 1 ? s.mean_lo : s.mean_hi;
+        if (statistic == 1) return part == 0 ? s.std_se : part == 1 ? s.std_lo : s.std_hi;
+        const int i = statistic - 2;
+        return part == 0 ? s.q_se[i] : part == 1 ? s.q_lo[i] : s.q_hi[i];
+    }
+};
+const std::vector<IntervalColumn>& interval_columns() {
+    static const std::vector<IntervalColumn> c = [] {
+        const char* stat[9] = {"mean", "std", "p01", "p05", "p25", "p50", "p75", "p95", "p99"};
+        const char* part[3] = {"_se", "_lo", "_hi"};
+        std::vector<IntervalColumn> v;
+        for (int i = 0; i < 9; ++i)
+            for (int k = 0; k < 3; ++k) v.push_back({std::string(stat[i]) + part[k], i, k});
+        return v;
+    }();
+    return c;
+}
+
 nlohmann::json series_json(const EnsembleResult& r, int metric) {
     nlohmann::json j;
     j["count"] = j["outside_range"] = nlohmann::json::array();
     for (const auto& c : summary_columns) j[c.first] = nlohmann::json::array();
+    for (const auto& c : interval_columns()) j["intervals"][c.name] = nlohmann::json::array();
     for (std::size_t i = 0; i < r.times.size(); ++i) {
         const stats::SeriesSummary& s = r.at(metric, static_cast<int>(i));
         j["count"].push_back(s.count);
         j["outside_range"].push_back(s.outside_range);
         for (const auto& c : summary_columns) j[c.first].push_back(num(s.*c.second));
+        for (const auto& c : interval_columns()) j["intervals"][c.name].push_back(num(c.get(s)));
     }
     return j;
 }
@@ -153,6 +181,30 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
         fit["amplitude_ci95"] = {num(f->amplitude_ci_low), num(f->amplitude_ci_high)};
         fit["max_median"] = num(f->max_median);
     }
+    nlohmann::json& smp = j["growth_exponent"]["sampling"];
+    smp["replicas"] = r.replicas;
+    smp["method"] =
+        "replica groups (batch means): the members are split into statistics.replicas groups by trajectory index "
+        "mod R (the same under any chunking, thread count, MPI ranks, shards and resume); each group's medians are "
+        "fitted alone, se = sd(group values)/sqrt(g) over the g groups with a finite fit, ci95 = pooled value -/+ "
+        "t(0.975, g - 1) se; the amplitude's on log C (se_log), then exponentiated. These measure the ensemble's "
+        "sampling error (what another seed would change); null without replica groups (statistics.replicas = 0)";
+    for (const auto& [name, p, c, ps, cs] :
+         {std::tuple<const char*, const stats::ReplicaInterval*, const stats::ReplicaInterval*,
+                     const std::vector<double>*, const std::vector<double>*>{
+              "q", &r.growth_ci_q, &r.amplitude_ci_q, &r.replica_growth_q, &r.replica_amplitude_q},
+          {"v", &r.growth_ci_v, &r.amplitude_ci_v, &r.replica_growth_v, &r.replica_amplitude_v}}) {
+        nlohmann::json& o = smp[name];
+        o["groups"] = p->groups;
+        o["se"] = num(p->se);
+        o["ci95"] = {num(p->lo), num(p->hi)};
+        o["amplitude_se_log"] = num(c->se);
+        o["amplitude_ci95"] = {num(c->lo), num(c->hi)};
+        o["group_exponents"] = nlohmann::json::array();
+        o["group_amplitudes"] = nlohmann::json::array();
+        for (const double x : *ps) o["group_exponents"].push_back(num(x));
+        for (const double x : *cs) o["group_amplitudes"].push_back(num(x));
+    }
     j["growth_exponent"]["at_rounding_level"] = r.growth_at_rounding_level;
     j["coincidence"]["coincide"] = !r.coincide.empty();
     j["coincidence"]["basis"] = r.coincide.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.coincide);
@@ -252,7 +304,9 @@ std::string stats_csv(const EnsembleResult& r) {
     os << std::setprecision(17);
     os << "time_index,t,metric,count,nonfinite";
     for (const auto& c : summary_columns) os << ',' << c.first;
-    os << ",outside_range,alive_fraction\n";
+    os << ",outside_range,alive_fraction";
+    for (const auto& c : interval_columns()) os << ',' << c.name;
+    os << '\n';
     auto v = [](double x) {
         std::ostringstream s;
         s << std::setprecision(17);
@@ -264,7 +318,9 @@ std::string stats_csv(const EnsembleResult& r) {
             const stats::SeriesSummary& s = r.at(m, static_cast<int>(i));
             os << i << ',' << v(r.times[i]) << ',' << metric_name(m) << ',' << s.count << ',' << s.nonfinite;
             for (const auto& c : summary_columns) os << ',' << v(s.*c.second);
-            os << ',' << s.outside_range << ',' << v(i < r.alive_fraction.size() ? r.alive_fraction[i] : NAN) << '\n';
+            os << ',' << s.outside_range << ',' << v(i < r.alive_fraction.size() ? r.alive_fraction[i] : NAN);
+            for (const auto& c : interval_columns()) os << ',' << v(c.get(s));
+            os << '\n';
         }
     return os.str();
 }
@@ -308,6 +364,12 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
         if (!r.coincide.empty() && !std::isfinite(f->slope)) continue; // the statement above says why
         os << "- growth of the median " << name << " ≈ C·(t − t0)^p over t ≤ " << md_num(cfg.growth_t_max)
            << ": p = " << md_num(f->slope) << ", C = " << md_num(f->amplitude);
+        const bool q = f == &r.growth_fit_q;
+        const stats::ReplicaInterval& pc = q ? r.growth_ci_q : r.growth_ci_v;
+        const stats::ReplicaInterval& cc = q ? r.amplitude_ci_q : r.amplitude_ci_v;
+        if (std::isfinite(pc.lo))
+            os << "; sampling 95 % intervals from " << pc.groups << " replica groups: p " << md_num(pc.lo) << " to "
+               << md_num(pc.hi) << " (se " << md_num(pc.se) << "), C " << md_num(cc.lo) << " to " << md_num(cc.hi);
         if (std::isfinite(f->ci_low))
             os << " (fit-scatter 95 % intervals: p " << md_num(f->ci_low) << " to " << md_num(f->ci_high) << ", C "
                << md_num(f->amplitude_ci_low) << " to " << md_num(f->amplitude_ci_high) << "; R² "

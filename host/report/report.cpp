@@ -495,9 +495,16 @@ void Page::divergence(const std::string& metric, const std::string& key) {
         std::string text = "Growth of the median " + metric +
                            " \u2248 C\u00b7(t \u2212 t0)<sup>p</sup>: <strong>p = " + fmt(expo, 4) +
                            "</strong>, <strong>C = " + fmt(amp, 4) + "</strong> (";
+        const std::string smp = "growth_exponent.sampling." + key;
+        if (const json* ci = find(s, smp + ".ci95"); ci && ci->is_array() && ci->size() == 2 && !(*ci)[0].is_null()) {
+            text += "sampling 95 % intervals from " + show(s, smp + ".groups") + " replica groups: <strong>p " +
+                    show(&(*ci)[0]) + " to " + show(&(*ci)[1]) + "</strong>";
+            if (const json* ca = find(s, smp + ".amplitude_ci95"); ca && ca->is_array() && ca->size() == 2)
+                text += ", <strong>C " + show(&(*ca)[0]) + " to " + show(&(*ca)[1]) + "</strong>";
+            text += "; ";
+        }
         if (const json* ci = find(s, fit + ".ci95"); ci && ci->is_array() && ci->size() == 2 && !(*ci)[0].is_null()) {
-            text += "95 % intervals from the scatter of the medians about the line, not the ensemble's sampling "
-                    "error: p " +
+            text += "fit-scatter 95 % intervals (the medians about the line, not a sampling error): p " +
                     show(&(*ci)[0]) + " to " + show(&(*ci)[1]);
             if (const json* ca = find(s, fit + ".amplitude_ci95"); ca && ca->is_array() && ca->size() == 2)
                 text += ", C " + show(&(*ca)[0]) + " to " + show(&(*ca)[1]);

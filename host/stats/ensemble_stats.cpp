@@ -77,6 +77,18 @@ double quantile_type7(const double* sorted, std::size_t n, double p) {
     return t.single ? sorted[t.k] : type7_between(sorted[t.k], sorted[t.k + 1u], t.f);
 }
 
+QuantileInterval quantile_interval_ranks(std::uint64_t n, double p) {
+    QuantileInterval q;
+    if (n == 0u) return q;
+    const double z = 1.959963984540054;
+    const double np = static_cast<double>(n) * p, half = z * std::sqrt(np * (1.0 - p));
+    const double lo = std::floor(np - half) - 1.0, hi = std::ceil(np + half);
+    q.ok = lo >= 0.0 && hi <= static_cast<double>(n) - 1.0;
+    q.lo = q.ok ? static_cast<std::uint64_t>(lo) : 0u;
+    q.hi = q.ok ? static_cast<std::uint64_t>(hi) : 0u;
+    return q;
+}
+
 std::vector<std::uint64_t> quantile_ranks(std::uint64_t n) {
     std::vector<std::uint64_t> r;
     if (n == 0u) return r;
@@ -84,6 +96,11 @@ std::vector<std::uint64_t> quantile_ranks(std::uint64_t n) {
         const Type7Point t = type7_point(n, p);
         r.push_back(t.k);
         if (!t.single) r.push_back(t.k + 1u);
+        const QuantileInterval ci = quantile_interval_ranks(n, p);
+        if (ci.ok) {
+            r.push_back(ci.lo);
+            r.push_back(ci.hi);
+        }
     }
     std::sort(r.begin(), r.end());
     r.erase(std::unique(r.begin(), r.end()), r.end());
@@ -182,13 +199,26 @@ void select_order_statistics(double* v, std::size_t n, double min, double max, c
     }
 }
 
+namespace {
+/** @brief Values expected in series from `r.from` on: a replica group's share, rounded up. */
+std::uint64_t replica_share(std::uint64_t n, const ReplicaShape& r) {
+    const std::uint64_t g = r.groups == 0u ? 1u : r.groups;
+    return n / g + (n % g != 0u ? 1u : 0u);
+}
+} // namespace
+
 EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_total_expected,
-                                         std::size_t exact_memory_budget_bytes, LogHistogramSpec spec)
+                                         std::size_t exact_memory_budget_bytes, LogHistogramSpec spec,
+                                         ReplicaShape replicas)
     : n_series_(n_series), budget_values_(exact_memory_budget_bytes / sizeof(double)), spec_(spec),
-      table_(spec.table()), row_words_(spec.row_words()),
-      // n_series·n_total_expected·8 <= budget, without overflow
-      n_expected_(n_total_expected), exact_(n_series == 0u || n_total_expected <= budget_values_ / n_series),
-      partials_(n_series), counts_(n_series * row_words_, 0u) {
+      table_(spec.table()), row_words_(spec.row_words()), n_expected_(n_total_expected), replicas_(replicas),
+      exact_(true), partials_(n_series), counts_(n_series * row_words_, 0u) {
+    // Σ expected values <= budget, in long double so that no product overflows
+    const std::size_t base = std::min(n_series, replicas.from);
+    const long double total =
+        static_cast<long double>(base) * static_cast<long double>(n_total_expected) +
+        static_cast<long double>(n_series - base) * static_cast<long double>(replica_share(n_total_expected, replicas));
+    exact_ = n_series == 0u || total <= static_cast<long double>(budget_values_);
     if (exact_) {
         values_.resize(n_series);
     }
@@ -196,8 +226,11 @@ EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_t
 
 void EnsembleAccumulator::reserve_values() {
     // NOTE: at the first values, not at construction: an accumulator whose values a backend keeps never needs room.
-    for (auto& v : values_) {
-        if (v.capacity() == 0u) v.reserve(static_cast<std::size_t>(n_expected_));
+    for (std::size_t s = 0; s < values_.size(); ++s) {
+        auto& v = values_[s];
+        if (v.capacity() == 0u)
+            v.reserve(
+                static_cast<std::size_t>(s < replicas_.from ? n_expected_ : replica_share(n_expected_, replicas_)));
     }
 }
 
@@ -484,6 +517,8 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
         r.nonfinite = p.nonfinite;
         r.exact = exact_;
         r.outside_range = LogBinner::below(histogram(s));
+        r.mean_se = r.mean_lo = r.mean_hi = r.std_se = r.std_lo = r.std_hi = nan;
+        for (int i = 0; i < 7; ++i) r.q_lo[i] = r.q_hi[i] = r.q_se[i] = nan;
         if (p.count == 0u) {
             r.mean = r.std = r.min = r.max = nan;
             set_quantiles(r, {nan, nan, nan, nan, nan, nan, nan});
@@ -494,13 +529,45 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
         r.std = ms.std;
         r.min = p.min;
         r.max = p.max;
+        if (p.count > 1u) {
+            r.mean_se = ms.std / std::sqrt(static_cast<double>(p.count));
+            const double half = student_t975(static_cast<std::size_t>(p.count - 1u)) * r.mean_se;
+            r.mean_lo = ms.mean - half;
+            r.mean_hi = ms.mean + half;
+        }
         double q[7];
+        // the interval bounds are order statistics: selected with the quantiles' (exact), or the histogram's
+        // interpolation at the level type-7 maps to that rank, rank/(n − 1)
+        double bound_levels[14];
+        double bounds[14];
+        bool ok[7];
+        for (int i = 0; i < 7; ++i) {
+            const QuantileInterval ci = quantile_interval_ranks(p.count, quantile_levels[i]);
+            ok[i] = ci.ok;
+            const double d = static_cast<double>(p.count - 1u);
+            bound_levels[2 * i] = ci.ok ? static_cast<double>(ci.lo) / d : 0.0;
+            bound_levels[2 * i + 1] = ci.ok ? static_cast<double>(ci.hi) / d : 0.0;
+            if (exact_ && ci.ok) {
+                const auto at = [&](std::uint64_t k) {
+                    return stats[s][std::lower_bound(ranks[s].begin(), ranks[s].end(), k) - ranks[s].begin()];
+                };
+                bounds[2 * i] = at(ci.lo);
+                bounds[2 * i + 1] = at(ci.hi);
+            }
+        }
         if (exact_) {
             quantiles_from_order_statistics(p.count, ranks[s], stats[s].data(), q);
         } else {
             histogram_quantiles(histogram(s), b, p.min, p.max, quantile_levels, 7, q);
+            histogram_quantiles(histogram(s), b, p.min, p.max, bound_levels, 14, bounds);
         }
         set_quantiles(r, q);
+        for (int i = 0; i < 7; ++i) {
+            if (!ok[i]) continue;
+            r.q_lo[i] = bounds[2 * i];
+            r.q_hi[i] = bounds[2 * i + 1];
+            r.q_se[i] = (r.q_hi[i] - r.q_lo[i]) / (2.0 * 1.959963984540054);
+        }
     }
     return out;
 }
@@ -566,10 +633,35 @@ double OnsetHistogram::quantile(double p, const std::vector<double>& t, bool inc
 
 // ---- growth exponent -------------------------------------------------------------------------------------------
 
+ReplicaInterval replica_interval(double pooled, const std::vector<double>& group_values) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    ReplicaInterval r;
+    double sum = 0.0;
+    for (const double x : group_values)
+        if (std::isfinite(x)) {
+            sum += x;
+            ++r.groups;
+        }
+    r.se = r.lo = r.hi = nan;
+    if (r.groups < 2u || !std::isfinite(pooled)) return r;
+    const double g = static_cast<double>(r.groups), mean = sum / g;
+    double ss = 0.0;
+    for (const double x : group_values)
+        if (std::isfinite(x)) ss += (x - mean) * (x - mean);
+    r.se = std::sqrt(ss / (g - 1.0)) / std::sqrt(g);
+    const double half = student_t975(r.groups - 1u) * r.se;
+    r.lo = pooled - half;
+    r.hi = pooled + half;
+    return r;
+}
+
 double student_t975(std::size_t dof) {
-    static const double table[31] = {0.0,   12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                     2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
-                                     2.074, 2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    static const double table[31] = {
+        0.0,           12.7062047362, 4.30265272975, 3.18244630528, 2.7764451052,  2.57058183564, 2.44691185114,
+        2.36462425159, 2.3060041352,  2.2621571628,  2.22813885199, 2.20098516009, 2.17881282967, 2.16036865646,
+        2.14478668792, 2.13144954556, 2.11990529922, 2.10981557783, 2.10092204024, 2.09302405441, 2.08596344727,
+        2.07961384473, 2.0738730679,  2.06865761042, 2.06389856163, 2.05953855275, 2.05552943864, 2.05183051648,
+        2.0484071418,  2.04522964213, 2.0422724563};
     if (dof == 0u) {
         return std::numeric_limits<double>::quiet_NaN();
     }

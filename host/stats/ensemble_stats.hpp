@@ -46,6 +46,14 @@ struct SeriesSummary {
     double mean, std, min, max;
     double p01, p05, p25, p50, p75, p95, p99;
     bool exact; ///< quantiles from the stored values (true) or the histogram (false)
+    /// 95 % interval of the mean: mean ∓ t(0.975, n − 1)·mean_se, mean_se = std/√n (NaN below 2 values)
+    double mean_se, mean_lo, mean_hi;
+    /// 95 % interval of the std from the replica groups (ReduceStage; NaN for a series without replicas)
+    double std_se, std_lo, std_hi;
+    /// 95 % distribution-free intervals of the seven quantiles, [x_(l), x_(u)] (quantile_interval_ranks; exact or
+    /// interpolated in the histogram like the quantiles), and q_se = (hi − lo)/(2·1.96); NaN where n is too small
+    /// for the interval to exist at 95 %
+    double q_lo[7], q_hi[7], q_se[7];
 };
 
 /**
@@ -69,11 +77,18 @@ template <class T> struct UninitializedAllocator : std::allocator<T> {
     }
 };
 
+/** @brief Series from `from` on are replica groups: each receives about 1/`groups` of the values (sizes the exact
+ *         mode's budget and reservations; ChunkView says which values). */
+struct ReplicaShape {
+    std::size_t from = static_cast<std::size_t>(-1);
+    std::size_t groups = 1;
+};
+
 class EnsembleAccumulator {
 public:
     /** @brief Sets up n_series empty series; throws std::invalid_argument on an invalid spec. */
     EnsembleAccumulator(std::size_t n_series, std::uint64_t n_total_expected, std::size_t exact_memory_budget_bytes,
-                        LogHistogramSpec spec = {});
+                        LogHistogramSpec spec = {}, ReplicaShape replicas = {});
 
     /**
      * @brief Adds a chunk of trajectories: series s of trajectory j is values[s·ld + j]; valid[j] != 0 includes it
@@ -167,6 +182,7 @@ private:
     LogBinTable table_;
     std::size_t row_words_;
     std::uint64_t n_expected_; // values per series expected in exact mode (reserved at the first chunk)
+    ReplicaShape replicas_;    // series from replicas_.from on expect n_expected_ / groups
     bool exact_;
     bool values_elsewhere_ = false;       // exact, with the values kept by a backend
     std::vector<SeriesPartial> partials_; // per series
@@ -232,8 +248,20 @@ struct GrowthFit {
 };
 GrowthFit growth_fit(const std::vector<double>& t, const std::vector<double>& median, double t_max);
 
-/** @brief The 0.975 quantile of Student's t with `dof` ≥ 1 degrees of freedom (a table to 30, then a Cornish–Fisher
- *         expansion, within 1e-4). */
+/** @brief The sampling error of a statistic from its values in replica groups (batch means): the groups are
+ *         disjoint random subsets of equal size (member index mod R), so the spread of the statistic over the groups
+ *         estimates its spread over repeated ensembles of 1/R the size; the pooled statistic's standard error is
+ *         that spread over √g. se = sd(group values)/√g over the g finite group values, and the 95 % interval
+ *         pooled ∓ t(0.975, g − 1)·se. NaN (groups = g) below 2 finite group values or for a non-finite pooled
+ *         value. Deterministic (sums in group order). */
+struct ReplicaInterval {
+    std::size_t groups = 0; ///< group values that entered (finite)
+    double se = 0.0, lo = 0.0, hi = 0.0;
+};
+ReplicaInterval replica_interval(double pooled, const std::vector<double>& group_values);
+
+/** @brief The 0.975 quantile of Student's t with `dof` ≥ 1 degrees of freedom (a table to 30 at 12 digits, then a
+ * Cornish–Fisher expansion, within 1e-4). */
 double student_t975(std::size_t dof);
 
 /** @brief The levels p of the seven reported quantiles (p01 … p99). */
@@ -246,6 +274,17 @@ double quantile_type7(const double* sorted, std::size_t n, double p);
 /** @brief The ascending distinct 0-based ranks whose order statistics the seven type-7 quantiles of n values read
  *         (⌊h⌋ and, where it exists, ⌊h⌋ + 1, with h = (n−1)p as quantile_type7 computes it). */
 std::vector<std::uint64_t> quantile_ranks(std::uint64_t n);
+
+/** @brief The 0-based ranks of the distribution-free 95 % interval [x_(l), x_(u)] of the p-quantile of n values: with
+ *         B ~ Binomial(n, p) the number of values at or below the true quantile, P(l < B ≤ u) ≥ 0.95 in the normal
+ *         approximation, l = ⌊np − 1.96·√(np(1−p))⌋ − 1, u = ⌈np + 1.96·√(np(1−p))⌉ (0-based, so x_(l) is the
+ *         (l+1)-th smallest). `ok` is false when one of them falls outside the sample (too few values for the
+ *         interval to exist at 95 %). */
+struct QuantileInterval {
+    std::uint64_t lo = 0, hi = 0;
+    bool ok = false;
+};
+QuantileInterval quantile_interval_ranks(std::uint64_t n, double p);
 
 /** @brief The seven type-7 quantiles of n values from their order statistics at quantile_ranks(n) (`stats[i]` the
  *         ranks[i]-th smallest): the same doubles quantile_type7 gives on the sorted values. NaN when n == 0. */

@@ -38,6 +38,8 @@ struct ChunkArgs {
     DivergenceSpec divergence;
     double onset_threshold = 1e-3;
     bool alive_population = true;       ///< per-time statistics over the members alive at each time (else survivors)
+    int replicas = 0;                   ///< replica groups of the divergence statistics (0: none; see metrics_view)
+    std::uint64_t first_member = 0;     ///< the run-wide trajectory index of member 0 (set by `sample`)
     double* metrics = nullptr;          ///< metric_rows(nt) · ld
     std::uint8_t* status = nullptr;     ///< Status per member
     std::uint8_t* failed = nullptr;     ///< Dynamics that failed per member

@@ -13,6 +13,8 @@
 #include "nhvk/status.hpp"
 #include "nhvk/steppers.hpp"
 
+#include <cstddef>
+
 namespace nhvk {
 
 /** @brief How one member ended: the status, which dynamics failed, and before which output time. */
@@ -30,6 +32,10 @@ enum MemberSeries : int { member_onset_time = 0, member_series_count = 1 };
 NHVK_HD constexpr long long metric_rows(int nt) {
     return static_cast<long long>(metric_count) * nt + member_series_count;
 }
+/** @brief Rows that replica groups repeat (statistics.replicas): the divergences d_q and d_v at every output time, the
+ *         first rows of the metrics array. */
+NHVK_HD constexpr std::size_t replicated_rows(int nt) { return 2u * static_cast<std::size_t>(nt); }
+static_assert(metric_dq == 0 && metric_dv == 1, "replica groups repeat the first 2·nt rows: d_q and d_v");
 /** @brief The row of per-member series `s` in a chunk's metrics array (after the `metric_count · nt` per-time rows). */
 NHVK_HD constexpr long long member_series_row(int nt, MemberSeries s) {
     return static_cast<long long>(metric_count) * nt + s;

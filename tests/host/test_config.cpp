@@ -204,7 +204,7 @@ TEST(Config, ResolvedJsonHasTheTomlLayout) {
     // Every section, every key.
     const std::vector<std::pair<std::string, std::size_t>> sizes = {
         {"model", 2},      {"initial", 5},    {"integrator", 9},  {"times", 4},
-        {"divergence", 5}, {"statistics", 2}, {"diagnostics", 1}, {"run", 9}};
+        {"divergence", 5}, {"statistics", 3}, {"diagnostics", 1}, {"run", 9}};
     EXPECT_EQ(j.size(), sizes.size());
     for (const auto& [section, n] : sizes) EXPECT_EQ(j[section].size(), n) << section;
 
@@ -227,7 +227,7 @@ TEST(Config, ResolvedJsonLoadsBackToTheSameConfig) {
               "[times]\nt_end = 2.0\nspacing = \"list\"\nlist = [0.5, 1, 2]\n"),
         parse(std::string(minimal) + "[divergence]\ncoordinates = [\"y\", \"z\"]\nweights = { z = 2.5 }\n"
                                      "metric = \"kinetic\"\n[statistics]\npopulation = \"survivors\"\n"
-                                     "low_population_fraction = 0.25\n"
+                                     "low_population_fraction = 0.25\nreplicas = 7\n"
                                      "[diagnostics]\nbalance_tolerance = 1e-4\n"),
     };
     for (const RunConfig& a : configs) {
@@ -245,6 +245,7 @@ TEST(Config, ResolvedJsonLoadsBackToTheSameConfig) {
         EXPECT_EQ(a.divergence_kinetic, b.divergence_kinetic);
         EXPECT_EQ(a.alive_population, b.alive_population);
         EXPECT_EQ(a.low_population_fraction, b.low_population_fraction);
+        EXPECT_EQ(a.replicas, b.replicas);
         EXPECT_EQ(a.balance_tolerance, b.balance_tolerance);
         EXPECT_EQ(a.energy, b.energy);
     }
@@ -786,4 +787,15 @@ TEST(Config, ConfigErrorIsARuntimeErrorAndMapsToExitCode2) {
     EXPECT_STREQ(nhvk::to_string(nhvk::Precision::f32), "float");
     EXPECT_STREQ(nhvk::to_string(nhvk::Spacing::log), "log");
     EXPECT_STREQ(nhvk::to_string(nhvk::Backend::automatic), "auto");
+}
+
+// statistics.replicas: 0 (none) or 2 … 1000 groups; one group would give no spread, and the default is 10
+TEST(Config, ReplicasAreZeroOrAtLeastTwo) {
+    EXPECT_EQ(parse(minimal).replicas, 10);
+    EXPECT_EQ(parse(std::string(minimal) + "[statistics]\nreplicas = 0\n").replicas, 0);
+    for (const char* bad : {"1", "-3", "1001", "2.5"}) {
+        const ConfigError e =
+            error_of([bad] { parse(std::string(minimal) + "[statistics]\nreplicas = " + bad + "\n"); });
+        EXPECT_NE(std::string(e.what()).find("statistics.replicas"), std::string::npos) << bad << ": " << e.what();
+    }
 }

@@ -85,6 +85,7 @@ growth_t_max = 0.5
 [statistics]
 population = "survivors"
 low_population_fraction = 0.25
+replicas = 4
 [diagnostics]
 balance_tolerance = 1e-6
 [run]

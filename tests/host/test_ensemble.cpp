@@ -89,6 +89,31 @@ void expect_bit_identical(const SeriesSummary& a, const SeriesSummary& b, const 
     for (std::size_t f = 0; f < sizeof fields / sizeof fields[0]; ++f)
         EXPECT_EQ(bits(a.*fields[f]), bits(b.*fields[f]))
             << where << " " << names[f] << ": " << a.*fields[f] << " vs " << b.*fields[f];
+    const double SeriesSummary::*intervals[] = {&SeriesSummary::mean_se, &SeriesSummary::mean_lo,
+                                                &SeriesSummary::mean_hi, &SeriesSummary::std_se,
+                                                &SeriesSummary::std_lo,  &SeriesSummary::std_hi};
+    for (const auto f : intervals) EXPECT_EQ(bits(a.*f), bits(b.*f)) << where << " interval of mean/std";
+    for (int i = 0; i < 7; ++i) {
+        EXPECT_EQ(bits(a.q_lo[i]), bits(b.q_lo[i])) << where << " quantile " << i << " lo";
+        EXPECT_EQ(bits(a.q_hi[i]), bits(b.q_hi[i])) << where << " quantile " << i << " hi";
+    }
+}
+
+/** The replica groups' statistics, bit for bit: each group's exponent and amplitude and the intervals from them. */
+void expect_same_replicas(const EnsembleResult& a, const EnsembleResult& b, const std::string& where) {
+    EXPECT_EQ(a.replicas, b.replicas) << where;
+    for (const auto& [x, y] : {std::pair{&a.replica_growth_q, &b.replica_growth_q},
+                               {&a.replica_growth_v, &b.replica_growth_v},
+                               {&a.replica_amplitude_q, &b.replica_amplitude_q},
+                               {&a.replica_amplitude_v, &b.replica_amplitude_v}}) {
+        ASSERT_EQ(x->size(), y->size()) << where;
+        for (std::size_t g = 0; g < x->size(); ++g) EXPECT_EQ(bits((*x)[g]), bits((*y)[g])) << where << " group " << g;
+    }
+    for (const auto& [x, y] : {std::pair{&a.growth_ci_q, &b.growth_ci_q}, {&a.amplitude_ci_v, &b.amplitude_ci_v}}) {
+        EXPECT_EQ(x->groups, y->groups) << where;
+        EXPECT_EQ(bits(x->lo), bits(y->lo)) << where;
+        EXPECT_EQ(bits(x->hi), bits(y->hi)) << where;
+    }
 }
 
 /** summary.json without what legitimately differs between runs of the same ensemble. */
@@ -186,6 +211,12 @@ TEST_P(EnsembleDeterminism, SameSeedGivesBitIdenticalStatisticsForAnyThreadsAndC
     EXPECT_EQ(ref.exact_quantiles, !histogram);
     ASSERT_EQ(ref.series.size(), static_cast<std::size_t>(nhvk::metric_rows(int(ref.times.size()))));
     if (std::string(dc.name) == "rolling_disc_sweep") EXPECT_GT(ref.failed(), 0u) << "the step limit should bite";
+    // the replica groups hold different members, so their exponents differ (and chunk 1 or 77 splits them apart)
+    ASSERT_EQ(ref.replicas, 10);
+    ASSERT_EQ(ref.replica_growth_q.size(), 10u);
+    EXPECT_NE(bits(ref.replica_growth_q[0]), bits(ref.replica_growth_q[1]));
+    EXPECT_TRUE(std::isfinite(ref.growth_ci_q.lo) && ref.growth_ci_q.lo < ref.growth_q &&
+                ref.growth_q < ref.growth_ci_q.hi);
 
     const nlohmann::json ref_summary = comparable_summary(read_json(fs::path(dirs[0]) / "summary.json"));
     EXPECT_EQ(ref_summary["statistics"]["quantiles"], histogram ? "histogram" : "exact");
@@ -200,6 +231,7 @@ TEST_P(EnsembleDeterminism, SameSeedGivesBitIdenticalStatisticsForAnyThreadsAndC
         nhvk_test::expect_same_counts(r, ref, tag);
         EXPECT_EQ(bits(r.growth_q), bits(ref.growth_q)) << tag;
         EXPECT_EQ(bits(r.growth_v), bits(ref.growth_v)) << tag;
+        expect_same_replicas(r, ref, tag);
         ASSERT_EQ(r.series.size(), ref.series.size()) << tag;
         for (std::size_t s = 0; s < r.series.size(); ++s)
             expect_bit_identical(r.series[s], ref.series[s], tag + " series " + std::to_string(s));

@@ -55,6 +55,10 @@ std::vector<std::string> run_args(const fs::path& out, std::vector<std::string> 
 }
 
 void expect_same_run(const fs::path& a, const fs::path& b, bool samples) {
+    // the replica groups (member index mod 10) are part of what must agree: present, and not all alike
+    const nlohmann::json groups = statistics(a)["growth_exponent"]["sampling"]["q"]["group_exponents"];
+    ASSERT_EQ(groups.size(), 10u) << a;
+    EXPECT_NE(groups[0], groups[1]) << a;
     EXPECT_EQ(statistics(a), statistics(b)) << a << " vs " << b;
     EXPECT_EQ(read_text(a / "stats.csv"), read_text(b / "stats.csv")) << a << " vs " << b;
     if (samples) {

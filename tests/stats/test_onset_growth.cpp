@@ -85,7 +85,7 @@ TEST(GrowthExponent, TooFewPointsIsNaN) {
 
 // the fit's quality against a regression worked by hand: x = log t = 0, 1, 2, 3 and y = log median = 0, 1, 3, 3
 // give slope Sxy/Sxx = 5.5/5 = 1.1, RSS = Syy − p·Sxy = 6.75 − 6.05 = 0.7, R² = 1 − 0.7/6.75, standard error
-// sqrt(0.7/2/5), and the 95 % interval ± t(0.975, 2 dof) = 4.303 times it; the line passes through (x̄, ȳ) =
+// sqrt(0.7/2/5), and the 95 % interval ± t(0.975, 2 dof) = 4.3026527 times it; the line passes through (x̄, ȳ) =
 // (1.5, 1.75), so log C = 1.75 − 1.1·1.5 = 0.1 with se² = RSS/2·(1/4 + x̄²/Sxx) = 0.35·(0.25 + 2.25/5) = 0.245
 TEST(GrowthFit, QualityAgainstAHandWorkedRegression) {
     const std::vector<double> t = {1.0, std::exp(1.0), std::exp(2.0), std::exp(3.0)};
@@ -95,12 +95,13 @@ TEST(GrowthFit, QualityAgainstAHandWorkedRegression) {
     EXPECT_NEAR(f.slope, 1.1, 1e-14);
     EXPECT_NEAR(f.r_squared, 1.0 - 0.7 / 6.75, 1e-14);
     EXPECT_NEAR(f.standard_error, std::sqrt(0.07), 1e-14);
-    EXPECT_NEAR(f.ci_low, 1.1 - 4.303 * std::sqrt(0.07), 1e-12);
-    EXPECT_NEAR(f.ci_high, 1.1 + 4.303 * std::sqrt(0.07), 1e-12);
+    EXPECT_NEAR(f.ci_low, 1.1 - 4.302652729749464 * std::sqrt(0.07), 1e-12);
+    EXPECT_NEAR(f.ci_high, 1.1 + 4.302652729749464 * std::sqrt(0.07), 1e-12);
     EXPECT_DOUBLE_EQ(f.max_median, std::exp(3.0));
     EXPECT_NEAR(f.amplitude, std::exp(0.1), 1e-14);
-    EXPECT_NEAR(f.amplitude_ci_low, std::exp(0.1 - 4.303 * std::sqrt(0.245)), 1e-12);
-    EXPECT_NEAR(f.amplitude_ci_high, std::exp(0.1 + 4.303 * std::sqrt(0.245)), 1e-12);
+    // e^{…} magnifies the last of the t table's 12 digits
+    EXPECT_NEAR(f.amplitude_ci_low, std::exp(0.1 - 4.302652729749464 * std::sqrt(0.245)), 1e-11);
+    EXPECT_NEAR(f.amplitude_ci_high, std::exp(0.1 + 4.302652729749464 * std::sqrt(0.245)), 1e-11);
     // an exact power law: R² = 1 and a zero-width interval; two points: no interval
     const std::vector<double> cube = {1.0, std::exp(3.0), std::exp(6.0), std::exp(9.0)};
     const nhvk::stats::GrowthFit g = nhvk::stats::growth_fit(t, cube, 100.0);

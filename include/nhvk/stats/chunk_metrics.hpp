@@ -27,8 +27,12 @@ inline ChunkView metrics_view(const ChunkArgs& a, long long m) {
     in.ld = static_cast<std::size_t>(a.ld);
     in.status = a.status;
     in.nt = static_cast<std::size_t>(a.nt);
-    in.n_series = static_cast<std::size_t>(metric_rows(a.nt));
+    in.base_series = static_cast<std::size_t>(metric_rows(a.nt));
     in.timed_series = static_cast<std::size_t>(metric_count) * static_cast<std::size_t>(a.nt);
+    in.replicas = a.replicas > 1 ? static_cast<std::size_t>(a.replicas) : 0u;
+    in.replicated = in.replicas > 0u ? replicated_rows(a.nt) : 0u;
+    in.first_member = a.first_member;
+    in.n_series = in.base_series + in.replicas * in.replicated;
     in.fail_index = a.alive_population ? a.fail_index : nullptr;
     return in;
 }

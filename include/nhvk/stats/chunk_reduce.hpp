@@ -40,6 +40,20 @@ struct ChunkView {
     const std::int32_t* fail_index = nullptr;
     std::size_t nt = 1;                                      ///< output times (series s is at time index s mod nt)
     std::size_t timed_series = static_cast<std::size_t>(-1); ///< series >= this are per-member (NaN: no value)
+    /** Replica groups: series base_series + r·replicated + s0 (r < replicas, s0 < replicated) is row s0 over the
+     *  members whose run-wide index first_member + j is r modulo `replicas`. 0 replicas: every series is its row. */
+    std::size_t base_series = static_cast<std::size_t>(-1);
+    std::size_t replicated = 0;
+    std::size_t replicas = 0;
+    std::uint64_t first_member = 0; ///< the run-wide index of trajectory 0 of this chunk
+    /** @brief The row that series s reads. */
+    NHVK_HD std::size_t source(std::size_t s) const { return s < base_series ? s : (s - base_series) % replicated; }
+    /** @brief The values of series s: trajectory j's is row(s)[j]. */
+    NHVK_HD const double* row(std::size_t s) const { return values + source(s) * ld; }
+    /** @brief Is trajectory j in the group of series s (every trajectory is, for a series that is not a replica's)? */
+    NHVK_HD bool in_group(std::size_t j, std::size_t s) const {
+        return s < base_series || (first_member + j) % replicas == (s - base_series) / replicated;
+    }
     /** @brief How many output times trajectory j counts at: all nt when it is valid and did not fail; the times a
      *  failed member reached when fail_index is given; none otherwise (may be negative: none). */
     NHVK_HD long long times_counted(std::size_t j) const {
@@ -49,6 +63,8 @@ struct ChunkView {
     }
     /** @brief Does series s of trajectory j, with value x, enter the statistics? */
     NHVK_HD bool included(std::size_t j, std::size_t s, double x) const {
+        if (!in_group(j, s)) return false;
+        s = source(s);
         if (s < timed_series) return static_cast<long long>(s % nt) < times_counted(j);
         if (valid != nullptr && valid[j] == 0u) return false;
         return x == x && (status == nullptr || status[j] == 0u || fail_index != nullptr);
@@ -67,7 +83,7 @@ struct AccumulateTile {
     NHVK_HD void operator()(std::size_t item) const {
         const std::size_t s = item / n_tiles;
         const std::size_t t = item % n_tiles;
-        const double* row = in.values + s * in.ld;
+        const double* row = in.row(s);
         std::uint64_t* hist = counts == nullptr ? nullptr : counts + item * binner.row_words();
         SeriesPartial p = partials[item];
         for (std::size_t j = t; j < in.chunk; j += n_tiles) {
@@ -118,7 +134,7 @@ struct CompactRow {
     std::size_t* n_out;
 
     NHVK_HD void operator()(std::size_t s) const {
-        const double* row = in.values + s * in.ld;
+        const double* row = in.row(s);
         double* dst = out[s];
         std::size_t n = 0;
         for (std::size_t j = 0; j < in.chunk; ++j) {
@@ -141,7 +157,7 @@ struct StoreValue {
     NHVK_HD void operator()(std::size_t i) const {
         const std::size_t s = i / in.chunk;
         const std::size_t j = i % in.chunk;
-        const double x = in.values[s * in.ld + j];
+        const double x = in.row(s)[j];
         const bool keep = in.included(j, s, x) && is_finite(x);
         out[s * capacity + offset + j] = keep ? (x == 0.0 ? 0.0 : x) : __builtin_huge_val();
     }

@@ -136,17 +136,24 @@ std::size_t reduce_row_host(const double* row, std::size_t chunk, Counts counts,
 inline std::size_t reduce_series_host(const ChunkView& in, std::size_t s, const std::int32_t* times_counted,
                                       bool all_counted, SeriesPartial& partial, std::uint64_t* hist,
                                       const LogBinner& binner, double* out, BinadeSums& sums) {
-    const double* row = in.values + s * in.ld;
-    if (s >= in.timed_series || times_counted == nullptr) {
+    const double* row = in.row(s);
+    const std::size_t s0 = in.source(s);
+    if (s0 >= in.timed_series || times_counted == nullptr) {
         return reduce_row_host(
             row, in.chunk, [&in, s](std::size_t j, double x) { return in.included(j, s, x); }, partial, hist, binner,
             out, sums);
+    }
+    const auto t = static_cast<std::int32_t>(s0 % in.nt);
+    if (s != s0) {
+        return reduce_row_host(
+            row, in.chunk,
+            [&in, s, times_counted, t](std::size_t j, double) { return in.in_group(j, s) && t < times_counted[j]; },
+            partial, hist, binner, out, sums);
     }
     if (all_counted) {
         return reduce_row_host(
             row, in.chunk, [](std::size_t, double) { return true; }, partial, hist, binner, out, sums);
     }
-    const auto t = static_cast<std::int32_t>(s % in.nt);
     return reduce_row_host(
         row, in.chunk, [times_counted, t](std::size_t j, double) { return t < times_counted[j]; }, partial, hist,
         binner, out, sums);

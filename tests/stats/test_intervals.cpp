@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+// The uncertainty of the statistics: the 95 % intervals of the mean and the quantiles (EnsembleAccumulator::finalize),
+// their ranks, and the replica-group interval. Checked by coverage against the known truth of a distribution, and
+// against the exact binomial law, not against the formulas they come from.
+#include "stats/ensemble_stats.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace {
+
+using nhvk::stats::EnsembleAccumulator;
+using nhvk::stats::quantile_interval_ranks;
+using nhvk::stats::quantile_levels;
+using nhvk::stats::replica_interval;
+using nhvk::stats::SeriesSummary;
+
+/** P(lo < B <= hi) for B ~ Binomial(n, p), summed exactly from the pmf (log-gamma). */
+double binomial_between(std::uint64_t n, double p, std::uint64_t lo, std::uint64_t hi) {
+    double sum = 0.0;
+    for (std::uint64_t k = lo + 1; k <= hi; ++k) {
+        const double kk = static_cast<double>(k), nn = static_cast<double>(n);
+        sum += std::exp(std::lgamma(nn + 1.0) - std::lgamma(kk + 1.0) - std::lgamma(nn - kk + 1.0) + kk * std::log(p) +
+                        (nn - kk) * std::log1p(-p));
+    }
+    return sum;
+}
+
+TEST(QuantileInterval, RanksCoverTheTrueQuantileWithAtLeast95PercentByTheBinomialLaw) {
+    // [x_(lo), x_(hi)] (0-based order statistics) holds the true p-quantile exactly when lo < B <= hi, B the number
+    // of values at or below it; the law of B is known whatever the distribution.
+    int checked = 0;
+    for (const std::uint64_t n : {30ull, 100ull, 257ull, 1000ull, 4000ull, 20000ull})
+        for (const double p : quantile_levels) {
+            const auto ci = quantile_interval_ranks(n, p);
+            if (!ci.ok) {
+                // refused only where the interval would need an order statistic outside the sample
+                EXPECT_LT(static_cast<double>(n) * std::min(p, 1.0 - p), 8.0) << n << " " << p;
+                continue;
+            }
+            ++checked;
+            ASSERT_LT(ci.lo, ci.hi);
+            ASSERT_LT(ci.hi, n);
+            const double cover = binomial_between(n, p, ci.lo, ci.hi);
+            EXPECT_GE(cover, 0.945) << "n " << n << " p " << p;
+            // and not the whole sample: the interval narrows as n grows
+            if (n >= 1000u) EXPECT_LT(cover, 0.995) << "n " << n << " p " << p;
+        }
+    EXPECT_GE(checked, 30);
+    EXPECT_FALSE(quantile_interval_ranks(0, 0.5).ok);
+    EXPECT_FALSE(quantile_interval_ranks(5, 0.5).ok);
+}
+
+/** Coverage over many samples of a lognormal law (mean e^{1/2}, p-quantile e^{z_p}) of the mean's and the quantiles'
+ *  intervals, exact (values kept) or from the histogram (no values kept). */
+void expect_coverage(bool exact) {
+    const double z[7] = {-2.3263478740408408, -1.6448536269514729, -0.6744897501960817, 0.0,
+                         0.6744897501960817,  1.6448536269514729,  2.3263478740408408};
+    const double true_mean = std::exp(0.5);
+    const int samples = 400;
+    const std::size_t n = 1000;
+    int mean_in = 0, q_in[7] = {};
+    double width50 = 0.0;
+    std::mt19937_64 rng(20261124);
+    std::normal_distribution<double> normal;
+    std::vector<double> v(n);
+    for (int k = 0; k < samples; ++k) {
+        for (double& x : v) x = std::exp(normal(rng));
+        EnsembleAccumulator acc(1, n, exact ? std::size_t{1} << 30 : 0u);
+        acc.add_chunk(v.data(), n, n, nullptr);
+        ASSERT_EQ(acc.exact(), exact);
+        const SeriesSummary s = acc.finalize()[0];
+        ASSERT_TRUE(std::isfinite(s.mean_lo) && s.mean_lo < s.mean && s.mean < s.mean_hi);
+        EXPECT_NEAR(s.mean_se, s.std / std::sqrt(1000.0), 1e-15);
+        mean_in += s.mean_lo <= true_mean && true_mean <= s.mean_hi;
+        const double q[7] = {s.p01, s.p05, s.p25, s.p50, s.p75, s.p95, s.p99};
+        for (int i = 0; i < 7; ++i) {
+            ASSERT_TRUE(std::isfinite(s.q_lo[i]) && s.q_lo[i] <= q[i] && q[i] <= s.q_hi[i]) << "level " << i;
+            q_in[i] += s.q_lo[i] <= std::exp(z[i]) && std::exp(z[i]) <= s.q_hi[i];
+        }
+        width50 += (s.q_hi[3] - s.q_lo[3]) / samples;
+        EXPECT_NEAR(s.q_se[3], (s.q_hi[3] - s.q_lo[3]) / 3.919927969080108, 1e-12);
+    }
+    // binomial sd of a 95 % coverage over 400 samples: 1.1 %; the quantile intervals are conservative (≥ 95 %
+    // by construction, more at the tails where the ranks are few)
+    const double mean_cover = static_cast<double>(mean_in) / samples;
+    EXPECT_GT(mean_cover, 0.92) << "mean";
+    EXPECT_LT(mean_cover, 0.98) << "mean";
+    for (int i = 0; i < 7; ++i) {
+        const double c = static_cast<double>(q_in[i]) / samples;
+        EXPECT_GT(c, 0.92) << "quantile level " << quantile_levels[i];
+        EXPECT_LT(c, 0.999) << "quantile level " << quantile_levels[i];
+    }
+    // the median's interval is about ±1.96·sqrt(p(1−p)/n)/f(median) wide: 2·1.96·0.5/(sqrt(1000)·0.3989) = 0.155
+    EXPECT_NEAR(width50, 0.155, 0.02);
+}
+
+TEST(IntervalCoverage, ExactMeanAndQuantileIntervalsCoverTheTruth) { expect_coverage(true); }
+TEST(IntervalCoverage, HistogramMeanAndQuantileIntervalsCoverTheTruth) { expect_coverage(false); }
+
+TEST(IntervalCoverage, TooFewValuesGiveNoInterval) {
+    const double one = 2.0;
+    EnsembleAccumulator acc(1, 1, std::size_t{1} << 20);
+    acc.add_chunk(&one, 1, 1, nullptr);
+    const SeriesSummary s = acc.finalize()[0];
+    EXPECT_EQ(s.mean, 2.0);
+    EXPECT_TRUE(std::isnan(s.mean_se) && std::isnan(s.mean_lo) && std::isnan(s.q_lo[3]) && std::isnan(s.q_hi[6]));
+    EXPECT_TRUE(std::isnan(s.std_lo)) << "the std's interval comes from replica groups, not from one series";
+}
+
+TEST(ReplicaInterval, BatchMeansOfTheGroupValues) {
+    // groups 1, 2, 3, 4: sd 1.2909944, se = sd/2, t(0.975, 3) = 3.1824463
+    const auto r = replica_interval(2.5, {1.0, 2.0, 3.0, 4.0});
+    EXPECT_EQ(r.groups, 4u);
+    EXPECT_NEAR(r.se, 0.6454972243679028, 1e-15);
+    EXPECT_NEAR(r.lo, 2.5 - 3.182446305284263 * 0.6454972243679028, 1e-9);
+    EXPECT_NEAR(r.hi, 2.5 + 3.182446305284263 * 0.6454972243679028, 1e-9);
+    // a group without a finite value (no fit) is left out and counted so
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const auto s = replica_interval(2.5, {1.0, nan, 2.0, 3.0, 4.0});
+    EXPECT_EQ(s.groups, 4u);
+    EXPECT_EQ(s.se, r.se);
+    EXPECT_TRUE(std::isnan(replica_interval(1.0, {1.0, nan}).se));
+    EXPECT_TRUE(std::isnan(replica_interval(nan, {1.0, 2.0}).lo));
+}
+
+/** The replica groups' own coverage: R groups of a sample of n, the statistic the median; over many samples the
+ *  interval from the groups covers the true median about 95 % of the time. */
+TEST(ReplicaInterval, GroupIntervalOfAMedianCoversTheTruth) {
+    const int samples = 400, R = 10;
+    const std::size_t n = 2000;
+    std::mt19937_64 rng(7);
+    std::normal_distribution<double> normal;
+    int in = 0;
+    std::vector<double> v(n);
+    for (int k = 0; k < samples; ++k) {
+        for (double& x : v) x = std::exp(normal(rng));
+        // the pooled and each group's median (type 7, numpy's), the groups by index mod R as the run makes them
+        std::vector<std::vector<double>> groups(R);
+        for (std::size_t j = 0; j < n; ++j) groups[j % R].push_back(v[j]);
+        std::vector<double> medians(R);
+        for (int g = 0; g < R; ++g) {
+            std::sort(groups[g].begin(), groups[g].end());
+            medians[g] = nhvk::stats::quantile_type7(groups[g].data(), groups[g].size(), 0.5);
+        }
+        std::sort(v.begin(), v.end());
+        const auto r = replica_interval(nhvk::stats::quantile_type7(v.data(), n, 0.5), medians);
+        in += r.lo <= 1.0 && 1.0 <= r.hi;
+    }
+    const double c = static_cast<double>(in) / samples;
+    EXPECT_GT(c, 0.91);
+    EXPECT_LT(c, 0.985);
+}
+
+} // namespace
