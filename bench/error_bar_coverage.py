@@ -8,6 +8,8 @@ output times, the seed-to-seed standard deviation, the mean half-width of the in
 whose interval covers the mean over all seeds.
 
     python3 bench/error_bar_coverage.py build/nhvk configs/quickstart.toml 200 /tmp/coverage
+
+Results: bench/results/2026-11-24-error-bars.md.
 """
 import json
 import os
