@@ -301,8 +301,9 @@ void add_merge_command(CLI::App& app, int& exit_code) {
         const EnsembleResult r = merge_parts(*dirs, *out, *summary_md, *threads);
         if (!*quiet)
             std::cerr << "nhvk merge: " << dirs->size() << " shards, " << r.requested << " trajectories (valid "
-                      << r.valid << ", failed " << r.failed() << "); outputs in " << *out << "/\n";
-        exit_code = r.valid > 0 ? exit_ok : exit_no_valid;
+                      << r.valid << ", diverged " << r.diverged << ", failed " << r.failed() << "); outputs in " << *out
+                      << "/\n";
+        exit_code = r.valid + r.diverged > 0 ? exit_ok : exit_no_valid;
     });
 }
 

@@ -69,7 +69,9 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
        << (r.ranks > 1 ? std::to_string(r.ranks) + " MPI ranks × " : std::string()) << r.threads << " threads), "
        << std::setprecision(3) << r.seconds << " s (" << std::setprecision(4)
        << (r.seconds > 0 ? r.requested / r.seconds : 0.0) << " traj/s)\n";
-    os << "  valid " << r.valid << ", failed " << r.failed();
+    os << "  valid " << r.valid;
+    if (std::isfinite(cfg.stop_at)) os << ", diverged " << r.diverged << " (stopped at d_q > " << cfg.stop_at << ")";
+    os << ", failed " << r.failed();
     if (r.failed()) {
         os << " (";
         bool first = true;
@@ -93,11 +95,15 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
            << r.failed_by_dynamics_status[1][lim] << ", vakonomic " << r.failed_by_dynamics_status[2][lim]
            << "), min_step " << cfg.integrator.min_step << " (nonholonomic " << r.failed_by_dynamics_status[1][under]
            << ", vakonomic " << r.failed_by_dynamics_status[2][under] << ")\n";
-    if (nt > 0 && r.valid > 0) {
+    if (nt > 0 && r.valid + r.diverged > 0) {
         const stats::SeriesSummary& last = r.at(metric_dq, nt - 1);
-        os << std::setprecision(4) << "  d_q at t = " << r.times.back() << ": median " << last.p50;
-        if (std::isfinite(last.q_lo[3])) os << " (95% CI " << last.q_lo[3] << " to " << last.q_hi[3] << ")";
-        os << ", p95 " << last.p95 << ", max " << last.max << "\n";
+        os << std::setprecision(4) << "  d_q at t = " << r.times.back() << ": ";
+        if (last.count == 0u) os << "no member left (each stopped or failed earlier)\n";
+        else {
+            os << "median " << last.p50;
+            if (std::isfinite(last.q_lo[3])) os << " (95% CI " << last.q_lo[3] << " to " << last.q_hi[3] << ")";
+            os << ", p95 " << last.p95 << ", max " << last.max << "\n";
+        }
         if (!r.coincide.empty()) os << "  " << r.coincide_statement << "\n";
         for (const auto& [name, f] :
              {std::pair<const char*, const stats::GrowthFit*>{"d_q", &r.growth_fit_q}, {"d_v", &r.growth_fit_v}}) {
@@ -138,7 +144,7 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
     os << "  quantiles: " << (r.exact_quantiles ? "exact" : "log histogram") << "; outputs in " << cfg.run.out
        << "/ (summary.json, summary.md, stats.csv, report.html" << (cfg.run.save_samples ? ", samples.csv" : "")
        << (cfg.run.save_trajectories > 0 ? ", trajectories/" : "") << ")\n";
-    if (!r.low_population.empty()) os << "  population: " << population_text(cfg, r, false) << "\n";
+    if (!r.low_population.empty() || r.diverged) os << "  population: " << population_text(cfg, r, false) << "\n";
     // NOTE: last, so that it is the line a user sees when most members failed (the exit code stays 0: the
     // statistics of the rest are complete and stated as such)
     if (!r.failure_warning.empty()) os << "  warning: " << r.failure_warning << "\n";
@@ -296,7 +302,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
             if (!o->quiet) print_summary(cfg, r);
             if (!o->summary_md.empty()) write_file_atomic(o->summary_md, summary_markdown(cfg, r));
             // NOTE: an empty shard (more shards than trajectories) has nothing to fail: it succeeds with an empty part.
-            const bool none_valid = r.valid == 0 && r.requested > 0;
+            // NOTE: a member stopped at divergence.stop_at is an answer (it diverged), not a failure
+            const bool none_valid = r.valid == 0 && r.diverged == 0 && r.requested > 0;
             exit_code = none_valid ? exit_no_valid : exit_ok;
             if (none_valid) std::cerr << "nhvk: error: no valid trajectory (see summary.json trajectories.failed)\n";
         } catch (const RootFailed&) {

@@ -32,7 +32,7 @@ const std::vector<ConfigTable>& config_sections() {
         {"initial", {"t0", "energy", "q", "v", "mu"}},
         {"integrator", {"method", "rtol", "atol", "dt", "min_step", "max_steps", "project", "precision", "equations"}},
         {"times", {"t_end", "spacing", "count", "t_first", "list"}},
-        {"divergence", {"coordinates", "weights", "metric", "onset_threshold", "growth_t_max"}},
+        {"divergence", {"coordinates", "weights", "metric", "onset_threshold", "growth_t_max", "stop_at"}},
         {"statistics", {"population", "low_population_fraction", "replicas"}},
         {"diagnostics", {"balance_tolerance"}},
         {"run",
@@ -774,6 +774,13 @@ void parse_divergence(const Reader& rd, const toml::table& root, RunConfig& cfg)
         cfg.divergence_kinetic = rd.choice(*n, p + ".metric", {"euclidean", "kinetic"}) == 1;
     cfg.onset_threshold = rd.number_or(t, "onset_threshold", p, 1e-3);
     rd.require(cfg.onset_threshold > 0.0, t, "onset_threshold", p, "a number > 0");
+    cfg.stop_at = std::numeric_limits<double>::infinity();
+    if (rd.get(t, "stop_at")) {
+        cfg.stop_at = rd.number_or(t, "stop_at", p, 0.0);
+        rd.require(std::isfinite(cfg.stop_at) && cfg.stop_at > cfg.onset_threshold, t, "stop_at", p,
+                   "a number > onset_threshold = " + format_number(cfg.onset_threshold) +
+                       " (a member stops when its d_q passes it; leave it out to never stop)");
+    }
     const std::size_t fourth = std::min<std::size_t>(3, cfg.times.size() - 1);
     const double dflt = std::max(cfg.t0 + (cfg.time_grid.t_end - cfg.t0) * 0.05, cfg.times[fourth]);
     cfg.growth_t_max = rd.number_or(t, "growth_t_max", p, dflt);
@@ -896,6 +903,7 @@ nlohmann::json RunConfig::resolved_json() const {
           {"weights", weights},
           {"metric", divergence_kinetic ? "kinetic" : "euclidean"},
           {"onset_threshold", onset_threshold},
+          {"stop_at", std::isfinite(stop_at) ? json(stop_at) : json(nullptr)},
           {"growth_t_max", growth_t_max}}},
         {"statistics",
          {{"population", alive_population ? "alive" : "survivors"},

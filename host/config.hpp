@@ -52,6 +52,8 @@
  *  metric = "euclidean"            # "euclidean" (sum of squares) | "kinetic" (Δᵀ W(q_NH) Δ, W the kinetic
  *                                  #   metric of L); default "euclidean"
  *  onset_threshold = 1e-3          # > 0; default 1e-3
+ *  stop_at = 1.0                   # optional, > onset_threshold: a member whose d_q passes it at an output time
+ *                                  #   before the last stops there (status "diverged", not a failure)
  *  growth_t_max = 0.25             # > t0: the early window (t0, growth_t_max] for the growth exponent; default:
  *                                  #   the later of t0 + (t_end - t0)·0.05 and the 4th output time (the last
  *                                  #   one if there are fewer), so the fit sees at least 4 points
@@ -99,6 +101,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -215,8 +218,9 @@ struct RunConfig {
     std::vector<double> divergence_weights; ///< size model.n: each coordinate's factor (1 unless configured)
     bool divergence_kinetic = false;        ///< metric = "kinetic": Δᵀ W(q_NH) Δ instead of the sum of squares
     double onset_threshold = 1e-3;
-    double growth_t_max = 0.0;            ///< resolved (default filled)
-    bool alive_population = true;         ///< statistics.population = "alive" (else "survivors")
+    double stop_at = std::numeric_limits<double>::infinity(); ///< divergence.stop_at (inf: never stop a member)
+    double growth_t_max = 0.0;                                ///< resolved (default filled)
+    bool alive_population = true;                             ///< statistics.population = "alive" (else "survivors")
     double low_population_fraction = 0.5; ///< statistics.low_population_fraction: the population flag's level
     int replicas = 10;                    ///< statistics.replicas: replica groups of d_q and d_v (0: none)
     double balance_tolerance = 1e-6;      ///< diagnostics.balance_tolerance: the flag's level

@@ -426,7 +426,8 @@ void EnsembleRun::write() {
                        " values lie below the histogram's resolved window (stats.csv outside_range)");
         if (!r_.failure_warning.empty()) log_->line("warning " + r_.failure_warning);
         log_->line("end complete in " + format_duration(r_.seconds) + ": valid " + std::to_string(r_.valid) +
-                   ", failed " + std::to_string(r_.failed()));
+                   (r_.diverged ? ", diverged " + std::to_string(r_.diverged) : std::string()) + ", failed " +
+                   std::to_string(r_.failed()));
     }
 }
 

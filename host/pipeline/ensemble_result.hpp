@@ -27,6 +27,10 @@ struct EnsembleResult {
     /// failed integrations per dynamics and status: [Dynamics][Status] (which limit each dynamics hit)
     std::array<std::array<std::uint64_t, status_count>, 3> failed_by_dynamics_status{};
     std::array<std::uint64_t, sample_status_count> sampling{}; ///< index: SampleStatus (ok unused)
+    /// members stopped at divergence.stop_at (Status::diverged: not valid, not failed), and per output time index
+    /// how many stopped there (the first output time with d_q above stop_at)
+    std::uint64_t diverged = 0;
+    std::vector<std::uint64_t> diverged_at;
     std::vector<double> times;
     /// metric_rows(nt): series (metric * nt + i), then the per-member series (metric_count * nt + MemberSeries)
     std::vector<stats::SeriesSummary> series;
@@ -91,7 +95,7 @@ struct EnsembleResult {
     bool alive_population = true; ///< per-time statistics over the members alive at each time (else survivors)
     /// max_over_times(metric_balance_nh) above diagnostics.balance_tolerance
     bool balance_flagged = false;
-    std::uint64_t failed() const { return requested - valid; }
+    std::uint64_t failed() const { return requested - valid - diverged; }
 
     // How it was produced (summary.json "job").
     std::string config_hash;

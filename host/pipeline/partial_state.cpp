@@ -18,8 +18,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// NOTE: v3: the statistics carry the signed histogram rows (log_histogram.hpp); v2 carried the [1e-30, 1e10) bins.
-constexpr char magic[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '3', '\n', '\0', '\0'};
+// NOTE: v4: the tally counts members stopped at divergence.stop_at, and the statistics carry the replica groups'
+// series; v3 had neither; v3 and later carry the signed histogram rows (log_histogram.hpp); v2 carried the [1e-30,
+// 1e10) bins.
+constexpr char magic[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '4', '\n', '\0', '\0'};
+constexpr char magic_v3[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '3', '\n', '\0', '\0'};
 constexpr char magic_v2[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '2', '\n', '\0', '\0'};
 
 void put_tally(std::string& out, const EnsembleResult& r) {
@@ -31,6 +34,8 @@ void put_tally(std::string& out, const EnsembleResult& r) {
     bytes::put_vector(out, r.onset.counts);
     bytes::put(out, r.onset.never);
     bytes::put(out, r.onset.censored);
+    bytes::put(out, r.diverged);
+    bytes::put_vector(out, r.diverged_at);
 }
 
 void get_tally(bytes::Reader& in, EnsembleResult& r) {
@@ -42,6 +47,8 @@ void get_tally(bytes::Reader& in, EnsembleResult& r) {
     r.onset.counts = in.get_vector<std::uint64_t>();
     r.onset.never = in.get<std::uint64_t>();
     r.onset.censored = in.get<std::uint64_t>();
+    r.diverged = in.get<std::uint64_t>();
+    r.diverged_at = in.get_vector<std::uint64_t>();
 }
 
 } // namespace
@@ -80,6 +87,9 @@ void add_tally(EnsembleResult& into, const EnsembleResult& from) {
             into.failed_by_dynamics_status[d][i] += from.failed_by_dynamics_status[d][i];
     }
     for (std::size_t i = 0; i < into.sampling.size(); ++i) into.sampling[i] += from.sampling[i];
+    into.diverged += from.diverged;
+    if (into.diverged_at.size() < from.diverged_at.size()) into.diverged_at.resize(from.diverged_at.size(), 0u);
+    for (std::size_t i = 0; i < from.diverged_at.size(); ++i) into.diverged_at[i] += from.diverged_at[i];
     if (into.onset.counts.empty() && into.onset.never == 0 &&
         into.onset.censored == 0) // an empty tally takes the other's output times
         into.onset = from.onset;
@@ -126,8 +136,12 @@ PartialState decode_state(const std::string& data, const std::string& what) {
     if (data.size() >= sizeof magic_v2 && std::memcmp(data.data(), magic_v2, sizeof magic_v2) == 0)
         throw std::runtime_error(what + ": a state file of an older nhvk (NHVK-STATE-v2, whose histograms covered only "
                                         "[1e-30, 1e10)); this nhvk cannot continue or merge it: rerun that part");
+    if (data.size() >= sizeof magic_v3 && std::memcmp(data.data(), magic_v3, sizeof magic_v3) == 0)
+        throw std::runtime_error(what + ": a state file of an older nhvk (NHVK-STATE-v3, without the replica groups' "
+                                        "statistics and the diverged count); this nhvk cannot continue or merge it: "
+                                        "rerun that part");
     if (data.size() < sizeof magic + 16 || std::memcmp(data.data(), magic, sizeof magic) != 0)
-        throw std::runtime_error(what + ": not an nhvk state file (no NHVK-STATE-v3 header)");
+        throw std::runtime_error(what + ": not an nhvk state file (no NHVK-STATE-v4 header)");
     std::uint64_t n = 0;
     std::memcpy(&n, data.data() + sizeof magic, sizeof n);
     if (n != data.size() - sizeof magic - 16)

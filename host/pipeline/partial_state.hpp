@@ -6,7 +6,7 @@
  *         counts, exact sums, min/max, stored values), so any set of parts covering [0, N) merges, in index order,
  *         into the statistics of one run bit for bit.
  *
- *  File layout (README "Partial states and resume records"): the 16-byte magic `NHVK-STATE-v3\n\0\0`, the payload
+ *  File layout (README "Partial states and resume records"): the 16-byte magic `NHVK-STATE-v4\n\0\0`, the payload
  *  length (8 bytes), the payload, and its FNV-1a-64 checksum (8 bytes). Little-endian, this build's layout: a state
  *  is read back by the same nhvk version on the same kind of machine (the version is checked).
  */

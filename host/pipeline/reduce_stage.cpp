@@ -21,6 +21,7 @@ ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r)
            static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u, {},
            stats::ReplicaShape{shape_.base, shape_.replicas > 0u ? shape_.replicas : 1u}) {
     r_.onset = stats::OnsetHistogram(cfg.times.size());
+    r_.diverged_at.assign(cfg.times.size(), 0u);
 }
 
 void ReduceStage::start(EnsembleBackend& backend, std::uint64_t members) {
@@ -38,6 +39,13 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
             ok || (cfg_.alive_population && ss == SampleStatus::ok && a.onset[j] != stats::onset_never) ? 1u : 0u;
         if (ok) {
             ++r_.valid;
+        } else if (ss == SampleStatus::ok && st == Status::diverged) {
+            // NOTE: stopped by divergence.stop_at after reaching fail_index[j] >= 1 output times (the last of them
+            // the one where d_q passed it); its onset lies at or before that time, since stop_at > onset_threshold
+            ++r_.diverged;
+            const std::int32_t reached = a.fail_index[j];
+            if (reached >= 1 && static_cast<std::size_t>(reached) <= r_.diverged_at.size())
+                ++r_.diverged_at[reached - 1];
         } else if (ss != SampleStatus::ok) {
             ++r_.sampling[static_cast<int>(ss)];
             ++r_.failed_by_dynamics[0];

@@ -55,6 +55,7 @@ RunPlan make_run_plan(const RunConfig& cfg, long long capacity) {
     c.divergence = divergence_spec(cfg);
     c.alive_population = cfg.alive_population;
     c.replicas = cfg.replicas;
+    c.stop_at = cfg.stop_at;
     c.onset_threshold = cfg.onset_threshold;
     c.shared_params = cfg.params.empty() ? nullptr : cfg.params.data();
     c.sampling = make_sampling_plan(cfg);

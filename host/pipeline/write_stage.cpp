@@ -114,6 +114,15 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     tr["failed"] = failed;
     tr["failure_warning"] = r.failure_warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.failure_warning);
     // The limits that end a trajectory, as this run applied them (step_limit, step_underflow in `failed`).
+    nlohmann::json& dv = tr["diverged"];
+    dv["count"] = r.diverged;
+    dv["stop_at"] = std::isfinite(cfg.stop_at) ? nlohmann::json(cfg.stop_at) : nlohmann::json(nullptr);
+    dv["at_time"] = r.diverged_at;
+    dv["definition"] =
+        "members whose d_q passed divergence.stop_at at an output time before the last: both dynamics stopped there "
+        "(status diverged; neither valid nor failed). at_time[i]: how many stopped at output time i, the first "
+        "where d_q > stop_at (a censored observation: d_q was above stop_at from then on as far as the run knows). "
+        "They count in the per-time statistics up to that time (population alive) and nowhere after it";
     tr["limits"]["max_steps"] = cfg.integrator.max_steps;
     tr["limits"]["min_step"] = cfg.integrator.min_step;
     j["times"] = r.times;
@@ -327,7 +336,32 @@ std::string stats_csv(const EnsembleResult& r) {
 
 } // namespace
 
+namespace {
+std::string population_flags(const RunConfig& cfg, const EnsembleResult& r, bool markdown);
+} // namespace
+
 std::string population_text(const RunConfig& cfg, const EnsembleResult& r, bool markdown) {
+    std::string text = population_flags(cfg, r, markdown);
+    if (r.diverged == 0) return text;
+    std::ostringstream os;
+    os << std::setprecision(4);
+    std::size_t first = r.diverged_at.size(), last = 0;
+    for (std::size_t i = 0; i < r.diverged_at.size(); ++i)
+        if (r.diverged_at[i] != 0u) {
+            first = std::min(first, i);
+            last = i;
+        }
+    if (first >= r.times.size()) first = last = 0; // counts without times: a tally from elsewhere
+    os << "; " << r.diverged << " members stopped at divergence.stop_at = " << cfg.stop_at
+       << " (d_q passed it at t = " << r.times[first];
+    if (last != first) os << " to " << r.times[last];
+    os << "): after its stop a member leaves the statistics, which then describe the members whose d_q had stayed "
+          "below stop_at";
+    return text + os.str();
+}
+
+namespace {
+std::string population_flags(const RunConfig& cfg, const EnsembleResult& r, bool markdown) {
     std::ostringstream os;
     os << std::setprecision(4);
     const double pct = 100.0 * cfg.low_population_fraction;
@@ -346,6 +380,7 @@ std::string population_text(const RunConfig& cfg, const EnsembleResult& r, bool 
     os << ": the statistics there describe a remnant of the ensemble" << (markdown ? "**" : "");
     return os.str();
 }
+} // namespace
 
 std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
     std::ostringstream os;
@@ -357,7 +392,9 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
        << (r.ranks > 1 ? ", " + std::to_string(r.ranks) + " MPI ranks" : std::string())
        << (r.merged_from.empty() ? std::string() : ", merged from " + std::to_string(r.merged_from.size()) + " shards")
        << "\n";
-    os << "- trajectories: " << r.requested << " requested, " << r.valid << " valid, " << r.failed() << " failed\n";
+    os << "- trajectories: " << r.requested << " requested, " << r.valid << " valid, ";
+    if (std::isfinite(cfg.stop_at)) os << r.diverged << " diverged (stopped at d_q > " << md_num(cfg.stop_at) << "), ";
+    os << r.failed() << " failed\n";
     if (!r.coincide.empty()) os << "- **" << r.coincide_statement << "**\n";
     for (const auto& [name, f] :
          {std::pair<const char*, const stats::GrowthFit*>{"d_q", &r.growth_fit_q}, {"d_v", &r.growth_fit_v}}) {

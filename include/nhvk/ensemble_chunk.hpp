@@ -37,6 +37,7 @@ struct ChunkArgs {
     StepControl ctl;
     DivergenceSpec divergence;
     double onset_threshold = 1e-3;
+    double stop_at = NumericLimits<double>::infinity(); ///< divergence.stop_at: stop a member past it (inf: never)
     bool alive_population = true;       ///< per-time statistics over the members alive at each time (else survivors)
     int replicas = 0;                   ///< replica groups of the divergence statistics (0: none; see metrics_view)
     std::uint64_t first_member = 0;     ///< the run-wide trajectory index of member 0 (set by `sample`)
@@ -82,8 +83,8 @@ NHVK_HD NHVK_FORCEINLINE void run_chunk_member(const ChunkArgs& a, long long j) 
     }
     NHVK_UNROLL
     for (int c = 0; c < k; ++c) mu0[c] = a.mu0 ? T(a.mu0[c * a.ld + j]) : T(0);
-    DivergenceObserver<M, T, Equations<M, T>> obs{Equations<M, T>(model), a.divergence, a.nt,
-                                                  a.metrics + j,          a.ld,         a.onset_threshold};
+    DivergenceObserver<M, T, Equations<M, T>> obs{Equations<M, T>(model), a.divergence, a.nt, a.metrics + j, a.ld,
+                                                  a.onset_threshold,      a.stop_at};
     const MemberOutcome out =
         integrate_member<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs);
     a.status[j] = static_cast<std::uint8_t>(out.status);

@@ -20,6 +20,7 @@ template <> struct NumericLimits<double> {
     NHVK_HD static constexpr double epsilon() { return DBL_EPSILON; }
     NHVK_HD static constexpr double max() { return DBL_MAX; }
     NHVK_HD static constexpr double quiet_NaN() { return __builtin_nan(""); }
+    NHVK_HD static constexpr double infinity() { return __builtin_huge_val(); }
 };
 template <> struct NumericLimits<float> {
     NHVK_HD static constexpr float epsilon() { return FLT_EPSILON; }

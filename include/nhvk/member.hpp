@@ -14,6 +14,8 @@
 #include "nhvk/steppers.hpp"
 
 #include <cstddef>
+#include <type_traits>
+#include <utility>
 
 namespace nhvk {
 
@@ -78,13 +80,24 @@ NHVK_HD NHVK_FORCEINLINE Dynamics source_breach(const M& model, const T* y_nh, c
     return Dynamics::none;
 }
 
+/** @brief Whether an observer asks to stop the member (a `stop` member that is true: `DivergenceObserver` past
+ *         `divergence.stop_at`); observers without one never do. */
+template <class O, class = void> struct ObserverStops {
+    NHVK_HD static constexpr bool get(const O&) { return false; }
+};
+template <class O> struct ObserverStops<O, std::void_t<decltype(std::declval<const O&>().stop)>> {
+    NHVK_HD static bool get(const O& o) { return o.stop; }
+};
+
 /**
  * @brief Integrate both dynamics of one member to `times[0..nt)` and call `obs(i, t_i, y_nh, y_vk)` at each.
  *
  * `times` is strictly increasing and > t0 (double also for float runs). `Stepper` is a stepper template (`Rk4`,
  * `Dopri5`); `Equations` the derivation of the right-hand sides (`AdEquations`, the dual-number reference, or
  * `GenEquations`, the generated code). The observer is called with `i = -1` at `t0` first (after the optional
- * projection). The two dynamics are advanced independently, each with its own adaptive steps.
+ * projection). The two dynamics are advanced independently, each with its own adaptive steps. An observer that asks to
+ * stop at an output time before the last (ObserverStops) ends the member there with `Status::diverged` and
+ * `time_index` the number of output times it reached.
  */
 template <template <class, class> class Stepper, template <class, class> class Equations = AdEquations, class M,
           class T, class Observer>
@@ -175,6 +188,11 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
                 return out;
             }
             obs(i, ti, a.y, b.y);
+            if (i + 1 < nt && ObserverStops<Observer>::get(obs)) {
+                out.status = Status::diverged;
+                out.time_index = i + 1;
+                return out;
+            }
             continue;
         }
 #endif
@@ -198,6 +216,11 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
             return out;
         }
         obs(i, ti, a.y, b.y);
+        if (i + 1 < nt && ObserverStops<Observer>::get(obs)) {
+            out.status = Status::diverged;
+            out.time_index = i + 1;
+            return out;
+        }
     }
     return out;
 }
@@ -344,7 +367,9 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct DivergenceObser
     double* metrics;
     long long stride;
     double onset_threshold;
-    std::int32_t onset_index = stats::onset_never; ///< first output index with d_q > threshold
+    double stop_at = NumericLimits<double>::infinity(); ///< divergence.stop_at (inf: never)
+    std::int32_t onset_index = stats::onset_never;      ///< first output index with d_q > threshold
+    bool stop = false;                                  ///< d_q passed stop_at at the last output time seen
     T e0_nh = T(0), e0_vk = T(0), scale = T(1);
 
     NHVK_HD NHVK_FORCEINLINE void operator()(int i, T t, const T* y_nh, const T* y_vk) {
@@ -375,6 +400,7 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct DivergenceObser
         metrics[(metric_balance_nh * nt + i) * stride] = abs(double((de_nh - work - applied) / scale));
         metrics[(metric_work_nh * nt + i) * stride] = double(work);
         if (onset_index == stats::onset_never && dq > onset_threshold) onset_index = i;
+        stop = dq > stop_at;
     }
 };
 

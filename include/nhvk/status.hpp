@@ -18,7 +18,11 @@ enum class Status : std::uint8_t {
     step_underflow = 3, ///< the adaptive step fell below `min_step`
     step_limit = 4,     ///< more than `max_steps` steps were attempted
     chart_singular = 5, ///< the state left the model's coordinate chart (e.g. cos θ = 0 for Euler angles)
+    /// not a failure: d_q passed `divergence.stop_at` at an output time before the last, and both dynamics stopped
+    /// there (beyond `status_count`: the failure tallies indexed by status have no slot for it)
+    diverged = 6,
 };
+/** @brief `ok` and the failure statuses (the size of the tallies indexed by `Status`); `diverged` lies beyond. */
 inline constexpr int status_count = 6;
 
 /** @brief The name used in outputs (`summary.json`, CSV, messages). */
@@ -36,6 +40,8 @@ NHVK_HD inline const char* status_name(Status s) {
         return "step_limit";
     case Status::chart_singular:
         return "chart_singular";
+    case Status::diverged:
+        return "diverged";
     }
     return "unknown";
 }

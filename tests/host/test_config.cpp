@@ -204,7 +204,7 @@ TEST(Config, ResolvedJsonHasTheTomlLayout) {
     // Every section, every key.
     const std::vector<std::pair<std::string, std::size_t>> sizes = {
         {"model", 2},      {"initial", 5},    {"integrator", 9},  {"times", 4},
-        {"divergence", 5}, {"statistics", 3}, {"diagnostics", 1}, {"run", 9}};
+        {"divergence", 6}, {"statistics", 3}, {"diagnostics", 1}, {"run", 9}};
     EXPECT_EQ(j.size(), sizes.size());
     for (const auto& [section, n] : sizes) EXPECT_EQ(j[section].size(), n) << section;
 
@@ -226,7 +226,7 @@ TEST(Config, ResolvedJsonLoadsBackToTheSameConfig) {
               "[initial]\nmu = [0.5, { dist = \"uniform\", low = -1, high = 1 }]\n"
               "[times]\nt_end = 2.0\nspacing = \"list\"\nlist = [0.5, 1, 2]\n"),
         parse(std::string(minimal) + "[divergence]\ncoordinates = [\"y\", \"z\"]\nweights = { z = 2.5 }\n"
-                                     "metric = \"kinetic\"\n[statistics]\npopulation = \"survivors\"\n"
+                                     "metric = \"kinetic\"\nstop_at = 2.5\n[statistics]\npopulation = \"survivors\"\n"
                                      "low_population_fraction = 0.25\nreplicas = 7\n"
                                      "[diagnostics]\nbalance_tolerance = 1e-4\n"),
     };
@@ -246,6 +246,7 @@ TEST(Config, ResolvedJsonLoadsBackToTheSameConfig) {
         EXPECT_EQ(a.alive_population, b.alive_population);
         EXPECT_EQ(a.low_population_fraction, b.low_population_fraction);
         EXPECT_EQ(a.replicas, b.replicas);
+        EXPECT_EQ(a.stop_at, b.stop_at);
         EXPECT_EQ(a.balance_tolerance, b.balance_tolerance);
         EXPECT_EQ(a.energy, b.energy);
     }

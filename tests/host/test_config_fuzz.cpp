@@ -82,6 +82,7 @@ weights = { x = 2.0, y = 1.0 }
 metric = "kinetic"
 onset_threshold = 1e-3
 growth_t_max = 0.5
+stop_at = 3.0
 [statistics]
 population = "survivors"
 low_population_fraction = 0.25

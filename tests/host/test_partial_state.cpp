@@ -45,6 +45,8 @@ PartialState sample_state() {
     s.tally.onset = stats::OnsetHistogram(3);
     s.tally.onset.counts = {1, 2, 90};
     s.tally.onset.never = 4;
+    s.tally.diverged = 5;
+    s.tally.diverged_at = {0, 2, 3};
     s.statistics = std::string("\0\1\2 statistics", 15);
     s.samples_bytes = 12345;
     s.saved = "saved";
@@ -72,6 +74,8 @@ TEST(PartialState, RoundTripKeepsEveryField) {
     EXPECT_EQ(b.tally.failed_by_status[2], 3u);
     EXPECT_EQ(b.tally.onset.counts, a.tally.onset.counts);
     EXPECT_EQ(b.tally.onset.never, 4u);
+    EXPECT_EQ(b.tally.diverged, 5u);
+    EXPECT_EQ(b.tally.diverged_at, (std::vector<std::uint64_t>{0, 2, 3}));
     EXPECT_EQ(b.statistics, a.statistics);
     EXPECT_EQ(b.samples_bytes, 12345u);
     EXPECT_EQ(b.saved, "saved");
@@ -105,6 +109,10 @@ TEST(PartialState, DamagedCutForeignAndOtherVersionsAreRefused) {
     std::string v2 = good;
     v2[12] = '2';
     expect_refused(v2, "NHVK-STATE-v2");
+    // and one of the layout before the replica groups and the diverged count (v3)
+    std::string v3 = good;
+    v3[12] = '3';
+    expect_refused(v3, "NHVK-STATE-v3");
     PartialState inconsistent = sample_state();
     inconsistent.next = 800; // beyond its range
     expect_refused(encode_state(inconsistent), "inconsistent index range");

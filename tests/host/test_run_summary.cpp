@@ -248,3 +248,110 @@ TEST(RunSummary, CoincidingDynamicsAreStated) {
 }
 
 } // namespace
+
+namespace {
+
+/** The d_q statistics of a run's stats.csv, per output time: count and max (and the whole row, to compare). */
+struct DqRows {
+    std::vector<std::uint64_t> count;
+    std::vector<double> max;
+    std::vector<std::string> row;
+};
+DqRows dq_rows(const fs::path& dir) {
+    const nhvk_test::Csv csv = nhvk_test::parse_csv(read_text(dir / "stats.csv"));
+    DqRows d;
+    for (std::size_t r = 0; r < csv.rows.size(); ++r) {
+        if (csv.at(r, "metric") != "d_q") continue;
+        d.count.push_back(std::stoull(csv.at(r, "count")));
+        const std::string m = csv.at(r, "max");
+        d.max.push_back(m.empty() ? std::nan("") : std::stod(m));
+        std::string all;
+        for (const std::string& f : csv.rows[r]) all += f + ",";
+        d.row.push_back(all);
+    }
+    return d;
+}
+
+} // namespace
+
+// divergence.stop_at (issue 24 item 3): a member whose d_q passes it at an output time before the last stops there
+// with the status "diverged", which is neither valid nor failed. The exact properties checked: the members are those
+// of the run without it up to their stop, so every statistic before the first stop and the growth fit (its window
+// ends earlier) are bit-identical; at an output time i before the last, a member still counted has d_q <= stop_at
+// unless it stops at i, so max d_q > stop_at exactly where at_time[i] > 0; and the population at time i is the
+// members integrated less those stopped before i.
+TEST(RunSummary, StopAtStopsDivergedMembersWithoutFailingThem) {
+    TempDir tmp;
+    const double stop_at = 0.5;
+    const std::vector<std::string> base = {"run",   config_path("quickstart"), "--trajectories", "600",
+                                           "--set", "run.exact_memory_mb=0"};
+    auto run = [&](const std::string& out, std::vector<std::string> more) {
+        std::vector<std::string> a = base;
+        a.insert(a.end(), more.begin(), more.end());
+        a.insert(a.end(), {"--out", (tmp.path() / out).string()});
+        return nhvk(a, tmp);
+    };
+    const CliRun free = run("free", {});
+    const CliRun stopped = run("stopped", {"--set", "divergence.stop_at=0.5"});
+    ASSERT_EQ(free.rc, 0) << free.err;
+    ASSERT_EQ(stopped.rc, 0) << stopped.err;
+    const nlohmann::json f = read_json(tmp.path() / "free" / "summary.json");
+    const nlohmann::json s = read_json(tmp.path() / "stopped" / "summary.json");
+    const nlohmann::json& dv = s["trajectories"]["diverged"];
+    const std::uint64_t diverged = dv["count"].get<std::uint64_t>();
+    ASSERT_GT(diverged, 100u) << "the threshold should stop many members of this ensemble";
+    EXPECT_EQ(dv["stop_at"].get<double>(), stop_at);
+    EXPECT_EQ(s["trajectories"]["failed"]["total"], 0) << "a diverged member is not a failure";
+    EXPECT_EQ(s["trajectories"]["valid"].get<std::uint64_t>() + diverged, 600u);
+    EXPECT_TRUE(s["trajectories"]["failure_warning"].is_null());
+    EXPECT_TRUE(f["trajectories"]["diverged"]["stop_at"].is_null());
+    EXPECT_EQ(f["trajectories"]["diverged"]["count"], 0);
+    const std::vector<std::uint64_t> at = dv["at_time"].get<std::vector<std::uint64_t>>();
+    const DqRows a = dq_rows(tmp.path() / "free"), b = dq_rows(tmp.path() / "stopped");
+    const std::size_t nt = a.count.size();
+    ASSERT_EQ(at.size(), nt);
+    ASSERT_EQ(b.count.size(), nt);
+    EXPECT_EQ(at.back(), 0u) << "at the last output time there is nothing left to stop";
+    std::uint64_t before = 0, sum = 0;
+    std::size_t first_stop = nt;
+    for (std::size_t i = 0; i < nt; ++i) {
+        sum += at[i];
+        if (at[i] > 0 && first_stop == nt) first_stop = i;
+        EXPECT_EQ(b.count[i], 600u - before) << "time " << i;
+        if (i + 1 < nt) {
+            if (at[i] > 0) EXPECT_GT(b.max[i], stop_at) << "time " << i;
+            else EXPECT_LE(b.max[i], stop_at) << "time " << i;
+        }
+        if (i <= first_stop) EXPECT_EQ(b.row[i], a.row[i]) << "time " << i << ": same members, same values";
+        before += at[i];
+    }
+    EXPECT_EQ(sum, diverged);
+    ASSERT_GT(first_stop, 5u);
+    EXPECT_NE(b.row[nt - 1], a.row[nt - 1]);
+    EXPECT_EQ(s["growth_exponent"]["q"], f["growth_exponent"]["q"]);
+    EXPECT_EQ(s["growth_exponent"]["amplitude"]["q"], f["growth_exponent"]["amplitude"]["q"]);
+    EXPECT_EQ(s["onset"], f["onset"]) << "stop_at > onset_threshold: every onset happens before the stop";
+    EXPECT_NE(stopped.err.find("diverged " + std::to_string(diverged) + " (stopped at d_q > 0.5)"), std::string::npos)
+        << stopped.err;
+    EXPECT_NE(stopped.err.find("members stopped at divergence.stop_at = 0.5"), std::string::npos) << stopped.err;
+    EXPECT_NE(read_text(tmp.path() / "stopped" / "summary.md").find(std::to_string(diverged) + " diverged"),
+              std::string::npos);
+
+    // (nearly) every member stopped: still an answer, exit 0, no failure warning
+    const CliRun all = run("all", {"--set", "divergence.stop_at=0.0101"});
+    EXPECT_EQ(all.rc, 0) << all.err;
+    const nlohmann::json j = read_json(tmp.path() / "all" / "summary.json");
+    // (a few members never reach 0.01 before t_end, as the onset's "never" count of quickstart says)
+    EXPECT_LT(j["trajectories"]["valid"].get<std::uint64_t>(), 10u);
+    EXPECT_EQ(j["trajectories"]["valid"].get<std::uint64_t>() +
+                  j["trajectories"]["diverged"]["count"].get<std::uint64_t>(),
+              600u);
+    EXPECT_TRUE(j["trajectories"]["failure_warning"].is_null());
+
+    // a threshold at or below the onset threshold (0.01 in quickstart) is refused before any work
+    const CliRun bad = run("bad", {"--set", "divergence.stop_at=0.01"});
+    EXPECT_EQ(bad.rc, 2);
+    EXPECT_NE(bad.err.find("divergence.stop_at"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("onset_threshold"), std::string::npos) << bad.err;
+    EXPECT_FALSE(fs::exists(tmp.path() / "bad"));
+}

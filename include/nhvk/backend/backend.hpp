@@ -55,7 +55,8 @@ struct ChunkCommon {
     StepControl ctl;
     DivergenceSpec divergence;
     bool alive_population = true;
-    int replicas = 0; ///< statistics.replicas
+    int replicas = 0;                                   ///< statistics.replicas
+    double stop_at = NumericLimits<double>::infinity(); ///< divergence.stop_at (inf: never)
     double onset_threshold = 1e-3;
     const double* shared_params = nullptr; ///< used when the layout has no per-member parameters
     SamplingPlan sampling;
@@ -139,6 +140,7 @@ inline ChunkArgs common_args(const ChunkLayout& L, const ChunkCommon& c) {
     a.divergence = c.divergence;
     a.alive_population = c.alive_population;
     a.replicas = c.replicas;
+    a.stop_at = c.stop_at;
     a.onset_threshold = c.onset_threshold;
     a.n_params = L.n_params;
     a.params = L.per_member_params ? nullptr : c.shared_params;
