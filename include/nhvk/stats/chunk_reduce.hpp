@@ -50,6 +50,15 @@ struct ChunkView {
     NHVK_HD std::size_t source(std::size_t s) const { return s < base_series ? s : (s - base_series) % replicated; }
     /** @brief The values of series s: trajectory j's is row(s)[j]. */
     NHVK_HD const double* row(std::size_t s) const { return values + source(s) * ld; }
+    /** @brief The members series s can include are j = first_in_group(s) + k·group_stride(s), k = 0, 1, …: every
+     *         member for a series that is not a replica's, every `replicas`-th for a group's (so a reduction reads
+     *         1/replicas of the row for it, not the whole row). */
+    NHVK_HD std::size_t group_stride(std::size_t s) const { return s < base_series ? 1u : replicas; }
+    NHVK_HD std::size_t first_in_group(std::size_t s) const {
+        if (s < base_series) return 0u;
+        const std::size_t g = (s - base_series) / replicated, f = static_cast<std::size_t>(first_member % replicas);
+        return (g + replicas - f) % replicas;
+    }
     /** @brief Is trajectory j in the group of series s (every trajectory is, for a series that is not a replica's)? */
     NHVK_HD bool in_group(std::size_t j, std::size_t s) const {
         return s < base_series || (first_member + j) % replicas == (s - base_series) / replicated;
@@ -86,7 +95,9 @@ struct AccumulateTile {
         const double* row = in.row(s);
         std::uint64_t* hist = counts == nullptr ? nullptr : counts + item * binner.row_words();
         SeriesPartial p = partials[item];
-        for (std::size_t j = t; j < in.chunk; j += n_tiles) {
+        // NOTE: a replica group's series visits only its own members (every replicas-th), split over the tiles
+        const std::size_t stride = in.group_stride(s), step = stride * n_tiles;
+        for (std::size_t j = in.first_in_group(s) + t * stride; j < in.chunk; j += step) {
             const double x = row[j];
             if (!in.included(j, s, x)) {
                 continue;

@@ -145,10 +145,14 @@ inline std::size_t reduce_series_host(const ChunkView& in, std::size_t s, const 
     }
     const auto t = static_cast<std::int32_t>(s0 % in.nt);
     if (s != s0) {
+        // NOTE: a replica group's members, every replicas-th, gathered first: the row pass then reads 1/replicas of
+        // the row instead of testing every member (the same values, so the same partial, histogram and values)
+        thread_local std::vector<double> group;
+        group.clear();
+        for (std::size_t j = in.first_in_group(s); j < in.chunk; j += in.group_stride(s))
+            if (t < times_counted[j]) group.push_back(row[j]);
         return reduce_row_host(
-            row, in.chunk,
-            [&in, s, times_counted, t](std::size_t j, double) { return in.in_group(j, s) && t < times_counted[j]; },
-            partial, hist, binner, out, sums);
+            group.data(), group.size(), [](std::size_t, double) { return true; }, partial, hist, binner, out, sums);
     }
     if (all_counted) {
         return reduce_row_host(
