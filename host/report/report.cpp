@@ -341,7 +341,11 @@ void Page::header() {
         h << "<p class=\"warn\">Note: the divergence is at rounding level: exponent meaningless.</p>\n";
     if (const json* co = find(s, "coincidence.statement"); co && co->is_string())
         h << "<p class=\"warn\">Note: " << xml_escape(co->get<std::string>()) << ".</p>\n";
-    if (s["trajectories"]["valid"].get<long long>() == 0)
+    // NOTE: a member stopped at divergence.stop_at has statistics up to its stop (a summary.json without the field
+    // predates stop_at: none diverged)
+    const json* diverged = find(s, "trajectories.diverged.count");
+    const long long n_diverged = diverged && diverged->is_number_integer() ? diverged->get<long long>() : 0;
+    if (s["trajectories"]["valid"].get<long long>() == 0 && n_diverged == 0)
         h << "<p class=\"warn\">Warning: not one trajectory was valid: the statistics are empty.</p>\n";
     if (const json* fw = find(s, "trajectories.failure_warning"); fw && fw->is_string())
         h << "<p class=\"warn\">Warning: " << xml_escape(fw->get<std::string>()) << ".</p>\n";
@@ -411,6 +415,9 @@ void Page::counts() {
         row("alive fraction", "of the " + show(s, "statistics.integrated") + " members integrated: " +
                                   show(&af->front()) + " at the first output time, " + show(&af->back()) +
                                   " at the last; flagged below " + show(s, "statistics.low_population.below_fraction"));
+    if (const json* at = find(s, "trajectories.diverged.stop_at"); at && at->is_number())
+        row("diverged", show(s, "trajectories.diverged.count") + " stopped where d_q passed divergence.stop_at = " +
+                            show(at) + " (neither valid nor failed; counted up to their stop)");
     row("failed", show(s, "trajectories.failed.total") + " (nonholonomic " +
                       show(s, "trajectories.failed.by_dynamics.nonholonomic") + ", vakonomic " +
                       show(s, "trajectories.failed.by_dynamics.vakonomic") + ")");

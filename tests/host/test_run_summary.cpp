@@ -336,6 +336,9 @@ TEST(RunSummary, StopAtStopsDivergedMembersWithoutFailingThem) {
     EXPECT_NE(stopped.err.find("members stopped at divergence.stop_at = 0.5"), std::string::npos) << stopped.err;
     EXPECT_NE(read_text(tmp.path() / "stopped" / "summary.md").find(std::to_string(diverged) + " diverged"),
               std::string::npos);
+    EXPECT_NE(read_text(tmp.path() / "stopped" / "report.html")
+                  .find("<td>" + std::to_string(diverged) + " stopped where d_q passed divergence.stop_at = 0.5"),
+              std::string::npos);
 
     // (nearly) every member stopped: still an answer, exit 0, no failure warning
     const CliRun all = run("all", {"--set", "divergence.stop_at=0.0101"});
