@@ -78,8 +78,9 @@ std::string mpirun(int ranks) {
 #ifdef NHVK_LSAN_SUPPRESSIONS
     // NOTE: the sanitizer build: OpenMPI keeps what MPI_Init allocated until exit, in plug-ins it has unloaded by then,
     // so LeakSanitizer sees those stacks only with the slow unwinder, and its suppressions name OpenMPI's libraries
-    p = std::string("ASAN_OPTIONS=fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=") + NHVK_LSAN_SUPPRESSIONS + " " +
-        p;
+    // (through env(1), so that the prefix also works after `timeout`)
+    p = std::string("env ASAN_OPTIONS=fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=") + NHVK_LSAN_SUPPRESSIONS +
+        " " + p;
 #endif
     return p;
 }
