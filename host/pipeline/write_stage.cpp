@@ -258,6 +258,12 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
         "(which members survived can shape them as much as the dynamics)";
     j["statistics"]["quantiles"] = r.exact_quantiles ? "exact" : "histogram";
     j["statistics"]["quantile_definition"] = "type 7 (linear interpolation between order statistics)";
+    j["statistics"]["interval_definition"] =
+        "each series' intervals (stats.csv's *_se, *_lo, *_hi columns): 95 % intervals and standard errors. mean: "
+        "Student t, se = std/sqrt(n); quantiles: distribution-free, the order statistics x_(l), x_(u) with l, u from "
+        "the binomial law of the count below the quantile (>= 95 % for any continuous law; null where n is too small), "
+        "se = (hi - lo)/3.92, exact or interpolated in the histogram like the quantiles; std of d_q and d_v: the "
+        "replica groups as in growth_exponent.sampling (null for other metrics)";
     if (!r.exact_quantiles) j["statistics"]["histogram_relative_resolution"] = r.histogram_resolution;
     j["statistics"]["histogram_range"] = {r.histogram_lo, r.histogram_hi};
     j["statistics"]["histogram_window_decades"] = r.histogram_window_decades;

@@ -305,6 +305,9 @@ TEST(RunSummary, StopAtStopsDivergedMembersWithoutFailingThem) {
     EXPECT_EQ(s["trajectories"]["valid"].get<std::uint64_t>() + diverged, 600u);
     EXPECT_TRUE(s["trajectories"]["failure_warning"].is_null());
     EXPECT_TRUE(f["trajectories"]["diverged"]["stop_at"].is_null());
+    // the error bars' methods are named where the numbers are
+    EXPECT_NE(s["statistics"]["interval_definition"].get<std::string>().find("distribution-free"), std::string::npos);
+    EXPECT_NE(s["growth_exponent"]["sampling"]["method"].get<std::string>().find("replica groups"), std::string::npos);
     EXPECT_EQ(f["trajectories"]["diverged"]["count"], 0);
     const std::vector<std::uint64_t> at = dv["at_time"].get<std::vector<std::uint64_t>>();
     const DqRows a = dq_rows(tmp.path() / "free"), b = dq_rows(tmp.path() / "stopped");
