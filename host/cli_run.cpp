@@ -313,12 +313,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
             exit_code = none_valid ? exit_no_valid : exit_ok;
             if (none_valid) std::cerr << "nhvk: error: no valid trajectory (see summary.json trajectories.failed)\n";
         } catch (const RootFailed&) {
-            // NOTE: rank 0 says why and ends the job with its exit code (MPI_Abort); this rank only waits for that.
+            // NOTE: the rank that failed says why and ends with its exit code, which mpiexec returns; this one ends
+            // without a word.
             exit_code = exit_ok;
         } catch (const ResumeRefused& e) {
+            // NOTE: every rank knows of the refusal (EnsembleRun), so each ends on its own: no MPI_Abort
             if (comm.parallel()) {
                 std::cerr << "nhvk: error: rank " << comm.rank() << ": " << e.what() << "\n";
-                comm.abort(exit_usage);
+                exit_code = exit_usage;
+                return;
             }
             throw UsageError(e.what());
         } catch (const Interrupted& e) {

@@ -275,7 +275,22 @@ void EnsembleRun::start() {
     next_ = mine_.first;
     std::uint64_t samples_bytes = 0;
     std::optional<PartialState> st;
-    if (opt_.resume) st = record_->read(id, mine_, opt_.shard_index, opt_.shard_count);
+    // NOTE: every rank learns whether any rank's record was refused, so that all end with that exit code instead of
+    // one ending the job with MPI_Abort (after which OpenMPI 4.1's mpiexec was seen to crash in PMIx_server_finalize,
+    // exit 139 instead of 2)
+    std::exception_ptr refused;
+    if (opt_.resume) {
+        try {
+            st = record_->read(id, mine_, opt_.shard_index, opt_.shard_count);
+        } catch (const ResumeRefused&) {
+            if (!comm_.parallel()) throw;
+            refused = std::current_exception();
+        }
+    }
+    if (comm_.parallel() && comm_.any(refused != nullptr)) {
+        if (refused) std::rethrow_exception(refused);
+        throw RootFailed("another rank's resume record was refused");
+    }
     if (st) {
         reduce_->restore(st->statistics, record_->path().string());
         add_tally(r_, st->tally);

@@ -30,7 +30,8 @@ struct EnsembleOptions {
     std::string command_line; ///< as typed, for "resume with: … --resume"
 };
 
-/** @brief MPI ranks > 0: rank 0 failed before the run began and reports why (then ends the job). */
+/** @brief Another rank failed before the run began (rank 0 claiming the folder, or a rank whose resume record was
+ *         refused): that rank says why and ends with its exit code; this one ends quietly. */
 struct RootFailed : std::runtime_error {
     using std::runtime_error::runtime_error;
 };

@@ -384,6 +384,17 @@ bool Comm::broadcast(bool value) {
 #endif
 }
 
+bool Comm::any(bool value) {
+#if NHVK_HAVE_MPI
+    if (!mpi_) return value;
+    int v = value ? 1 : 0, r = 0;
+    MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    return r != 0;
+#else
+    return value;
+#endif
+}
+
 void Comm::abort(int code) {
 #if NHVK_HAVE_MPI
     if (mpi_) MPI_Abort(MPI_COMM_WORLD, code);

@@ -68,6 +68,8 @@ public:
     std::string receive_from(int rank);
     /** @brief Rank 0's `value` on every rank. */
     bool broadcast(bool value);
+    /** @brief Whether `value` is true on any rank, on every rank. */
+    bool any(bool value);
     /** @brief Ends every rank (after a rank failed where the others would wait for it forever). */
     [[noreturn]] void abort(int code);
 
