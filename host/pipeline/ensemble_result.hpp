@@ -54,6 +54,9 @@ struct EnsembleResult {
     /// the sampling intervals of the exponents from the replica groups' fits (stats::replica_interval), and of the
     /// amplitudes (on log C, then exponentiated: `se` is that of log C)
     stats::ReplicaInterval growth_ci_q, growth_ci_v, amplitude_ci_q, amplitude_ci_v;
+    /// how those intervals were made: "jackknife" (delete one group), "batch_means" (the groups' own fits, where the
+    /// groups' values are not on the host), empty without groups
+    std::string growth_interval_method;
     /// each replica group's exponent and amplitude (its own medians' fit), in group order
     std::vector<double> replica_growth_q, replica_growth_v, replica_amplitude_q, replica_amplitude_v;
     /// the largest median of d_q in the fit window is below ε · integrator.max_steps (the rounding a run of at most

@@ -478,6 +478,29 @@ void EnsembleAccumulator::load(bytes::Reader& in) {
     values_ = std::move(values);
 }
 
+double EnsembleAccumulator::median_of(const std::vector<std::size_t>& series) const {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    if (values_elsewhere_) return nan;
+    SeriesPartial all;
+    for (const std::size_t s : series) all.merge(partials_[s]);
+    if (all.count == 0u) return nan;
+    if (exact_) {
+        std::vector<double> v;
+        v.reserve(static_cast<std::size_t>(all.count));
+        for (const std::size_t s : series) v.insert(v.end(), values_[s].begin(), values_[s].end());
+        const std::size_t n = v.size(), k = (n - 1u) / 2u;
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+        const double a = v[k];
+        if ((n - 1u) % 2u == 0u) return a;
+        const double b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(k) + 1, v.end());
+        return quantile_type7(std::vector<double>{a, b}.data(), 2u, 0.5);
+    }
+    std::vector<std::uint64_t> row(row_words_, 0u);
+    const LogBinner b = binner();
+    for (const std::size_t s : series) b.merge(row.data(), histogram(s));
+    return histogram_quantile(row.data(), b, all.min, all.max, 0.5);
+}
+
 std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& elsewhere) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const LogBinner b = binner();

@@ -146,6 +146,11 @@ public:
      *  (add_partials_values_elsewhere). The accumulator stays usable. */
     std::vector<SeriesSummary> finalize(const OrderStatistics& elsewhere = {});
 
+    /** @brief The type-7 median of the union of the values of `series` (exact mode: from the stored values; histogram
+     *         mode: interpolated in the merged rows). NaN when they hold no value, or when the values are kept
+     *         elsewhere. For leave-one-group-out statistics of replica groups. */
+    double median_of(const std::vector<std::size_t>& series) const;
+
     /** @brief True in exact mode. */
     bool exact() const { return exact_; }
     /** @brief Values stored here for exact quantiles, over all series. */

@@ -308,6 +308,8 @@ TEST(RunSummary, StopAtStopsDivergedMembersWithoutFailingThem) {
     // the error bars' methods are named where the numbers are
     EXPECT_NE(s["statistics"]["interval_definition"].get<std::string>().find("distribution-free"), std::string::npos);
     EXPECT_NE(s["growth_exponent"]["sampling"]["method"].get<std::string>().find("replica groups"), std::string::npos);
+    // the groups' histogram rows are on the host, so the exponent's interval is the delete-one-group jackknife
+    EXPECT_EQ(s["growth_exponent"]["sampling"]["interval_method"], "jackknife");
     EXPECT_EQ(f["trajectories"]["diverged"]["count"], 0);
     const std::vector<std::uint64_t> at = dv["at_time"].get<std::vector<std::uint64_t>>();
     const DqRows a = dq_rows(tmp.path() / "free"), b = dq_rows(tmp.path() / "stopped");

@@ -158,4 +158,26 @@ TEST(ReplicaInterval, GroupIntervalOfAMedianCoversTheTruth) {
     EXPECT_LT(c, 0.985);
 }
 
+// The median of a union of series (a leave-one-group-out median): the type-7 median of the values put together,
+// exactly in exact mode, within the histogram's resolution otherwise.
+TEST(ReplicaInterval, MedianOfAUnionOfSeries) {
+    const std::size_t n = 1001;
+    std::mt19937_64 rng(3);
+    std::lognormal_distribution<double> law;
+    std::vector<double> v(3 * n);
+    for (double& x : v) x = law(rng);
+    for (const bool exact : {true, false}) {
+        EnsembleAccumulator acc(3, n, exact ? std::size_t{1} << 30 : 0u);
+        acc.add_chunk(v.data(), n, n, nullptr); // series s holds v[s·n, (s + 1)·n)
+        std::vector<double> u(v.begin(), v.begin() + n);
+        u.insert(u.end(), v.begin() + 2 * n, v.end());
+        std::sort(u.begin(), u.end());
+        const double want = nhvk::stats::quantile_type7(u.data(), u.size(), 0.5);
+        const double got = acc.median_of({0, 2});
+        if (exact) EXPECT_EQ(got, want);
+        else EXPECT_NEAR(got, want, acc.histogram_relative_resolution() * want);
+        EXPECT_TRUE(std::isnan(EnsembleAccumulator(1, 1, 1024).median_of({0})));
+    }
+}
+
 } // namespace
