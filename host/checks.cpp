@@ -89,11 +89,6 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
     const double n = cfg.model.n, k = std::max(cfg.model.k, 1), n_params = static_cast<double>(cfg.params.size());
     const StatisticsShape shape = statistics_shape(cfg);
     const double metric_series = static_cast<double>(shape.base), n_series = static_cast<double>(shape.series);
-    // a replica group's series hold about 1/replicas of the values (EnsembleAccumulator's ReplicaShape)
-    const double value_series =
-        metric_series + (shape.replicas > 0u ? static_cast<double>(shape.replicas * shape.replicated) *
-                                                   std::ceil(N / static_cast<double>(shape.replicas)) / N
-                                             : 0.0);
     // ChunkBlock (nhvk/backend/backend.hpp): inputs, five per-member status arrays, the metrics. The CPU backend holds
     // one block; the CUDA backend pins two host copies (its two slots) of the statuses and of the regions the host
     // uses (ChunkLayout::host_inputs, host_metrics: see device_layout in host/ensemble.cpp).
@@ -104,8 +99,11 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
                              ? 2.0 * (statuses + (host_inputs ? inputs : 0.0) + (cfg.run.save_samples ? metrics : 0.0))
                              : inputs + statuses + metrics;
     const double budget = static_cast<double>(cfg.run.exact_memory_mb) * 1024.0 * 1024.0;
-    const bool exact = value_series * N * 8.0 <= budget;
-    const double values = exact ? value_series * N * 8.0 : 0.0; // exact mode keeps every value
+    // the accumulator's own rule (a replica group's series hold its share of the values)
+    const double stored = static_cast<double>(stats::EnsembleAccumulator::expected_values(
+        shape.series, static_cast<std::uint64_t>(cfg.run.trajectories), shape.replica_shape()));
+    const bool exact = stored * 8.0 <= budget;
+    const double values = exact ? stored * 8.0 : 0.0; // exact mode keeps every value
     // the accumulator's histogram rows (uint64 words, 32.8 KiB per series with the default window), and in histogram
     // mode the backend's as many again (a CUDA backend's tile rows live in device memory: at most 2 × 1 GiB), plus
     // the bin-lookup tables (edges and bucket starts, about 0.75 MiB)

@@ -15,6 +15,7 @@
 #include <nhvk/distribution.hpp>
 
 #include "config.hpp"
+#include "stats/ensemble_stats.hpp"
 
 namespace nhvk {
 
@@ -64,6 +65,8 @@ struct StatisticsShape {
     std::size_t base = 0, replicas = 0, replicated = 0, series = 0;
     /** @brief The series of replica group r (< replicas) of row s0 (< replicated). */
     std::size_t replica_series(std::size_t r, std::size_t s0) const { return base + r * replicated + s0; }
+    /** @brief Where the replica groups' series start and how many share the members (the accumulator's view). */
+    stats::ReplicaShape replica_shape() const { return {base, replicas > 0u ? replicas : 1u}; }
 };
 StatisticsShape statistics_shape(const RunConfig& cfg);
 

@@ -118,8 +118,8 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
             if (std::isfinite(cc.lo)) os << " (95% CI " << cc.lo << " to " << cc.hi << ")";
             if (std::isfinite(pc.lo)) {
                 os << " [sampling intervals from " << pc.groups << " replica groups";
-                // NOTE: measured coverage of p's batch-means interval: about 90 % at 200 members per group, 95 % at
-                // 2000 (the jackknife's: 95 % at both)
+                // NOTE: the groups' own fits spread less than the pooled fit varies when a group holds few members
+                // (README "Error bars"); the jackknife does not need the warning
                 if (r.growth_interval_method == "batch_means" &&
                     r.integrated() < 1000u * static_cast<std::uint64_t>(r.replicas))
                     os << " of fewer than 1000 members: p's interval runs narrow, see README Error bars";

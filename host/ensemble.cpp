@@ -276,8 +276,8 @@ void EnsembleRun::start() {
     std::uint64_t samples_bytes = 0;
     std::optional<PartialState> st;
     // NOTE: every rank learns whether any rank's record was refused, so that all end with that exit code instead of
-    // one ending the job with MPI_Abort (after which OpenMPI 4.1's mpiexec was seen to crash in PMIx_server_finalize,
-    // exit 139 instead of 2)
+    // one ending the job with MPI_Abort, after which mpiexec itself can crash in its own shutdown and lose the exit
+    // code
     std::exception_ptr refused;
     if (opt_.resume) {
         try {

@@ -18,8 +18,7 @@ namespace nhvk {
 ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r)
     : cfg_(cfg), r_(r), shape_(statistics_shape(cfg)),
       acc_(shape_.series, static_cast<std::uint64_t>(cfg.run.trajectories),
-           static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u, {},
-           stats::ReplicaShape{shape_.base, shape_.replicas > 0u ? shape_.replicas : 1u}) {
+           static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u, {}, shape_.replica_shape()) {
     r_.onset = stats::OnsetHistogram(cfg.times.size());
     r_.diverged_at.assign(cfg.times.size(), 0u);
 }
@@ -166,13 +165,26 @@ void ReduceStage::finish() {
     coincidence(eps * static_cast<double>(cfg_.integrator.max_steps));
 }
 
+namespace {
+/** @brief log C of a fit, NaN without a positive amplitude (the amplitude's intervals are made on log C). */
+double log_amplitude(const stats::GrowthFit& f) {
+    return f.amplitude > 0.0 ? std::log(f.amplitude) : std::numeric_limits<double>::quiet_NaN();
+}
+/** @brief An interval of log C as one of C. */
+stats::ReplicaInterval exp_bounds(stats::ReplicaInterval iv) {
+    iv.lo = std::exp(iv.lo);
+    iv.hi = std::exp(iv.hi);
+    return iv;
+}
+} // namespace
+
 void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs, const std::vector<double>& rel_t) {
-    r_.replicas = static_cast<int>(shape_.replicas);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
     const std::size_t R = shape_.replicas, nt = cfg_.times.size();
-    r_.replica_growth_q.assign(R, 0.0);
-    r_.replica_growth_v.assign(R, 0.0);
-    r_.replica_amplitude_q.assign(R, 0.0);
-    r_.replica_amplitude_v.assign(R, 0.0);
+    const double t_max = cfg_.growth_t_max - cfg_.t0;
+    r_.replicas = static_cast<int>(R);
+    r_.growth_ci_q = r_.growth_ci_v = r_.amplitude_ci_q = r_.amplitude_ci_v = {0u, nan, nan, nan};
+    r_.growth_interval_method.clear();
     const auto group = [&](std::size_t g, std::size_t s0) -> const stats::SeriesSummary& {
         return rs[shape_.replica_series(g, s0) - shape_.base];
     };
@@ -185,36 +197,35 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
         pooled.std_lo = iv.lo;
         pooled.std_hi = iv.hi;
     }
+    // Each group's own fit (reported, and the batch means' intervals), then the fits that leave one group out.
     std::vector<double> med(nt), log_c(R);
-    const auto fits = [&](int metric, const stats::GrowthFit& pooled, std::vector<double>& slopes,
-                          std::vector<double>& amplitudes, stats::ReplicaInterval& p_ci, stats::ReplicaInterval& c_ci) {
+    const auto own_fits = [&](int metric, const stats::GrowthFit& pooled, std::vector<double>& slopes,
+                              std::vector<double>& amplitudes, stats::ReplicaInterval& p_ci,
+                              stats::ReplicaInterval& c_ci) {
+        slopes.assign(R, 0.0);
+        amplitudes.assign(R, 0.0);
         for (std::size_t g = 0; g < R; ++g) {
             for (std::size_t i = 0; i < nt; ++i) med[i] = group(g, static_cast<std::size_t>(metric) * nt + i).p50;
-            const stats::GrowthFit f = stats::growth_fit(rel_t, med, cfg_.growth_t_max - cfg_.t0);
+            const stats::GrowthFit f = stats::growth_fit(rel_t, med, t_max);
             slopes[g] = f.slope;
             amplitudes[g] = f.amplitude;
-            log_c[g] = f.amplitude > 0.0 ? std::log(f.amplitude) : std::numeric_limits<double>::quiet_NaN();
+            log_c[g] = log_amplitude(f);
         }
         p_ci = stats::replica_interval(pooled.slope, slopes);
-        c_ci = stats::replica_interval(
-            pooled.amplitude > 0.0 ? std::log(pooled.amplitude) : std::numeric_limits<double>::quiet_NaN(), log_c);
-        c_ci.lo = std::exp(c_ci.lo);
-        c_ci.hi = std::exp(c_ci.hi);
+        c_ci = exp_bounds(stats::replica_interval(log_amplitude(pooled), log_c));
     };
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    r_.growth_ci_q = r_.growth_ci_v = r_.amplitude_ci_q = r_.amplitude_ci_v = {0u, nan, nan, nan};
-    r_.growth_interval_method.clear();
+    own_fits(metric_dq, r_.growth_fit_q, r_.replica_growth_q, r_.replica_amplitude_q, r_.growth_ci_q,
+             r_.amplitude_ci_q);
+    own_fits(metric_dv, r_.growth_fit_v, r_.replica_growth_v, r_.replica_amplitude_v, r_.growth_ci_v,
+             r_.amplitude_ci_v);
     if (R == 0u) return;
-    fits(metric_dq, r_.growth_fit_q, r_.replica_growth_q, r_.replica_amplitude_q, r_.growth_ci_q, r_.amplitude_ci_q);
-    fits(metric_dv, r_.growth_fit_v, r_.replica_growth_v, r_.replica_amplitude_v, r_.growth_ci_v, r_.amplitude_ci_v);
     r_.growth_interval_method = "batch_means";
-    // NOTE: the delete-one-group jackknife: each fit leaves out one group, so it sees (R − 1)/R of the ensemble rather
-    // than 1/R, and its spread measures the pooled fit's sampling error better where the groups are small (the batch
-    // means' exponent interval covered about 90 % with groups of 200 members). It needs the groups' values or rows
-    // here: where a backend keeps the values (exact quantiles on the device), the batch means stay.
-    const double t_max = cfg_.growth_t_max - cfg_.t0;
+    // NOTE: the delete-one-group jackknife, where the groups' values or rows are here: each fit leaves out one group,
+    // so it sees (R − 1)/R of the ensemble rather than 1/R, and its spread follows the pooled fit's sampling error
+    // where the groups are small, as the groups' own fits do not (bench/results/2026-11-24-error-bars.md). Where a
+    // backend keeps the values (exact quantiles on the device), median_of has nothing to read and the batch means stay.
     std::vector<std::size_t> others;
-    std::vector<double> ps(R), lcs(R);
+    std::vector<double> ps(R);
     const auto jackknife = [&](int metric, const stats::GrowthFit& pooled, stats::ReplicaInterval& p_ci,
                                stats::ReplicaInterval& c_ci) {
         for (std::size_t g = 0; g < R; ++g) {
@@ -228,26 +239,12 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
             }
             const stats::GrowthFit f = stats::growth_fit(rel_t, med, t_max);
             ps[g] = f.slope;
-            lcs[g] = f.amplitude > 0.0 ? std::log(f.amplitude) : nan;
-            if (!std::isfinite(ps[g]) || !std::isfinite(lcs[g])) return false;
+            log_c[g] = log_amplitude(f);
+            if (!std::isfinite(ps[g]) || !std::isfinite(log_c[g])) return false;
         }
-        const auto interval = [&](double pooled_value, const std::vector<double>& x) {
-            double mean = 0.0, ss = 0.0;
-            for (const double v : x) mean += v / static_cast<double>(R);
-            for (const double v : x) ss += (v - mean) * (v - mean);
-            stats::ReplicaInterval iv;
-            iv.groups = R;
-            iv.se = std::sqrt(ss * static_cast<double>(R - 1u) / static_cast<double>(R));
-            const double half = stats::student_t975(R - 1u) * iv.se;
-            iv.lo = pooled_value - half;
-            iv.hi = pooled_value + half;
-            return iv;
-        };
-        if (!(pooled.amplitude > 0.0) || !std::isfinite(pooled.slope)) return false;
-        p_ci = interval(pooled.slope, ps);
-        c_ci = interval(std::log(pooled.amplitude), lcs);
-        c_ci.lo = std::exp(c_ci.lo);
-        c_ci.hi = std::exp(c_ci.hi);
+        if (!std::isfinite(pooled.slope) || !std::isfinite(log_amplitude(pooled))) return false;
+        p_ci = stats::jackknife_interval(pooled.slope, ps);
+        c_ci = exp_bounds(stats::jackknife_interval(log_amplitude(pooled), log_c));
         return true;
     };
     stats::ReplicaInterval pq, cq, pv, cv;

@@ -352,7 +352,26 @@ std::string stats_csv(const EnsembleResult& r) {
 } // namespace
 
 namespace {
-std::string population_flags(const RunConfig& cfg, const EnsembleResult& r, bool markdown);
+/** @brief The low-population flags of population_text (without the members stopped at divergence.stop_at). */
+std::string population_flags(const RunConfig& cfg, const EnsembleResult& r, bool markdown) {
+    std::ostringstream os;
+    os << std::setprecision(4);
+    const double pct = 100.0 * cfg.low_population_fraction;
+    const auto n = r.low_population.size();
+    if (n == 0) {
+        os << "at least " << pct << " % of the " << r.integrated() << " members integrated at every output time";
+        if (!r.alive_fraction.empty() && std::isfinite(r.alive_fraction.back()))
+            os << " (" << 100.0 * r.alive_fraction.back() << " % at t_end)";
+        return os.str();
+    }
+    const int first = r.low_population.front(), last = r.low_population.back();
+    os << (markdown ? "**" : "") << "below " << pct << " % of the " << r.integrated() << " members integrated at " << n
+       << " of " << r.times.size() << " output times, t = " << r.times[first] << " (" << 100.0 * r.alive_fraction[first]
+       << " %)";
+    if (n > 1) os << " to " << r.times[last] << " (" << 100.0 * r.alive_fraction[last] << " %)";
+    os << ": the statistics there describe a remnant of the ensemble" << (markdown ? "**" : "");
+    return os.str();
+}
 } // namespace
 
 std::string population_text(const RunConfig& cfg, const EnsembleResult& r, bool markdown) {
@@ -374,28 +393,6 @@ std::string population_text(const RunConfig& cfg, const EnsembleResult& r, bool 
           "below stop_at";
     return text + os.str();
 }
-
-namespace {
-std::string population_flags(const RunConfig& cfg, const EnsembleResult& r, bool markdown) {
-    std::ostringstream os;
-    os << std::setprecision(4);
-    const double pct = 100.0 * cfg.low_population_fraction;
-    const auto n = r.low_population.size();
-    if (n == 0) {
-        os << "at least " << pct << " % of the " << r.integrated() << " members integrated at every output time";
-        if (!r.alive_fraction.empty() && std::isfinite(r.alive_fraction.back()))
-            os << " (" << 100.0 * r.alive_fraction.back() << " % at t_end)";
-        return os.str();
-    }
-    const int first = r.low_population.front(), last = r.low_population.back();
-    os << (markdown ? "**" : "") << "below " << pct << " % of the " << r.integrated() << " members integrated at " << n
-       << " of " << r.times.size() << " output times, t = " << r.times[first] << " (" << 100.0 * r.alive_fraction[first]
-       << " %)";
-    if (n > 1) os << " to " << r.times[last] << " (" << 100.0 * r.alive_fraction[last] << " %)";
-    os << ": the statistics there describe a remnant of the ensemble" << (markdown ? "**" : "");
-    return os.str();
-}
-} // namespace
 
 std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
     std::ostringstream os;

@@ -213,15 +213,20 @@ EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_t
     : n_series_(n_series), budget_values_(exact_memory_budget_bytes / sizeof(double)), spec_(spec),
       table_(spec.table()), row_words_(spec.row_words()), n_expected_(n_total_expected), replicas_(replicas),
       exact_(true), partials_(n_series), counts_(n_series * row_words_, 0u) {
-    // Σ expected values <= budget, in long double so that no product overflows
-    const std::size_t base = std::min(n_series, replicas.from);
-    const long double total =
-        static_cast<long double>(base) * static_cast<long double>(n_total_expected) +
-        static_cast<long double>(n_series - base) * static_cast<long double>(replica_share(n_total_expected, replicas));
-    exact_ = n_series == 0u || total <= static_cast<long double>(budget_values_);
+    exact_ = n_series == 0u ||
+             expected_values(n_series, n_total_expected, replicas) <= static_cast<long double>(budget_values_);
     if (exact_) {
         values_.resize(n_series);
     }
+}
+
+long double EnsembleAccumulator::expected_values(std::size_t n_series, std::uint64_t n_total_expected,
+                                                 ReplicaShape replicas) {
+    // in long double so that no product overflows
+    const std::size_t base = std::min(n_series, replicas.from);
+    return static_cast<long double>(base) * static_cast<long double>(n_total_expected) +
+           static_cast<long double>(n_series - base) *
+               static_cast<long double>(replica_share(n_total_expected, replicas));
 }
 
 void EnsembleAccumulator::reserve_values() {
@@ -488,12 +493,10 @@ double EnsembleAccumulator::median_of(const std::vector<std::size_t>& series) co
         std::vector<double> v;
         v.reserve(static_cast<std::size_t>(all.count));
         for (const std::size_t s : series) v.insert(v.end(), values_[s].begin(), values_[s].end());
-        const std::size_t n = v.size(), k = (n - 1u) / 2u;
-        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-        const double a = v[k];
-        if ((n - 1u) % 2u == 0u) return a;
-        const double b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(k) + 1, v.end());
-        return quantile_type7(std::vector<double>{a, b}.data(), 2u, 0.5);
+        const Type7Point t = type7_point(v.size(), 0.5);
+        const auto at = v.begin() + static_cast<std::ptrdiff_t>(t.k);
+        std::nth_element(v.begin(), at, v.end());
+        return t.single ? *at : type7_between(*at, *std::min_element(at + 1, v.end()), t.f);
     }
     std::vector<std::uint64_t> row(row_words_, 0u);
     const LogBinner b = binner();
@@ -656,11 +659,14 @@ double OnsetHistogram::quantile(double p, const std::vector<double>& t, bool inc
 
 // ---- growth exponent -------------------------------------------------------------------------------------------
 
-ReplicaInterval replica_interval(double pooled, const std::vector<double>& group_values) {
+namespace {
+/** @brief The interval of `pooled` from the spread of the finite `values` about their mean: se = se_of(Σ(x − x̄)², g)
+ *         over the g of them, half-width t(0.975, g − 1)·se. */
+template <class Se> ReplicaInterval spread_interval(double pooled, const std::vector<double>& values, Se se_of) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     ReplicaInterval r;
     double sum = 0.0;
-    for (const double x : group_values)
+    for (const double x : values)
         if (std::isfinite(x)) {
             sum += x;
             ++r.groups;
@@ -669,13 +675,23 @@ ReplicaInterval replica_interval(double pooled, const std::vector<double>& group
     if (r.groups < 2u || !std::isfinite(pooled)) return r;
     const double g = static_cast<double>(r.groups), mean = sum / g;
     double ss = 0.0;
-    for (const double x : group_values)
+    for (const double x : values)
         if (std::isfinite(x)) ss += (x - mean) * (x - mean);
-    r.se = std::sqrt(ss / (g - 1.0)) / std::sqrt(g);
+    r.se = se_of(ss, g);
     const double half = student_t975(r.groups - 1u) * r.se;
     r.lo = pooled - half;
     r.hi = pooled + half;
     return r;
+}
+} // namespace
+
+ReplicaInterval replica_interval(double pooled, const std::vector<double>& group_values) {
+    return spread_interval(pooled, group_values,
+                           [](double ss, double g) { return std::sqrt(ss / (g - 1.0)) / std::sqrt(g); });
+}
+
+ReplicaInterval jackknife_interval(double pooled, const std::vector<double>& leave_one_out) {
+    return spread_interval(pooled, leave_one_out, [](double ss, double g) { return std::sqrt(ss * (g - 1.0) / g); });
 }
 
 double student_t975(std::size_t dof) {

@@ -90,6 +90,10 @@ public:
     EnsembleAccumulator(std::size_t n_series, std::uint64_t n_total_expected, std::size_t exact_memory_budget_bytes,
                         LogHistogramSpec spec = {}, ReplicaShape replicas = {});
 
+    /** @brief The values exact mode keeps for n_series series of n_total_expected members each (a replica group's
+     *         series: its share); the accumulator is exact when they fit exact_memory_budget_bytes / 8. */
+    static long double expected_values(std::size_t n_series, std::uint64_t n_total_expected, ReplicaShape replicas);
+
     /**
      * @brief Adds a chunk of trajectories: series s of trajectory j is values[s·ld + j]; valid[j] != 0 includes it
      *        (valid may be nullptr: all valid). Parallel over series with Thrust's OpenMP system.
@@ -264,6 +268,9 @@ struct ReplicaInterval {
     double se = 0.0, lo = 0.0, hi = 0.0;
 };
 ReplicaInterval replica_interval(double pooled, const std::vector<double>& group_values);
+/** @brief The delete-one-group jackknife's interval: `leave_one_out[g]` is the statistic of every group but g, and
+ *         se² = (g − 1)/g · Σ (x − x̄)² over the g finite values; the same interval as replica_interval otherwise. */
+ReplicaInterval jackknife_interval(double pooled, const std::vector<double>& leave_one_out);
 
 /** @brief The 0.975 quantile of Student's t with `dof` ≥ 1 degrees of freedom (a table to 30 at 12 digits, then a
  * Cornish–Fisher expansion, within 1e-4). */
