@@ -95,15 +95,21 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
     const double inputs = capacity * 8.0 * (2.0 * n + k + n_params), statuses = capacity * 11.0;
     const double metrics = capacity * 8.0 * metric_series;
     const bool host_inputs = cfg.run.save_samples || cfg.run.save_trajectories > 0;
-    const double chunk = device_backend
-                             ? 2.0 * (statuses + (host_inputs ? inputs : 0.0) + (cfg.run.save_samples ? metrics : 0.0))
-                             : inputs + statuses + metrics;
-    const double budget = static_cast<double>(cfg.run.exact_memory_mb) * 1024.0 * 1024.0;
+    // a sweep's points reduce on the host: the device backend brings every metric back
+    const double P = static_cast<double>(cfg.points());
+    const bool sweep = cfg.sweep != nullptr;
+    const double chunk =
+        device_backend
+            ? 2.0 * (statuses + (host_inputs ? inputs : 0.0) + (cfg.run.save_samples || sweep ? metrics : 0.0))
+            : inputs + statuses + metrics;
+    // a sweep's points share the budget equally (pipeline/reduce_stage)
+    const double budget = static_cast<double>(cfg.run.exact_memory_mb) * 1024.0 * 1024.0 / P;
     // the accumulator's own rule (a replica group's series hold its share of the values)
     const double stored = static_cast<double>(stats::EnsembleAccumulator::expected_values(
         shape.series, static_cast<std::uint64_t>(cfg.run.trajectories), shape.replica_shape()));
-    const bool exact = stored * 8.0 <= budget;
-    const double values = exact ? stored * 8.0 : 0.0; // exact mode keeps every value
+    const bool exact = stored * 8.0 <= std::floor(budget);
+    // exact mode keeps every value; a sweep's pooled statistics merge every point's at the end (as much again)
+    const double values = exact ? stored * 8.0 * P * (sweep ? 2.0 : 1.0) : 0.0;
     // the accumulator's histogram rows (uint64 words, 32.8 KiB per series with the default window), and in histogram
     // mode the backend's as many again (a CUDA backend's tile rows live in device memory: at most 2 × 1 GiB), plus
     // the bin-lookup tables (edges and bucket starts, about 0.75 MiB)
@@ -111,18 +117,24 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
     const double row = static_cast<double>(spec.row_words()) * 8.0;
     const stats::LogBinTable table = spec.table();
     const double tables = 8.0 * static_cast<double>(table.edges.size()) + 4.0 * static_cast<double>(table.start.size());
-    const double histograms = (exact ? 1.0 : 2.0) * (n_series * row + tables);
+    // (a sweep: one accumulator per point and the pooled one, all on the host)
+    const double histograms =
+        sweep ? (P + 1.0) * (n_series * row) + tables : (exact ? 1.0 : 2.0) * (n_series * row + tables);
     const double need = chunk + histograms + values;
     if (need <= available_bytes) return std::nullopt;
     const char* key = "run.chunk";
     if (histograms >= chunk && histograms >= values)
-        key = cfg.time_grid.spacing == Spacing::list ? "times.list" : "times.count";
+        key = sweep ? "sweep" : cfg.time_grid.spacing == Spacing::list ? "times.list" : "times.count";
     else if (values >= chunk) key = "run.exact_memory_mb";
     const auto mib = [](double b) { return format_number(std::ceil(b / (1024.0 * 1024.0))); };
     return SettingProblem{key, "the run needs about " + mib(need) + " MiB (chunk buffers " + mib(chunk) +
                                    (device_backend ? " pinned for the GPU's two slots" : "") + ", histograms " +
                                    mib(histograms) + ", exact-quantile values " + mib(values) + "), more than the " +
                                    mib(available_bytes) + " MiB of memory of this machine: " +
+                                   (sweep ? "the " + format_number(P) + " sweep points keep " + mib(n_series * row) +
+                                                " MiB of histograms each; fewer points, " +
+                                                "fewer output times or statistics.replicas, or "
+                                          : std::string()) +
                                    "lower run.chunk, the number of output times or run.exact_memory_mb"};
 }
 

@@ -2,6 +2,7 @@
 /** @file
  *  @brief `nhvk run CONFIG`: the ensemble job.
  */
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <fstream>
@@ -12,14 +13,17 @@
 #include <optional>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "checks.hpp"
 #include "cli_common.hpp"
 #include "config.hpp"
 #include "ensemble.hpp"
+#include "model_ops.hpp"
 #include "pipeline/comm.hpp"
 #include "pipeline/output_folder.hpp"
 #include "pipeline/partial_state.hpp"
+#include "pipeline/run_plan.hpp"
 #include "pipeline/write_stage.hpp"
 #include "registry.hpp"
 
@@ -62,6 +66,60 @@ double parse_seconds(const std::string& text, const char* option, double min) {
     return v;
 }
 
+/** @brief Refuses a sweep with a point whose energy shell none of its first members reaches (a point that would
+ *         only fail), before any work: those members are drawn as the run would draw them. */
+void check_sweep_energy(const RunConfig& cfg, const std::string& file) {
+    const ModelOps* ops = find_model_ops(cfg.model.name);
+    if (!ops) return; // the run says so
+    constexpr long long probe = 32;
+    for (std::size_t p = 0; p < cfg.sweep->configs.size(); ++p) {
+        const RunConfig& point = cfg.sweep->configs[p];
+        if (!point.energy) continue;
+        const long long m = std::min<long long>(probe, point.run.trajectories);
+        const RunPlan plan = make_run_plan(point, m);
+        const ChunkBlock block(plan.layout);
+        std::vector<double> storage((block.total + sizeof(double) - 1) / sizeof(double));
+        ChunkArgs a = common_args(plan.layout, plan.common);
+        block.bind(a, reinterpret_cast<char*>(storage.data()), plan.layout);
+        a.m = m;
+        ops->sample_chunk_cpu(plan.common, a, 0, 1);
+        long long unreachable = 0;
+        for (long long j = 0; j < m; ++j)
+            unreachable += a.sample_status[j] == static_cast<std::uint8_t>(SampleStatus::energy_unreachable);
+        if (unreachable == m)
+            throw UsageError(file + ": [sweep] point " + std::to_string(p) + " of " +
+                             std::to_string(cfg.sweep->configs.size()) + " (" + cfg.sweep->label(p) +
+                             "): initial.energy: no state reaches the energy shell E0 = " +
+                             format_number(*point.energy) + " (the first " + std::to_string(m) +
+                             " members all ended energy_unreachable: E0 lies below the least energy of the "
+                             "constraint set at their coordinates)");
+    }
+}
+
+/** @brief A sweep's lines: each point's counts, growth exponent and amplitude of d_q with their intervals and its
+ *         median onset (the first and last 8 points of a longer sweep); the lines after them pool every point. */
+void print_sweep(const RunConfig& cfg, const EnsembleResult& r, std::ostream& os) {
+    const Sweep& sw = *cfg.sweep;
+    os << "  sweep: " << sw.values.size() << " points (" << sw.combine << ") x " << cfg.run.trajectories
+       << " trajectories; per point (sweep_points.csv, sweep.csv), then the pooled statistics:\n";
+    const std::size_t P = r.points.size();
+    for (std::size_t p = 0; p < P; ++p) {
+        if (P > 16 && p == 8) os << "    ... " << (P - 16) << " more points in sweep_points.csv ...\n";
+        if (P > 16 && p >= 8 && p < P - 8) continue;
+        const EnsembleResult& x = r.points[p];
+        os << std::setprecision(4) << "    [" << p << "] " << sw.label(p) << ": valid " << x.valid << "/"
+           << x.requested;
+        if (x.failed()) os << ", failed " << x.failed();
+        os << "; p = " << x.growth_fit_q.slope;
+        if (std::isfinite(x.growth_ci_q.lo)) os << " (" << x.growth_ci_q.lo << " to " << x.growth_ci_q.hi << ")";
+        os << ", C = " << x.growth_fit_q.amplitude;
+        if (std::isfinite(x.amplitude_ci_q.lo))
+            os << " (" << x.amplitude_ci_q.lo << " to " << x.amplitude_ci_q.hi << ")";
+        if (x.onset_times().count > 0) os << "; onset median t = " << x.onset_times().p50;
+        os << "\n";
+    }
+}
+
 void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
     std::ostream& os = std::cerr;
     const int nt = static_cast<int>(r.times.size());
@@ -69,6 +127,7 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
        << (r.ranks > 1 ? std::to_string(r.ranks) + " MPI ranks × " : std::string()) << r.threads << " threads), "
        << std::setprecision(3) << r.seconds << " s (" << std::setprecision(4)
        << (r.seconds > 0 ? r.requested / r.seconds : 0.0) << " traj/s)\n";
+    if (cfg.sweep) print_sweep(cfg, r, os);
     os << "  valid " << r.valid;
     if (std::isfinite(cfg.stop_at)) os << ", diverged " << r.diverged << " (stopped at d_q > " << cfg.stop_at << ")";
     os << ", failed " << r.failed();
@@ -150,8 +209,9 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
            << "quantiles among them are interpolated towards 0, not within the stated resolution (stats.csv "
            << "outside_range; raise run.exact_memory_mb for exact quantiles)\n";
     os << "  quantiles: " << (r.exact_quantiles ? "exact" : "log histogram") << "; outputs in " << cfg.run.out
-       << "/ (summary.json, summary.md, stats.csv, report.html" << (cfg.run.save_samples ? ", samples.csv" : "")
-       << (cfg.run.save_trajectories > 0 ? ", trajectories/" : "") << ")\n";
+       << "/ (summary.json, summary.md, stats.csv, report.html" << (cfg.sweep ? ", sweep.csv, sweep_points.csv" : "")
+       << (cfg.run.save_samples ? ", samples.csv" : "") << (cfg.run.save_trajectories > 0 ? ", trajectories/" : "")
+       << ")\n";
     if (!r.low_population.empty() || r.diverged) os << "  population: " << population_text(cfg, r, false) << "\n";
     // NOTE: last, so that it is the line a user sees when most members failed (the exit code stays 0: the
     // statistics of the rest are complete and stated as such)
@@ -183,6 +243,7 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
     }
     if (const std::optional<SettingProblem> e = check_memory(cfg, physical_memory_bytes(), runs_on_device(cfg)))
         throw UsageError(e->key + ": " + e->expected);
+    if (cfg.sweep) check_sweep_energy(cfg, o.config);
     if (!o.summary_md.empty())
         if (const std::string p = side_file_problem(o.summary_md, {o.config}, {cfg.run.out}); !p.empty())
             throw UsageError("--summary-md: " + p);

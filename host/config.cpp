@@ -23,11 +23,13 @@
 
 #include <toml++/toml.h>
 
+#include "sweep_design.hpp"
+
 namespace nhvk {
 
 const std::vector<ConfigTable>& config_sections() {
     static const std::vector<ConfigTable> sections = {
-        {"", {"model", "initial", "integrator", "times", "divergence", "statistics", "diagnostics", "run"}},
+        {"", {"model", "initial", "integrator", "times", "divergence", "statistics", "diagnostics", "run", "sweep"}},
         {"model", {"name", "params"}},
         {"initial", {"t0", "energy", "q", "v", "mu"}},
         {"integrator", {"method", "rtol", "atol", "dt", "min_step", "max_steps", "project", "precision", "equations"}},
@@ -38,6 +40,8 @@ const std::vector<ConfigTable>& config_sections() {
         {"run",
          {"trajectories", "seed", "backend", "chunk", "threads", "out", "exact_memory_mb", "save_trajectories",
           "save_samples"}},
+        {"sweep", {"combine", "points", "axes"}},
+        {"sweep.axes", {"key", "name", "values", "range", "count", "spacing"}},
     };
     return sections;
 }
@@ -884,7 +888,7 @@ nlohmann::json RunConfig::resolved_json() const {
         weights[model.coords[i]] = divergence_weights.empty() ? 1.0 : divergence_weights[static_cast<std::size_t>(i)];
     }
 
-    return {
+    json out = {
         {"model", {{"name", model.name}, {"params", params_json}}},
         {"initial", {{"t0", t0}, {"energy", energy ? json(*energy) : json(nullptr)}, {"q", q}, {"v", v}, {"mu", mu}}},
         {"integrator",
@@ -921,7 +925,261 @@ nlohmann::json RunConfig::resolved_json() const {
           {"save_trajectories", run.save_trajectories},
           {"save_samples", run.save_samples}}},
     };
+    if (sweep) {
+        json axes = json::array();
+        // NOTE: as written (loadable back); the points' values are in summary.json's "sweep"
+        for (const SweepAxis& a : sweep->axes) {
+            json axis = {{"key", a.key}, {"name", a.name}};
+            if (a.kind == "list") {
+                axis["values"] = a.values;
+            } else {
+                axis["range"] = {a.low, a.high};
+                axis["spacing"] = a.log ? "log" : "linear";
+                if (a.kind == "range") axis["count"] = a.values.size();
+            }
+            axes.push_back(axis);
+        }
+        out["sweep"] = {{"combine", sweep->combine}, {"axes", axes}};
+        if (sweep->combine == "sobol" || sweep->combine == "latin_hypercube")
+            out["sweep"]["points"] = sweep->values.size();
+    }
+    return out;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Sweeps
+
+namespace {
+
+/** The sections of a configuration, from its (overridden) table. */
+RunConfig parse_sections(const Reader& rd, const toml::table& root, const std::string& source_name,
+                         const std::vector<ModelInfo>& registry) {
+    rd.check_keys(root, "", config_keys(config_sections(), ""), "allowed sections", "section");
+    RunConfig cfg;
+    cfg.source_path = source_name;
+    cfg.model = parse_model(rd, root, registry);
+    parse_params(rd, root, cfg);
+    parse_initial(rd, root, cfg);
+    parse_integrator(rd, root, cfg);
+    parse_times(rd, root, cfg);
+    if (cfg.integrator.max_steps == 0)
+        cfg.integrator.max_steps = default_max_steps(static_cast<long long>(cfg.times.size()));
+    if (const std::optional<SettingProblem> e = check_step_count(cfg.integrator, cfg.t0, cfg.times))
+        rd.require(false, rd.table(&root, "integrator", "integrator"), "dt", "integrator", e->expected);
+    parse_divergence(rd, root, cfg);
+    parse_statistics(rd, root, cfg);
+    parse_diagnostics(rd, root, cfg);
+    parse_run(rd, root, cfg);
+    return cfg;
+}
+
+/** What an axis may set: a model parameter, or a sampling setting under [initial] (a number: the energy shell, a
+ *  fixed value, or a distribution's low, high, mean, std or value). Fails at the key's node otherwise. */
+void check_axis_key(const Reader& rd, const toml::node& at, const std::string& key_name, const std::string& key,
+                    const RunConfig& cfg) {
+    const std::vector<std::string> parts = split_key(key);
+    const auto fail = [&](const std::string& what) { rd.report().fail(at, key_name, what); };
+    for (const std::string& p : parts)
+        if (!is_bare_key(p)) fail("expected a dotted config key such as \"model.params.Omega\", got " + quote(key));
+    const std::string where = "a model parameter (model.params.NAME) or a sampling setting under [initial] "
+                              "(initial.energy, initial.q.NAME[.low|.high|.mean|.std|.value], the same under "
+                              "initial.v, initial.mu[.std|…])";
+    if (parts.size() == 3 && parts[0] == "model" && parts[1] == "params") {
+        std::vector<std::string> names;
+        for (const ParamInfo& p : cfg.model.params) names.push_back(p.name);
+        if (std::find(names.begin(), names.end(), parts[2]) == names.end())
+            fail("unknown parameter " + quote(parts[2]) + " of model " + quote(cfg.model.name) +
+                 suggestion(parts[2], names) + "; parameters: " + join(names));
+        return;
+    }
+    if (parts.size() < 2 || parts[0] != "initial") fail("expected " + where + ", got " + quote(key));
+    const std::vector<std::string>& dist_keys = any_distribution_keys();
+    const auto is_number_key = [&](const std::string& k) {
+        return k != "dist" && std::find(dist_keys.begin(), dist_keys.end(), k) != dist_keys.end();
+    };
+    if (parts[1] == "energy" && parts.size() == 2) return;
+    if (parts[1] == "mu" && (parts.size() == 2 || (parts.size() == 3 && is_number_key(parts[2])))) return;
+    if ((parts[1] == "q" || parts[1] == "v") && (parts.size() == 3 || parts.size() == 4)) {
+        if (std::find(cfg.model.coords.begin(), cfg.model.coords.end(), parts[2]) == cfg.model.coords.end())
+            fail("unknown coordinate " + quote(parts[2]) + " of model " + quote(cfg.model.name) +
+                 suggestion(parts[2], cfg.model.coords) + "; coordinates: " + join(cfg.model.coords));
+        if (parts.size() == 3 || is_number_key(parts[3])) return;
+    }
+    fail("expected " + where + ", got " + quote(key));
+}
+
+/** [sweep]'s axes and points, and every point's configuration: the base table with the point's values set, parsed
+ *  and checked as a configuration of its own. */
+std::shared_ptr<const Sweep> parse_sweep(const Reader& rd, const toml::table& root, const RunConfig& base,
+                                         const std::string& source_name, const std::vector<ModelInfo>& registry) {
+    const toml::table* t = rd.table(&root, "sweep", "sweep");
+    if (!t) return nullptr;
+    rd.check_keys(*t, "sweep", config_keys(config_sections(), "sweep"));
+    auto sw = std::make_shared<Sweep>();
+    sw->combine = "product";
+    const std::vector<std::string> combines = {"product", "zip", "sobol", "latin_hypercube"};
+    if (const toml::node* n = rd.get(t, "combine")) sw->combine = combines[rd.choice(*n, "sweep.combine", combines)];
+    const bool design = sw->combine == "sobol" || sw->combine == "latin_hypercube";
+    std::size_t design_points = 0;
+    if (const toml::node* n = rd.get(t, "points")) {
+        if (!design)
+            rd.report().fail(*n, "sweep.points",
+                             "points is the size of a random design: it needs combine = \"sobol\" or "
+                             "\"latin_hypercube\" (a grid's points are its axes' values)");
+        const std::int64_t P = rd.integer(*n, "sweep.points");
+        rd.require(P >= 1 && P <= static_cast<std::int64_t>(max_sweep_points), t, "points", "sweep",
+                   "an integer in [1, " + std::to_string(max_sweep_points) + "]");
+        design_points = static_cast<std::size_t>(P);
+    } else if (design) {
+        rd.report().missing(t, "sweep.points", "the number of points a random design draws");
+    }
+    const toml::node* axes_node = rd.get(t, "axes");
+    if (!axes_node) rd.report().missing(t, "sweep.axes", "one [[sweep.axes]] table per swept setting");
+    const toml::array* axes = axes_node->as_array();
+    if (!axes || axes->empty() || !axes->is_array_of_tables())
+        rd.report().expected(*axes_node, "sweep.axes",
+                             "a non-empty array of tables ([[sweep.axes]] with key = \"…\" and values or range)");
+    if (sw->combine == "sobol" && axes->size() > sobol_max_dimensions)
+        rd.report().fail(*axes_node, "sweep.axes",
+                         "expected at most " + std::to_string(sobol_max_dimensions) +
+                             " axes with combine = "
+                             "\"sobol\" (the direction numbers nhvk keeps), got " +
+                             std::to_string(axes->size()));
+    for (std::size_t a = 0; a < axes->size(); ++a) {
+        const toml::table& at = *axes->get(a)->as_table();
+        const std::string p = "sweep.axes[" + std::to_string(a) + "]";
+        rd.check_keys(at, p, config_keys(config_sections(), "sweep.axes"));
+        SweepAxis axis;
+        const toml::node* key = at.get("key");
+        if (!key) rd.report().missing(&at, p + ".key", "the config key this axis sets, e.g. \"model.params.Omega\"");
+        axis.key = rd.string(*key, p + ".key");
+        check_axis_key(rd, *key, p + ".key", axis.key, base);
+        for (const SweepAxis& other : sw->axes)
+            if (other.key == axis.key)
+                rd.report().fail(*key, p + ".key", "the key " + quote(axis.key) + " is swept twice");
+        const std::vector<std::string> parts = split_key(axis.key);
+        axis.name = parts.size() == 3 && parts[0] == "model" ? parts[2] : axis.key;
+        if (const toml::node* n = at.get("name")) {
+            axis.name = rd.string(*n, p + ".name");
+            if (axis.name.empty()) rd.report().expected(*n, p + ".name", "a non-empty column name");
+        }
+        const toml::node* values = at.get("values");
+        const toml::node* range = at.get("range");
+        const toml::node* count = at.get("count");
+        const toml::node* spacing = at.get("spacing");
+        if (values && (range || count || spacing))
+            rd.report().fail(*values, p + ".values", "give either values or range (with count and spacing), not both");
+        if (design && (values || count))
+            rd.report().fail(values ? *values : *count, p + (values ? ".values" : ".count"),
+                             "a random design (combine = " + quote(sw->combine) +
+                                 ") draws its points in each axis' range: give range = [low, high] (and spacing), "
+                                 "not values or count");
+        if (spacing) axis.log = rd.choice(*spacing, p + ".spacing", {"linear", "log"}) == 1;
+        if (values) {
+            const toml::array* list = values->as_array();
+            if (!list || list->empty()) rd.report().expected(*values, p + ".values", "a non-empty array of numbers");
+            for (std::size_t i = 0; i < list->size(); ++i)
+                axis.values.push_back(rd.number(*list->get(i), p + ".values[" + std::to_string(i) + "]"));
+            axis.kind = "list";
+        } else {
+            if (!range) rd.report().missing(&at, p + ".values", "an axis needs values = [...] or range = [low, high]");
+            const toml::array* r = range->as_array();
+            if (!r || r->size() != 2) rd.report().expected(*range, p + ".range", "an array [low, high] of two numbers");
+            axis.low = rd.number(*r->get(0), p + ".range[0]");
+            axis.high = rd.number(*r->get(1), p + ".range[1]");
+            if (!(axis.low < axis.high))
+                rd.report().expected(*r->get(1), p + ".range[1]",
+                                     "high > low = " + format_number(axis.low) + " (an empty or inverted range)");
+            if (axis.log && !(axis.low > 0.0))
+                rd.report().expected(*r->get(0), p + ".range[0]",
+                                     "low > 0 with spacing = \"log\" (a logarithmic range cannot reach or cross 0)");
+            if (!design) {
+                if (!count) rd.report().missing(&at, p + ".count", "how many values the range takes, >= 2");
+                const std::int64_t c = rd.integer(*count, p + ".count");
+                if (!(c >= 2 && c <= static_cast<std::int64_t>(max_sweep_points)))
+                    rd.report().expected(*count, p + ".count",
+                                         "an integer in [2, " + std::to_string(max_sweep_points) + "]");
+                axis.values = sweep_range(axis.low, axis.high, static_cast<int>(c), axis.log);
+                axis.kind = "range";
+            } else {
+                axis.kind = "sample";
+            }
+        }
+        sw->axes.push_back(std::move(axis));
+    }
+
+    // ---- the points ----
+    const std::size_t A = sw->axes.size();
+    if (design) {
+        const auto u = sw->combine == "sobol" ? sobol_design(design_points, A, base.run.seed)
+                                              : latin_hypercube_design(design_points, A, base.run.seed);
+        for (const std::vector<double>& x : u) {
+            std::vector<double> v(A);
+            for (std::size_t a = 0; a < A; ++a)
+                v[a] = sweep_scale(x[a], sw->axes[a].low, sw->axes[a].high, sw->axes[a].log);
+            sw->values.push_back(std::move(v));
+        }
+    } else if (sw->combine == "zip") {
+        const std::size_t P = sw->axes[0].values.size();
+        for (std::size_t a = 1; a < A; ++a)
+            if (sw->axes[a].values.size() != P)
+                rd.report().fail(*axes->get(a), "sweep.axes[" + std::to_string(a) + "]",
+                                 "combine = \"zip\" pairs the axes' values one to one: expected " + std::to_string(P) +
+                                     " values (as sweep.axes[0]), got " + std::to_string(sw->axes[a].values.size()));
+        for (std::size_t i = 0; i < P; ++i) {
+            std::vector<double> v(A);
+            for (std::size_t a = 0; a < A; ++a) v[a] = sw->axes[a].values[i];
+            sw->values.push_back(std::move(v));
+        }
+    } else {
+        double P = 1.0;
+        for (const SweepAxis& axis : sw->axes) P *= static_cast<double>(axis.values.size());
+        if (P > static_cast<double>(max_sweep_points))
+            rd.report().fail(*axes_node, "sweep.axes",
+                             "the product of the axes has " + format_number(P) + " points, more than " +
+                                 std::to_string(max_sweep_points));
+        // NOTE: the last axis varies fastest (row-major, as numpy's meshgrid with indexing="ij" flattens)
+        std::vector<std::size_t> idx(A, 0);
+        for (std::size_t p = 0; p < static_cast<std::size_t>(P); ++p) {
+            std::vector<double> v(A);
+            for (std::size_t a = 0; a < A; ++a) v[a] = sw->axes[a].values[idx[a]];
+            sw->values.push_back(std::move(v));
+            for (std::size_t a = A; a-- > 0;) {
+                if (++idx[a] < sw->axes[a].values.size()) break;
+                idx[a] = 0;
+            }
+        }
+    }
+    const double members = static_cast<double>(base.run.trajectories) * static_cast<double>(sw->values.size());
+    if (!(members <= 4.0e18))
+        rd.report().fail(*t, "run.trajectories",
+                         "expected run.trajectories × sweep points below 4e18, got " + format_number(members));
+
+    // ---- every point's configuration, checked as the run of that point alone would be ----
+    toml::table without = root;
+    without.erase("sweep");
+    for (std::size_t p = 0; p < sw->values.size(); ++p) {
+        const std::string point = clip(source_name) + ": [sweep] point " + std::to_string(p) + " of " +
+                                  std::to_string(sw->values.size()) + " (" + sw->label(p) + ")";
+        Reporter rep(source_name);
+        rep.add_override_source(point);
+        try {
+            toml::table tree = without;
+            for (std::size_t a = 0; a < A; ++a) {
+                toml::table parsed = toml::parse("value = " + format_number(sw->values[p][a]), point);
+                insert_at(tree, split_key(sw->axes[a].key), std::move(*parsed.get("value")), point);
+            }
+            sw->configs.push_back(parse_sections(Reader(rep), tree, source_name, registry));
+        } catch (const ConfigError& e) {
+            const std::string what = e.what();
+            if (what.rfind(point, 0) == 0) throw;
+            throw ConfigError(point + ": " + what, e.key(), e.line(), e.column());
+        }
+    }
+    return sw;
+}
+
+} // namespace
 
 RunConfig parse_config(std::string_view toml_text, const std::string& source_name,
                        const std::vector<std::string>& set_overrides, const std::vector<ModelInfo>& registry,
@@ -947,24 +1205,24 @@ RunConfig parse_config(std::string_view toml_text, const std::string& source_nam
     for (const OptionOverride& o : options) apply_option(root, o, rep);
 
     const Reader rd(rep);
-    rd.check_keys(root, "", config_keys(config_sections(), ""), "allowed sections", "section");
-
-    RunConfig cfg;
-    cfg.source_path = source_name;
-    cfg.model = parse_model(rd, root, registry);
-    parse_params(rd, root, cfg);
-    parse_initial(rd, root, cfg);
-    parse_integrator(rd, root, cfg);
-    parse_times(rd, root, cfg);
-    if (cfg.integrator.max_steps == 0)
-        cfg.integrator.max_steps = default_max_steps(static_cast<long long>(cfg.times.size()));
-    if (const std::optional<SettingProblem> e = check_step_count(cfg.integrator, cfg.t0, cfg.times))
-        rd.require(false, rd.table(&root, "integrator", "integrator"), "dt", "integrator", e->expected);
-    parse_divergence(rd, root, cfg);
-    parse_statistics(rd, root, cfg);
-    parse_diagnostics(rd, root, cfg);
-    parse_run(rd, root, cfg);
+    RunConfig cfg = parse_sections(rd, root, source_name, registry);
+    cfg.sweep = parse_sweep(rd, root, cfg, source_name, registry);
     return cfg;
+}
+
+std::size_t RunConfig::points() const { return sweep ? sweep->values.size() : 1u; }
+
+std::vector<std::string> Sweep::sets(std::size_t p) const {
+    std::vector<std::string> out;
+    for (std::size_t a = 0; a < axes.size(); ++a) out.push_back(axes[a].key + "=" + format_number(values[p][a]));
+    return out;
+}
+
+std::string Sweep::label(std::size_t p) const {
+    std::string out;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+        out += (a ? ", " : "") + axes[a].name + " = " + format_number(values[p][a]);
+    return out;
 }
 
 std::string read_config_text(const std::string& path) {

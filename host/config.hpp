@@ -102,6 +102,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -194,6 +195,8 @@ struct RunSettings {
     bool save_samples = false;
 };
 
+struct Sweep; // below
+
 /** @brief A fully resolved run configuration: every default filled, names resolved to indices of `model`. */
 struct RunConfig {
     std::string source_path; ///< the file (or source name) it was read from
@@ -227,12 +230,48 @@ struct RunConfig {
 
     RunSettings run;
 
+    /** @brief `[sweep]`: the points and each point's own configuration; null without a sweep. Shared, so that a
+     *  copy of the configuration is cheap. */
+    std::shared_ptr<const Sweep> sweep;
+    /** @brief Points of the sweep (1 without one). */
+    std::size_t points() const;
+    /** @brief Members of the whole job: run.trajectories per point, over every point. */
+    std::uint64_t members() const { return static_cast<std::uint64_t>(run.trajectories) * points(); }
+
     /** @brief The whole resolved configuration in the layout of the TOML (every key, defaults filled), for
      *  summary.json. Fixed distributions are bare numbers (booleans for is_bool parameters), others tables;
      *  initial.mu is always an array of k entries; absent energy is null; times carries only the keys valid for
      *  its spacing. Converted back to TOML (dropping nulls) it loads to the same configuration. */
     nlohmann::json resolved_json() const;
 };
+
+/** @brief One axis of a `[sweep]`: a config key and the values it takes. */
+struct SweepAxis {
+    std::string key;  ///< the dotted config key it sets, e.g. "model.params.Omega" or "initial.mu.std"
+    std::string name; ///< its column in sweep.csv and its label in plots (the parameter's name, or the key)
+    std::string kind; ///< "list", "range" or "sample" (a random design's coordinate)
+    bool log = false; ///< a logarithmic range (plots use log axes)
+    double low = std::numeric_limits<double>::quiet_NaN(), high = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> values; ///< the axis' own values (list or range; a random design has none)
+};
+
+/** @brief A `[sweep]`: its axes, how they combine into points, every point's values and configuration. Point p's
+ *         members are the job's trajectory indices [p·N, (p+1)·N), N = run.trajectories, and member i of it is drawn
+ *         as member i of a run of point p's configuration alone (`nhvk run` with the point's `--set`s). */
+struct Sweep {
+    std::string combine; ///< "product", "zip", "sobol" or "latin_hypercube"
+    std::vector<SweepAxis> axes;
+    std::vector<std::vector<double>> values; ///< values[p][a]: axis a's value at point p
+    std::vector<RunConfig> configs;          ///< configs[p]: the base configuration with point p's values set
+    /** @brief Point p's values as `--set` arguments ("model.params.Omega=0.25", one per axis): the command line
+     *  of a run of that point alone. */
+    std::vector<std::string> sets(std::size_t p) const;
+    /** @brief "Omega = 0.25, alpha = 0.1": point p's values for messages. */
+    std::string label(std::size_t p) const;
+};
+
+/** @brief Largest number of points of a sweep. */
+inline constexpr std::size_t max_sweep_points = 100000;
 
 /** @brief Largest config file `load_config` reads (16 MiB): a run configuration is a few kB, the longest one (a
  *  `times.list` of the most output times) about 10 MB. */

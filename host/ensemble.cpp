@@ -58,7 +58,8 @@ namespace {
  *         trajectories, the metrics for samples.csv (the values of exact quantiles stay on the device). */
 ChunkLayout device_layout(const RunConfig& cfg, ChunkLayout layout) {
     layout.host_inputs = cfg.run.save_samples || cfg.run.save_trajectories > 0;
-    layout.host_metrics = cfg.run.save_samples;
+    // NOTE: a sweep's per-point statistics are reduced on the host (pipeline/reduce_stage)
+    layout.host_metrics = cfg.run.save_samples || cfg.sweep != nullptr;
     return layout;
 }
 
@@ -184,7 +185,8 @@ private:
 };
 
 EnsembleRun::EnsembleRun(const RunConfig& cfg, const EnsembleOptions& opt) : cfg_(checked_model(cfg)), opt_(opt) {
-    shard_ = split_range({0, static_cast<std::uint64_t>(cfg.run.trajectories)}, opt.shard_index, opt.shard_count);
+    // NOTE: a sweep's points are consecutive ranges of the job's trajectory indices, so every split stays exact
+    shard_ = split_range({0, cfg.members()}, opt.shard_index, opt.shard_count);
     mine_ = split_range(shard_, comm_.rank(), comm_.size());
     if (comm_.parallel())
         if (const std::string problem = parallel_run_problem(cfg); !problem.empty()) throw std::runtime_error(problem);
@@ -313,9 +315,11 @@ void EnsembleRun::start() {
     }
     if (log_) {
         log_->line("start nhvk " + std::string(nhvk_version) + " run " + cfg_.source_path + ": model " +
-                   cfg_.model.name + ", trajectories " + std::to_string(cfg_.run.trajectories) + ", seed " +
-                   std::to_string(cfg_.run.seed) + ", config hash " + r_.config_hash + ", backend " + r_.backend +
-                   ", threads " + std::to_string(threads_->count()) + ", ranks " + std::to_string(comm_.size()) +
+                   cfg_.model.name + ", trajectories " + std::to_string(cfg_.run.trajectories) +
+                   (cfg_.sweep ? " per point, sweep points " + std::to_string(cfg_.points()) : std::string()) +
+                   ", seed " + std::to_string(cfg_.run.seed) + ", config hash " + r_.config_hash + ", backend " +
+                   r_.backend + ", threads " + std::to_string(threads_->count()) + ", ranks " +
+                   std::to_string(comm_.size()) +
                    (opt_.sharded ? ", shard " + std::to_string(opt_.shard_index) + "/" +
                                        std::to_string(opt_.shard_count) + " " + range_text(shard_)
                                  : std::string()) +

@@ -27,10 +27,16 @@ SampleStatus sample_member(const RunConfig& cfg, std::uint64_t g, double* p, dou
 /** @brief Draw members [first, first + args.m) into the chunk's inputs on the host (OpenMP; order-independent). */
 template <class M>
 void sample_chunk_cpu(const ChunkCommon& common, const ChunkArgs& args, std::uint64_t first, int threads) {
-    const SampleSpec<M> spec = make_sample_spec<M>(common.sampling);
     const int nthreads = threads > 0 ? threads : omp_get_max_threads();
+    // NOTE: a chunk of a sweep is drawn point by point, each point's members as a run of that point alone draws them
+    for_each_point_run(common, first, args.m,
+                       [&](const SamplingPlan& plan, std::uint64_t member, long long j0, long long len) {
+                           const SampleSpec<M> spec = make_sample_spec<M>(plan);
+                           const ChunkArgs part = member_range(args, j0, len);
 #pragma omp parallel for schedule(dynamic, 64) num_threads(nthreads)
-    for (long long j = 0; j < args.m; ++j) sample_chunk_member<M, GenEquations<M, double>>(spec, args, first, j);
+                           for (long long j = 0; j < len; ++j)
+                               sample_chunk_member<M, GenEquations<M, double>>(spec, part, member, j);
+                       });
 }
 
 } // namespace nhvk

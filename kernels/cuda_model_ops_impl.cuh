@@ -115,11 +115,17 @@ template <class M> void launch_chunk(const ChunkCommon& common, const ChunkArgs&
 template <class M>
 void launch_sample(const ChunkCommon& common, const ChunkArgs& device_args, std::uint64_t first, void* stream_ptr) {
     if (device_args.m <= 0) return;
-    const SampleSpec<M> spec = make_sample_spec<M>(common.sampling);
-    const long long blocks = (device_args.m + block_size - 1) / block_size;
-    sample_chunk_kernel<M><<<static_cast<unsigned>(blocks), block_size, 0, static_cast<cudaStream_t>(stream_ptr)>>>(
-        spec, device_args, first);
-    NHVK_CUDA_CHECK(cudaGetLastError());
+    // NOTE: a chunk of a sweep is drawn point by point (one launch per point the chunk touches; the integration is
+    // one launch per chunk), each point's members as a run of that point alone draws them
+    for_each_point_run(
+        common, first, device_args.m, [&](const SamplingPlan& plan, std::uint64_t member, long long j0, long long len) {
+            const SampleSpec<M> spec = make_sample_spec<M>(plan);
+            const long long blocks = (len + block_size - 1) / block_size;
+            sample_chunk_kernel<M>
+                <<<static_cast<unsigned>(blocks), block_size, 0, static_cast<cudaStream_t>(stream_ptr)>>>(
+                    spec, member_range(device_args, j0, len), member);
+            NHVK_CUDA_CHECK(cudaGetLastError());
+        });
 }
 
 template <class M> TrajectoryResult trajectory(const TrajectoryRequest& req) {

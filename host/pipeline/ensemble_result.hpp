@@ -108,6 +108,9 @@ struct EnsembleResult {
     bool resumed = false;                 ///< went on from a resume record
     std::uint64_t resumed_at = 0;         ///< its first index not done
     std::vector<std::string> merged_from; ///< `nhvk merge`: the folders merged, in shard order
+
+    /// a [sweep]: each point's statistics, as its own run's (this result holds the pooled ones); empty otherwise
+    std::vector<EnsembleResult> points;
 };
 
 /** @brief Metric names as outputs spell them (index: `Metric`; `metric_info(m).name`), "onset_time" for

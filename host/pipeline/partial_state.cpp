@@ -25,32 +25,6 @@ constexpr char magic[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-
 constexpr char magic_v3[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '3', '\n', '\0', '\0'};
 constexpr char magic_v2[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '2', '\n', '\0', '\0'};
 
-void put_tally(std::string& out, const EnsembleResult& r) {
-    bytes::put(out, r.valid);
-    bytes::put(out, r.failed_by_status);
-    bytes::put(out, r.failed_by_dynamics);
-    bytes::put(out, r.failed_by_dynamics_status);
-    bytes::put(out, r.sampling);
-    bytes::put_vector(out, r.onset.counts);
-    bytes::put(out, r.onset.never);
-    bytes::put(out, r.onset.censored);
-    bytes::put(out, r.diverged);
-    bytes::put_vector(out, r.diverged_at);
-}
-
-void get_tally(bytes::Reader& in, EnsembleResult& r) {
-    r.valid = in.get<std::uint64_t>();
-    r.failed_by_status = in.get<decltype(r.failed_by_status)>();
-    r.failed_by_dynamics = in.get<decltype(r.failed_by_dynamics)>();
-    r.failed_by_dynamics_status = in.get<decltype(r.failed_by_dynamics_status)>();
-    r.sampling = in.get<decltype(r.sampling)>();
-    r.onset.counts = in.get_vector<std::uint64_t>();
-    r.onset.never = in.get<std::uint64_t>();
-    r.onset.censored = in.get<std::uint64_t>();
-    r.diverged = in.get<std::uint64_t>();
-    r.diverged_at = in.get_vector<std::uint64_t>();
-}
-
 } // namespace
 
 RunIdentity run_identity(const RunConfig& cfg) {
@@ -60,7 +34,7 @@ RunIdentity run_identity(const RunConfig& cfg) {
     RunIdentity id;
     id.version = nhvk_version;
     id.config_hash = bytes::fnv1a64(text.data(), text.size());
-    id.trajectories = static_cast<std::uint64_t>(cfg.run.trajectories);
+    id.trajectories = cfg.members(); // a sweep's: every point's members
     id.seed = static_cast<std::uint64_t>(cfg.run.seed);
     return id;
 }
@@ -94,6 +68,32 @@ void add_tally(EnsembleResult& into, const EnsembleResult& from) {
         into.onset.censored == 0) // an empty tally takes the other's output times
         into.onset = from.onset;
     else into.onset.merge(from.onset);
+}
+
+void put_tally(std::string& out, const EnsembleResult& r) {
+    bytes::put(out, r.valid);
+    bytes::put(out, r.failed_by_status);
+    bytes::put(out, r.failed_by_dynamics);
+    bytes::put(out, r.failed_by_dynamics_status);
+    bytes::put(out, r.sampling);
+    bytes::put_vector(out, r.onset.counts);
+    bytes::put(out, r.onset.never);
+    bytes::put(out, r.onset.censored);
+    bytes::put(out, r.diverged);
+    bytes::put_vector(out, r.diverged_at);
+}
+
+void get_tally(bytes::Reader& in, EnsembleResult& r) {
+    r.valid = in.get<std::uint64_t>();
+    r.failed_by_status = in.get<decltype(r.failed_by_status)>();
+    r.failed_by_dynamics = in.get<decltype(r.failed_by_dynamics)>();
+    r.failed_by_dynamics_status = in.get<decltype(r.failed_by_dynamics_status)>();
+    r.sampling = in.get<decltype(r.sampling)>();
+    r.onset.counts = in.get_vector<std::uint64_t>();
+    r.onset.never = in.get<std::uint64_t>();
+    r.onset.censored = in.get<std::uint64_t>();
+    r.diverged = in.get<std::uint64_t>();
+    r.diverged_at = in.get_vector<std::uint64_t>();
 }
 
 std::string encode_state(const PartialState& s) {

@@ -73,6 +73,9 @@ struct PartialState {
 
 /** @brief Adds the counts of `from` (valid, failures, sampling, onset) into `into`. */
 void add_tally(EnsembleResult& into, const EnsembleResult& from);
+/** @brief Those counts as bytes, and back (a state's tally; a sweep's per-point ones). */
+void put_tally(std::string& out, const EnsembleResult& r);
+void get_tally(bytes::Reader& in, EnsembleResult& r);
 
 /** @brief The state as bytes (magic, length, payload, checksum) and back; `what` names the source in errors. */
 std::string encode_state(const PartialState& s);

@@ -4,6 +4,7 @@
 #include "nhvk/stats/chunk_metrics.hpp"
 
 #include "inspect.hpp"
+#include "pipeline/partial_state.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,20 +16,51 @@
 
 namespace nhvk {
 
-ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r)
+namespace {
+std::size_t exact_budget_bytes(const RunConfig& cfg) {
+    return static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u;
+}
+} // namespace
+
+ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r, std::size_t budget_bytes)
     : cfg_(cfg), r_(r), shape_(statistics_shape(cfg)),
-      acc_(shape_.series, static_cast<std::uint64_t>(cfg.run.trajectories),
-           static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u, {}, shape_.replica_shape()) {
+      acc_(shape_.series, cfg.members(), budget_bytes, {}, shape_.replica_shape()) {
+    r_.times = cfg.times;
     r_.onset = stats::OnsetHistogram(cfg.times.size());
     r_.diverged_at.assign(cfg.times.size(), 0u);
 }
 
+ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r) : ReduceStage(cfg, r, exact_budget_bytes(cfg)) {
+    if (!cfg.sweep) return;
+    const std::size_t P = cfg.sweep->configs.size();
+    r_.points.assign(P, EnsembleResult{});
+    // NOTE: run.exact_memory_mb bounds the whole job: each point keeps its values while they fit its equal share
+    const std::size_t share = exact_budget_bytes(cfg) / P;
+    for (std::size_t p = 0; p < P; ++p)
+        points_.emplace_back(new ReduceStage(cfg.sweep->configs[p], r_.points[p], share));
+}
+
+ReduceStage::~ReduceStage() = default;
+
 void ReduceStage::start(EnsembleBackend& backend, std::uint64_t members) {
-    values_on_backend_ = acc_.exact() && backend.keeps_values();
+    values_on_backend_ = points_.empty() && acc_.exact() && backend.keeps_values();
     if (!on_host()) backend.start_reduction(acc_.n_series(), acc_.bin_table(), values_on_backend_ ? members : 0u);
 }
 
 void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
+    if (!points_.empty()) {
+        // NOTE: each point's members as a run of that point alone sees them: their index within the point
+        const std::uint64_t N = static_cast<std::uint64_t>(cfg_.run.trajectories);
+        for (long long j = 0; j < m;) {
+            const std::uint64_t g = a.first_member + static_cast<std::uint64_t>(j), p = g / N, i = g - p * N;
+            const long long len =
+                static_cast<long long>(std::min<std::uint64_t>(static_cast<std::uint64_t>(m - j), N - i));
+            ChunkArgs part = member_range(a, j, len);
+            part.first_member = i;
+            points_.at(static_cast<std::size_t>(p))->add_chunk(part, len);
+            j += len;
+        }
+    }
     onset_in_.resize(static_cast<std::size_t>(m));
     for (long long j = 0; j < m; ++j) {
         const auto ss = static_cast<SampleStatus>(a.sample_status[j]);
@@ -56,7 +88,7 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
             if (cfg_.alive_population && a.onset[j] == stats::onset_never) ++r_.onset.censored;
         }
     }
-    if (on_host()) acc_.add_chunk(stats::metrics_view(a, m));
+    if (on_host() && points_.empty()) acc_.add_chunk(stats::metrics_view(a, m));
     r_.onset.add_chunk(a.onset, static_cast<std::size_t>(m), onset_in_.data());
 }
 
@@ -85,6 +117,17 @@ void add_backend_statistics(stats::EnsembleAccumulator& acc, EnsembleBackend& ba
 
 std::string ReduceStage::snapshot(EnsembleBackend& backend) const {
     std::string out;
+    if (!points_.empty()) {
+        // NOTE: a sweep's state is its points' (counts and statistics); the pooled ones are made from them at finish
+        bytes::put<std::uint64_t>(out, points_.size());
+        for (const auto& point : points_) {
+            std::string tally;
+            put_tally(tally, point->r_);
+            bytes::put_string(out, tally);
+            bytes::put_string(out, point->snapshot(backend));
+        }
+        return out;
+    }
     if (on_host() || collected_) {
         acc_.save(out);
     } else {
@@ -95,12 +138,33 @@ std::string ReduceStage::snapshot(EnsembleBackend& backend) const {
     return out;
 }
 
-void ReduceStage::restore(const std::string& bytes, const std::string& what) {
-    bytes::Reader in(bytes, what);
+void ReduceStage::add_points(const std::string& data, const std::string& what, bool restore) {
+    bytes::Reader in(data, what);
+    const auto P = in.get<std::uint64_t>();
+    if (P != points_.size())
+        throw std::runtime_error(what + ": the state holds " + std::to_string(P) + " sweep points, this run has " +
+                                 std::to_string(points_.size()));
+    for (std::size_t p = 0; p < points_.size(); ++p) {
+        const std::string w = what + " (sweep point " + std::to_string(p) + ")";
+        const std::string tally_bytes = in.get_string(), statistics = in.get_string();
+        bytes::Reader t(tally_bytes, w);
+        EnsembleResult tally;
+        get_tally(t, tally);
+        add_tally(points_[p]->r_, tally);
+        if (restore) points_[p]->restore(statistics, w);
+        else points_[p]->merge(statistics, w);
+    }
+}
+
+void ReduceStage::restore(const std::string& data, const std::string& what) {
+    if (!points_.empty()) return add_points(data, what, true);
+    bytes::Reader in(data, what);
     acc_.load(in);
 }
 
-void ReduceStage::merge(const std::string& bytes, const std::string& what) {
+void ReduceStage::merge(const std::string& data, const std::string& what) {
+    if (!points_.empty()) return add_points(data, what, false);
+    const std::string& bytes = data;
     stats::EnsembleAccumulator other = acc_;
     bytes::Reader in(bytes, what);
     other.load(in);
@@ -129,6 +193,21 @@ void ReduceStage::collect(EnsembleBackend& backend, bool select_there) {
 }
 
 void ReduceStage::finish() {
+    if (!points_.empty()) {
+        // Each point's statistics, as its own run's; then the pooled ones from all of them.
+        const std::uint64_t N = static_cast<std::uint64_t>(cfg_.run.trajectories);
+        for (std::size_t p = 0; p < points_.size(); ++p) {
+            ReduceStage& point = *points_[p];
+            const std::uint64_t first = std::max<std::uint64_t>(r_.first, p * N),
+                                end = std::min<std::uint64_t>(r_.end, (p + 1) * N);
+            point.r_.requested = end > first ? end - first : 0u;
+            point.r_.first = p * N;
+            point.r_.end = (p + 1) * N;
+            point.collected_ = true;
+            point.finish();
+            acc_.merge(point.acc_);
+        }
+    }
     const int nt = static_cast<int>(cfg_.times.size());
     stats::EnsembleAccumulator::OrderStatistics elsewhere;
     if (selecting_)

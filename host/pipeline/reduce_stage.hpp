@@ -6,6 +6,9 @@
  */
 #pragma once
 
+#include <memory>
+#include <vector>
+
 #include "checks.hpp"
 #include "config.hpp"
 #include "nhvk/backend/backend.hpp"
@@ -15,13 +18,21 @@
 
 namespace nhvk {
 
+/** A sweep's statistics are one stage per point over that point's configuration (`r.points[p]`), fed the chunk's
+ *  members of that point as a run of the point alone would be (member indices within the point, which key the
+ *  replica groups), so that each point's statistics are those of that run. Their counts and statistics also make the
+ *  pooled ones (`r` itself): the counts as the chunks come, the accumulators merged at `finish`. */
 class ReduceStage {
 public:
     /** @brief Statistics of `cfg`'s run into `r` (its counts, onset histogram and, at `finish`, its series). */
     ReduceStage(const RunConfig& cfg, EnsembleResult& r);
+    ~ReduceStage();
+    ReduceStage(const ReduceStage&) = delete;
+    ReduceStage& operator=(const ReduceStage&) = delete;
     /** @brief True when the statistics need every value on the host (exact quantiles within `run.exact_memory_mb`,
-     *         with a backend that cannot keep the values itself); otherwise the backend reduces each chunk. */
-    bool on_host() const { return acc_.exact() && !values_on_backend_; }
+     *         with a backend that cannot keep the values itself, or a sweep's per-point statistics); otherwise the
+     *         backend reduces each chunk. */
+    bool on_host() const { return !points_.empty() || (acc_.exact() && !values_on_backend_); }
     /** @brief Prepares the backend's running statistics when they are kept there: the partials and histogram rows,
      *         and, for exact quantiles on a backend that keeps values, room for `members` members' values. */
     void start(EnsembleBackend& backend, std::uint64_t members);
@@ -59,8 +70,15 @@ private:
      *         each group's medians with the intervals of the exponent and the amplitude. */
     void replica_intervals(const std::vector<stats::SeriesSummary>& replica_series, const std::vector<double>& rel_t);
 
+    /** @brief A sweep state's points (snapshot's layout: each point's tally and statistics) into the points: a resume
+     *         record's (`restore`, at the start) or another part's (merged). */
+    void add_points(const std::string& data, const std::string& what, bool restore);
+    /** @brief A point's stage: `budget_bytes` of exact values (its share of the sweep's run.exact_memory_mb). */
+    ReduceStage(const RunConfig& cfg, EnsembleResult& r, std::size_t budget_bytes);
+
     const RunConfig& cfg_;
     EnsembleResult& r_;
+    std::vector<std::unique_ptr<ReduceStage>> points_; ///< a sweep's, one per point (empty without a sweep)
     StatisticsShape shape_;
     stats::EnsembleAccumulator acc_;
     std::vector<std::uint8_t> onset_in_;   ///< per member: enters the onset histogram

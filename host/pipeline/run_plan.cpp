@@ -59,6 +59,17 @@ RunPlan make_run_plan(const RunConfig& cfg, long long capacity) {
     c.onset_threshold = cfg.onset_threshold;
     c.shared_params = cfg.params.empty() ? nullptr : cfg.params.data();
     c.sampling = make_sampling_plan(cfg);
+    if (cfg.sweep) {
+        // NOTE: a swept model parameter differs between points, so the members carry their own parameters
+        for (const RunConfig& point : cfg.sweep->configs) {
+            c.points.push_back(make_sampling_plan(point));
+            for (const Distribution& d : point.param_dists)
+                L.per_member_params = L.per_member_params || d.kind != DistKind::fixed;
+        }
+        for (const SweepAxis& a : cfg.sweep->axes)
+            L.per_member_params = L.per_member_params || a.key.rfind("model.params.", 0) == 0;
+        c.point_size = static_cast<std::uint64_t>(cfg.run.trajectories);
+    }
     return plan;
 }
 

@@ -76,8 +76,68 @@ nlohmann::json series_json(const EnsembleResult& r, int metric) {
     return j;
 }
 
-nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
+nlohmann::json sweep_json(const RunConfig& cfg, const EnsembleResult& r);
+
+nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool point = false) {
     nlohmann::json j;
+    if (point) {
+        // NOTE: a sweep point's part of summary.json: what differs between points (the counts, the fits, the onsets,
+        // the flags); the run's description, definitions and per-time series are the pooled summary's and sweep.csv's
+        j["trajectories"]["requested"] = r.requested;
+        j["trajectories"]["valid"] = r.valid;
+        j["trajectories"]["failed"] = r.failed();
+        j["trajectories"]["failure_fraction"] =
+            num(r.requested > 0 ? static_cast<double>(r.failed()) / static_cast<double>(r.requested) : NAN);
+        for (int s = 1; s < status_count; ++s)
+            if (r.failed_by_status[s])
+                j["trajectories"]["failed_by_status"][status_name(static_cast<Status>(s))] = r.failed_by_status[s];
+        for (int s = 1; s < sample_status_count; ++s)
+            if (r.sampling[s])
+                j["trajectories"]["sampling"][sample_status_name(static_cast<SampleStatus>(s))] = r.sampling[s];
+        j["trajectories"]["diverged"] = r.diverged;
+        j["trajectories"]["failure_warning"] =
+            r.failure_warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.failure_warning);
+        for (const auto& [name, f, p, c] :
+             {std::tuple<const char*, const stats::GrowthFit*, const stats::ReplicaInterval*,
+                         const stats::ReplicaInterval*>{"q", &r.growth_fit_q, &r.growth_ci_q, &r.amplitude_ci_q},
+              {"v", &r.growth_fit_v, &r.growth_ci_v, &r.amplitude_ci_v}}) {
+            nlohmann::json& g = j["growth_exponent"][name];
+            g["exponent"] = num(f->slope);
+            g["ci95"] = {num(p->lo), num(p->hi)};
+            g["se"] = num(p->se);
+            g["amplitude"] = num(f->amplitude);
+            g["amplitude_ci95"] = {num(c->lo), num(c->hi)};
+            g["points"] = f->points;
+            g["r_squared"] = num(f->r_squared);
+        }
+        j["growth_exponent"]["interval_method"] =
+            r.growth_interval_method.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.growth_interval_method);
+        j["growth_exponent"]["at_rounding_level"] = r.growth_at_rounding_level;
+        const stats::SeriesSummary& ot = r.onset_times();
+        j["onset"] = {{"crossed", ot.count},
+                      {"never", r.onset.never},
+                      {"censored", r.onset.censored},
+                      {"p50", num(ot.p50)},
+                      {"p50_ci95", {num(ot.q_lo[3]), num(ot.q_hi[3])}},
+                      {"mean", num(ot.mean)}};
+        for (const auto& [name, metric] : {std::pair<const char*, int>{"d_q", metric_dq}, {"d_v", metric_dv}}) {
+            nlohmann::json& d = j["divergence"][name];
+            for (const char* k : {"p50", "p50_lo", "p50_hi", "mean", "p95"}) d[k] = nlohmann::json::array();
+            for (std::size_t i = 0; i < r.times.size(); ++i) {
+                const stats::SeriesSummary& x = r.at(metric, static_cast<int>(i));
+                d["p50"].push_back(num(x.p50));
+                d["p50_lo"].push_back(num(x.q_lo[3]));
+                d["p50_hi"].push_back(num(x.q_hi[3]));
+                d["mean"].push_back(num(x.mean));
+                d["p95"].push_back(num(x.p95));
+            }
+        }
+        j["coincidence"] = r.coincide.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.coincide);
+        j["balance_flagged"] = r.balance_flagged;
+        j["quantiles"] = r.exact_quantiles ? "exact" : "histogram";
+        j["low_population_times"] = r.low_population;
+        return j;
+    }
     j["schema"] = "nhvk.summary/1";
     j["nhvk_version"] = nhvk_version;
     nlohmann::json resolved = cfg.resolved_json();
@@ -293,6 +353,38 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r) {
     job["resumed_at"] = r.resumed ? nlohmann::json(r.resumed_at) : nlohmann::json(nullptr);
     job["merged_from"] = r.merged_from;
     j["config"] = resolved;
+    if (cfg.sweep) j["sweep"] = sweep_json(cfg, r);
+    return j;
+}
+
+/** @brief summary.json's "sweep": the axes, and each point's values, `--set`s and statistics (the pooled ones are
+ *         the summary's own). */
+nlohmann::json sweep_json(const RunConfig& cfg, const EnsembleResult& r) {
+    const Sweep& sw = *cfg.sweep;
+    nlohmann::json j;
+    j["combine"] = sw.combine;
+    j["trajectories_per_point"] = cfg.run.trajectories;
+    j["definition"] =
+        "each point is the run of its configuration alone (nhvk run with the point's set arguments): the same "
+        "members (point p's are the job's trajectory indices [p N, (p + 1) N), member i of it drawn as member i of "
+        "that run, so every point sees the same random numbers), the same statistics; the summary's own statistics "
+        "pool every point's members";
+    j["axes"] = nlohmann::json::array();
+    for (const SweepAxis& a : sw.axes) {
+        nlohmann::json axis = {
+            {"key", a.key}, {"name", a.name}, {"kind", a.kind}, {"spacing", a.log ? "log" : "linear"}};
+        axis["range"] = a.kind == "list" ? nlohmann::json(nullptr) : nlohmann::json({a.low, a.high});
+        axis["values"] = a.values;
+        j["axes"].push_back(axis);
+    }
+    j["points"] = nlohmann::json::array();
+    for (std::size_t p = 0; p < sw.values.size(); ++p) {
+        nlohmann::json pt = p < r.points.size() ? summary_json(sw.configs[p], r.points[p], true) : nlohmann::json();
+        pt["index"] = p;
+        for (std::size_t a = 0; a < sw.axes.size(); ++a) pt["values"][sw.axes[a].name] = num(sw.values[p][a]);
+        pt["set"] = sw.sets(p);
+        j["points"].push_back(pt);
+    }
     return j;
 }
 
@@ -346,6 +438,68 @@ std::string stats_csv(const EnsembleResult& r) {
             for (const auto& c : interval_columns()) os << ',' << v(c.get(s));
             os << '\n';
         }
+    return os.str();
+}
+
+/** @brief sweep.csv: stats.csv's rows for every point, each led by the point's index and its axes' values. */
+std::string sweep_csv(const RunConfig& cfg, const EnsembleResult& r) {
+    const Sweep& sw = *cfg.sweep;
+    std::ostringstream os;
+    os << std::setprecision(17);
+    os << "point";
+    for (const SweepAxis& a : sw.axes) os << ',' << a.name;
+    for (std::size_t p = 0; p < r.points.size(); ++p) {
+        const std::string rows = stats_csv(r.points[p]);
+        const std::size_t eol = rows.find('\n');
+        if (p == 0) os << ',' << rows.substr(0, eol + 1);
+        std::ostringstream lead;
+        lead << std::setprecision(17) << p;
+        for (double x : sw.values[p]) lead << ',' << x;
+        const std::string prefix = lead.str() + ",";
+        for (std::size_t at = eol + 1; at < rows.size();) {
+            const std::size_t next = rows.find('\n', at);
+            os << prefix << rows.substr(at, next - at + 1);
+            at = next + 1;
+        }
+    }
+    return os.str();
+}
+
+/** @brief sweep_points.csv: one row per point with its axes' values, counts, growth fits with their intervals and
+ *         median onset (what the report plots across the sweep). */
+std::string sweep_points_csv(const RunConfig& cfg, const EnsembleResult& r) {
+    const Sweep& sw = *cfg.sweep;
+    std::ostringstream os;
+    os << std::setprecision(17);
+    auto v = [](double x) {
+        std::ostringstream s;
+        s << std::setprecision(17);
+        if (std::isfinite(x)) s << x;
+        return s.str();
+    };
+    os << "point";
+    for (const SweepAxis& a : sw.axes) os << ',' << a.name;
+    os << ",requested,valid,failed,diverged,failure_fraction";
+    for (const char* d : {"q", "v"})
+        for (const char* c : {"exponent", "exponent_lo", "exponent_hi", "amplitude", "amplitude_lo", "amplitude_hi"})
+            os << ',' << c << '_' << d;
+    os << ",onset_p50,onset_p50_lo,onset_p50_hi,onset_crossed,quantiles\n";
+    for (std::size_t p = 0; p < r.points.size(); ++p) {
+        const EnsembleResult& x = r.points[p];
+        os << p;
+        for (double a : sw.values[p]) os << ',' << v(a);
+        os << ',' << x.requested << ',' << x.valid << ',' << x.failed() << ',' << x.diverged << ','
+           << v(x.requested ? static_cast<double>(x.failed()) / static_cast<double>(x.requested) : NAN);
+        for (const auto& [f, pi, ci] :
+             {std::tuple<const stats::GrowthFit*, const stats::ReplicaInterval*, const stats::ReplicaInterval*>{
+                  &x.growth_fit_q, &x.growth_ci_q, &x.amplitude_ci_q},
+              {&x.growth_fit_v, &x.growth_ci_v, &x.amplitude_ci_v}})
+            os << ',' << v(f->slope) << ',' << v(pi->lo) << ',' << v(pi->hi) << ',' << v(f->amplitude) << ','
+               << v(ci->lo) << ',' << v(ci->hi);
+        const stats::SeriesSummary& ot = x.onset_times();
+        os << ',' << v(ot.p50) << ',' << v(ot.q_lo[3]) << ',' << v(ot.q_hi[3]) << ',' << ot.count << ','
+           << (x.exact_quantiles ? "exact" : "histogram") << '\n';
+    }
     return os.str();
 }
 
@@ -526,8 +680,17 @@ void SamplesWriter::add_chunk(const ChunkArgs& a, std::uint64_t first, long long
 
 SavedTrajectories::SavedTrajectories(const RunConfig& cfg, const RunPlan& plan) : cfg_(cfg), plan_(plan) {}
 
-bool SavedTrajectories::wants(std::uint64_t first) const {
-    return first < static_cast<std::uint64_t>(cfg_.run.save_trajectories);
+bool SavedTrajectories::wants(std::uint64_t g) const {
+    const std::uint64_t M = static_cast<std::uint64_t>(cfg_.run.save_trajectories);
+    return (cfg_.sweep ? g % static_cast<std::uint64_t>(cfg_.run.trajectories) : g) < M;
+}
+
+bool SavedTrajectories::wants(std::uint64_t first, long long m) const {
+    if (cfg_.run.save_trajectories <= 0 || m <= 0) return false;
+    if (!cfg_.sweep) return wants(first);
+    // NOTE: the chunk's first member, or the first member of the next point when the chunk reaches it
+    const std::uint64_t N = static_cast<std::uint64_t>(cfg_.run.trajectories);
+    return wants(first) || N - first % N < static_cast<std::uint64_t>(m);
 }
 
 TrajectoryRequest SavedTrajectories::request(std::vector<double> params, std::vector<double> q0, std::vector<double> v0,
@@ -553,7 +716,10 @@ void SavedTrajectories::add_chunk(const ChunkArgs& a, std::uint64_t first, long 
     const ChunkLayout& L = plan_.layout;
     for (long long j = 0; j < m; ++j) {
         const std::uint64_t g = first + static_cast<std::uint64_t>(j);
-        if (!wants(g)) break;
+        if (!wants(g)) {
+            if (!cfg_.sweep) break;
+            continue;
+        }
         if (a.sample_status[j] != static_cast<std::uint8_t>(SampleStatus::ok)) continue;
         std::vector<double> params = cfg_.params, q0, v0, mu0;
         if (L.per_member_params)
@@ -644,19 +810,20 @@ void write_partial_state(const std::string& bytes, OutputFolder& out) {
 
 void write_statistics(const RunConfig& cfg, const EnsembleResult& r, OutputFolder& out) {
     const std::string csv = stats_csv(r), summary_text = summary_json(cfg, r).dump(2) + "\n";
-    OutputFile& stats = out.create("stats.csv");
-    stats.stream() << csv;
-    stats.close();
-    OutputFile& md = out.create("summary.md");
-    md.stream() << summary_markdown(cfg, r);
-    md.close();
+    const auto put = [&](const char* name, const std::string& text) {
+        OutputFile& f = out.create(name);
+        f.stream() << text;
+        f.close();
+    };
+    put("stats.csv", csv);
+    if (cfg.sweep) {
+        put("sweep.csv", sweep_csv(cfg, r));
+        put("sweep_points.csv", sweep_points_csv(cfg, r));
+    }
+    put("summary.md", summary_markdown(cfg, r));
     // NOTE: rendered from the very texts of summary.json and stats.csv, as `nhvk report DIR` does from the files.
-    OutputFile& report = out.create("report.html");
-    report.stream() << render_report(summary_text, csv);
-    report.close();
-    OutputFile& summary = out.create("summary.json");
-    summary.stream() << summary_text;
-    summary.close();
+    put("report.html", render_report(summary_text, csv));
+    put("summary.json", summary_text);
 }
 
 } // namespace nhvk

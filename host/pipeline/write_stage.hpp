@@ -53,8 +53,10 @@ private:
 class SavedTrajectories {
 public:
     SavedTrajectories(const RunConfig& cfg, const RunPlan& plan);
-    /** @brief True when a chunk starting at `first` holds members to save (its inputs are needed on the host). */
-    bool wants(std::uint64_t first) const;
+    /** @brief True when member `g` is saved: one of the first run.save_trajectories (of each point, in a sweep). */
+    bool wants(std::uint64_t g) const;
+    /** @brief True when the chunk [first, first + m) holds members to save (its inputs are needed on the host). */
+    bool wants(std::uint64_t first, long long m) const;
     void add_chunk(const ChunkArgs& a, std::uint64_t first, long long m);
     void write(OutputFolder& out) const;
     /** @brief The recorded members as bytes (resume records, MPI), and back (appended to those held). */

@@ -34,7 +34,8 @@ enum class Stream : uint32_t {
     v0 = 1,       ///< trial velocities, draw index = coordinate index
     mu0 = 2,      ///< vakonomic multipliers μ0, draw index = constraint index
     params = 3,   ///< swept model parameters, draw index = parameter index
-    reserved = 4, ///< free for later use (e.g. resampling); anything >= 4 is unused today
+    reserved = 4, ///< free for later use (e.g. resampling)
+    sweep = 5,    ///< a [sweep]'s random designs (traj = 0: Sobol's shifts; 1 + axis: a Latin hypercube's column)
 };
 
 /** @brief Identifies one stream of one trajectory: with a draw index k it names a single draw. */

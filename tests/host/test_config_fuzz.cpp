@@ -99,6 +99,17 @@ out = "fuzz_out"
 exact_memory_mb = 16
 save_trajectories = 1
 save_samples = true
+[sweep]
+combine = "latin_hypercube"
+points = 3
+[[sweep.axes]]
+key = "initial.mu.std"
+name = "mu_scale"
+range = [0.05, 0.2]
+spacing = "log"
+[[sweep.axes]]
+key = "initial.energy"
+range = [1.0, 2.0]
 )";
 
 std::vector<std::string> seed_corpus() {
@@ -399,7 +410,8 @@ TEST(ConfigFuzz, SeedsAndTokensCoverEverySectionAndKey) {
     };
     for (const nhvk::ConfigTable& table : nhvk::config_sections()) {
         if (!table.name.empty()) {
-            EXPECT_TRUE(in_seeds("\n[" + table.name + "]\n")) << "no seed has the section [" << table.name << "]";
+            EXPECT_TRUE(in_seeds("\n[" + table.name + "]\n") || in_seeds("\n[[" + table.name + "]]\n"))
+                << "no seed has the section [" << table.name << "]";
             EXPECT_TRUE(in_tokens("[" + table.name + "]")) << table.name;
         }
         if (table.name.empty()) continue;

@@ -54,7 +54,7 @@ Reference reference(const std::string& text) {
 Tables documented_tables(const std::string& block, std::map<std::string, std::string>* values = nullptr) {
     Tables tables;
     std::string current;
-    const std::regex header(R"(^\[([A-Za-z0-9_.]+)\]\s*(#.*)?$)"),
+    const std::regex header(R"(^\[\[?([A-Za-z0-9_.]+)\]\]?\s*(#.*)?$)"),
         key(R"(^(?:# )?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([^#]*))");
     std::istringstream in(block);
     std::string line;

@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -60,7 +61,47 @@ struct ChunkCommon {
     double onset_threshold = 1e-3;
     const double* shared_params = nullptr; ///< used when the layout has no per-member parameters
     SamplingPlan sampling;
+    /** A [sweep]: point p's members are the trajectory indices [p·point_size, (p+1)·point_size), drawn with
+     *  points[p] as members 0, 1, … of a run of that point alone. point_size 0: no sweep (`sampling` for all). */
+    std::vector<SamplingPlan> points;
+    std::uint64_t point_size = 0;
 };
+
+/** @brief Calls f(plan, member, j0, len) for each run [j0, j0 + len) of members of [first, first + m) that lie in one
+ *         sweep point: `plan` is that point's sampling plan and `member` the index within the point of trajectory
+ *         first + j0 (without a sweep: one call, the run's plan, member = first). */
+template <class F> void for_each_point_run(const ChunkCommon& c, std::uint64_t first, long long m, F&& f) {
+    if (c.point_size == 0) {
+        f(c.sampling, first, 0LL, m);
+        return;
+    }
+    for (long long j = 0; j < m;) {
+        const std::uint64_t g = first + static_cast<std::uint64_t>(j), p = g / c.point_size, i = g - p * c.point_size;
+        const long long len =
+            static_cast<long long>(std::min<std::uint64_t>(static_cast<std::uint64_t>(m - j), c.point_size - i));
+        f(c.points.at(static_cast<std::size_t>(p)), i, j, len);
+        j += len;
+    }
+}
+
+/** @brief The members [j0, j0 + len) of a chunk as a chunk of their own: every per-member array shifted by j0, the
+ *         leading dimension kept. */
+inline ChunkArgs member_range(const ChunkArgs& a, long long j0, long long len) {
+    ChunkArgs b = a;
+    b.m = len;
+    const auto shift = [&](auto* p) { return p ? p + j0 : p; };
+    b.q0 = shift(a.q0);
+    b.v0 = shift(a.v0);
+    b.mu0 = shift(a.mu0);
+    if (a.params_ld != 0) b.params = shift(a.params);
+    b.metrics = shift(a.metrics);
+    b.status = shift(a.status);
+    b.failed = shift(a.failed);
+    b.fail_index = shift(a.fail_index);
+    b.onset = shift(a.onset);
+    b.sample_status = shift(a.sample_status);
+    return b;
+}
 
 /**
  * @brief Byte offsets of the arrays of one chunk inside a single allocation (identical on host and device): the
