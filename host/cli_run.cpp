@@ -26,6 +26,7 @@
 #include "pipeline/run_plan.hpp"
 #include "pipeline/write_stage.hpp"
 #include "registry.hpp"
+#include "sweep_design.hpp"
 
 namespace nhvk {
 
@@ -90,7 +91,7 @@ void check_sweep_energy(const RunConfig& cfg, const std::string& file) {
             throw UsageError(file + ": [sweep] point " + std::to_string(p) + " of " +
                              std::to_string(cfg.sweep->configs.size()) + " (" + cfg.sweep->label(p) +
                              "): initial.energy: no state reaches the energy shell E0 = " +
-                             format_number(*point.energy) + " (the first " + std::to_string(m) +
+                             sweep_value_text(*point.energy) + " (the first " + std::to_string(m) +
                              " members all ended energy_unreachable: E0 lies below the least energy of the "
                              "constraint set at their coordinates)");
     }

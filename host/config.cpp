@@ -1166,7 +1166,7 @@ std::shared_ptr<const Sweep> parse_sweep(const Reader& rd, const toml::table& ro
         try {
             toml::table tree = without;
             for (std::size_t a = 0; a < A; ++a) {
-                toml::table parsed = toml::parse("value = " + format_number(sw->values[p][a]), point);
+                toml::table parsed = toml::parse("value = " + sweep_value_text(sw->values[p][a]), point);
                 insert_at(tree, split_key(sw->axes[a].key), std::move(*parsed.get("value")), point);
             }
             sw->configs.push_back(parse_sections(Reader(rep), tree, source_name, registry));
@@ -1214,14 +1214,14 @@ std::size_t RunConfig::points() const { return sweep ? sweep->values.size() : 1u
 
 std::vector<std::string> Sweep::sets(std::size_t p) const {
     std::vector<std::string> out;
-    for (std::size_t a = 0; a < axes.size(); ++a) out.push_back(axes[a].key + "=" + format_number(values[p][a]));
+    for (std::size_t a = 0; a < axes.size(); ++a) out.push_back(axes[a].key + "=" + sweep_value_text(values[p][a]));
     return out;
 }
 
 std::string Sweep::label(std::size_t p) const {
     std::string out;
     for (std::size_t a = 0; a < axes.size(); ++a)
-        out += (a ? ", " : "") + axes[a].name + " = " + format_number(values[p][a]);
+        out += (a ? ", " : "") + axes[a].name + " = " + sweep_value_text(values[p][a]);
     return out;
 }
 

@@ -20,6 +20,24 @@ std::string format_15(double x) {
 }
 } // namespace
 
+std::string sweep_value_text(double x) {
+    char buf[64];
+    std::string best;
+    for (int precision = 1; precision <= 17; ++precision) {
+        std::snprintf(buf, sizeof buf, "%.*g", precision, x);
+        if (std::strtod(buf, nullptr) == x) {
+            best = buf;
+            break;
+        }
+    }
+    if (best.find('e') == std::string::npos || !(std::fabs(x) < 1e15)) return best;
+    for (int decimals = 0; decimals <= 17; ++decimals) {
+        std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+        if (std::strtod(buf, nullptr) == x) return std::string(buf).size() <= best.size() ? buf : best;
+    }
+    return best;
+}
+
 std::vector<double> sweep_range(double low, double high, int count, bool log) {
     if (count < 2) throw std::invalid_argument("sweep_range: count must be >= 2");
     std::vector<double> v(static_cast<std::size_t>(count));

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace nhvk {
@@ -14,6 +15,10 @@ namespace nhvk {
 /** @brief `count` ≥ 2 values from `low` to `high` (both exact), evenly spaced, or geometrically when `log` (then
  *         0 < low); the inner ones rounded to 15 significant digits (2, not 1.9999999999999998). */
 std::vector<double> sweep_range(double low, double high, int count, bool log);
+
+/** @brief A point's value as messages, `--set`s and CSV columns spell it: the shortest text that reads back as `x`,
+ *         in plain notation where that is no longer than the exponent one (-100, not -1e+02). */
+std::string sweep_value_text(double x);
 
 /** @brief Unit-cube coordinate u ∈ (0, 1) onto [low, high]: linear, or geometric when `log`. */
 double sweep_scale(double u, double low, double high, bool log);

@@ -32,7 +32,7 @@ public:
     /** @brief True when the statistics need every value on the host (exact quantiles within `run.exact_memory_mb`,
      *         with a backend that cannot keep the values itself, or a sweep's per-point statistics); otherwise the
      *         backend reduces each chunk. */
-    bool on_host() const { return !points_.empty() || (acc_.exact() && !values_on_backend_); }
+    bool on_host() const { return point_ || !points_.empty() || (acc_.exact() && !values_on_backend_); }
     /** @brief Prepares the backend's running statistics when they are kept there: the partials and histogram rows,
      *         and, for exact quantiles on a backend that keeps values, room for `members` members' values. */
     void start(EnsembleBackend& backend, std::uint64_t members);
@@ -79,6 +79,7 @@ private:
     const RunConfig& cfg_;
     EnsembleResult& r_;
     std::vector<std::unique_ptr<ReduceStage>> points_; ///< a sweep's, one per point (empty without a sweep)
+    bool point_ = false;                               ///< a sweep point's stage: fed by the sweep's, on the host
     StatisticsShape shape_;
     stats::EnsembleAccumulator acc_;
     std::vector<std::uint8_t> onset_in_;   ///< per member: enters the onset histogram

@@ -19,6 +19,7 @@
 
 #include "inspect.hpp"
 #include "model_ops.hpp"
+#include "sweep_design.hpp"
 
 namespace nhvk {
 
@@ -453,8 +454,8 @@ std::string sweep_csv(const RunConfig& cfg, const EnsembleResult& r) {
         const std::size_t eol = rows.find('\n');
         if (p == 0) os << ',' << rows.substr(0, eol + 1);
         std::ostringstream lead;
-        lead << std::setprecision(17) << p;
-        for (double x : sw.values[p]) lead << ',' << x;
+        lead << p;
+        for (double x : sw.values[p]) lead << ',' << sweep_value_text(x); // as the point's --set spells it
         const std::string prefix = lead.str() + ",";
         for (std::size_t at = eol + 1; at < rows.size();) {
             const std::size_t next = rows.find('\n', at);
@@ -487,7 +488,7 @@ std::string sweep_points_csv(const RunConfig& cfg, const EnsembleResult& r) {
     for (std::size_t p = 0; p < r.points.size(); ++p) {
         const EnsembleResult& x = r.points[p];
         os << p;
-        for (double a : sw.values[p]) os << ',' << v(a);
+        for (double a : sw.values[p]) os << ',' << sweep_value_text(a);
         os << ',' << x.requested << ',' << x.valid << ',' << x.failed() << ',' << x.diverged << ','
            << v(x.requested ? static_cast<double>(x.failed()) / static_cast<double>(x.requested) : NAN);
         for (const auto& [f, pi, ci] :

@@ -787,3 +787,67 @@ TEST(ScaleOutProgress, LinesWithinOneLargeChunkAndARunLog) {
 }
 
 } // namespace
+
+// A sweep's points split over MPI ranks, shards and a killed run's resume exactly as a run's members do: every
+// point's statistics and the pooled ones equal the single process's (issue 22 item 2). The loader test's product
+// sweep: 6 points of 60 members in chunks of 50, so ranks, shards and chunks all cut points.
+namespace sweep_parts {
+
+const std::string sweep_config = std::string(NHVK_SOURCE_DIR) + "/tests/host/data/sweep_product.toml";
+
+std::vector<std::string> sweep_args(const fs::path& out, std::vector<std::string> more = {}) {
+    std::vector<std::string> a = {"run", sweep_config, "--threads", "1", "--out", out.string(), "-q"};
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+}
+
+void expect_same_sweep(const fs::path& a, const fs::path& b) {
+    EXPECT_EQ(read_text(a / "sweep.csv"), read_text(b / "sweep.csv")) << a << " vs " << b;
+    EXPECT_EQ(read_text(a / "sweep_points.csv"), read_text(b / "sweep_points.csv")) << a << " vs " << b;
+    EXPECT_EQ(statistics(a), statistics(b)) << a << " vs " << b;
+    EXPECT_EQ(read_json(b / "summary.json")["sweep"]["points"].size(), 6u);
+}
+
+TEST(ScaleOutSweep, RanksShardsAndResumeGiveEveryPointsStatistics) {
+    TempDir tmp;
+    const fs::path single = tmp.path() / "single";
+    ASSERT_EQ(nhvk(sweep_args(single), tmp).rc, 0);
+#ifdef NHVK_MPIEXEC
+    for (int ranks : {1, 2}) {
+        const fs::path d = tmp.path() / ("mpi" + std::to_string(ranks));
+        const CliRun r = nhvk_test::run_captured(mpirun(ranks), NHVK_BINARY, sweep_args(d), tmp.path() / "io");
+        ASSERT_EQ(r.rc, 0) << r.err;
+        expect_same_sweep(single, d);
+    }
+#endif
+    // shards merged, with exact quantiles and with histograms (no exact budget): both merge exactly
+    const fs::path single_hist = tmp.path() / "single_hist";
+    ASSERT_EQ(nhvk(sweep_args(single_hist, {"--set", "run.exact_memory_mb=0"}), tmp).rc, 0);
+    for (const std::string budget : {"1024", "0"}) {
+        std::vector<std::string> merge = {"merge"};
+        for (int i : {1, 0, 2}) {
+            const fs::path d = tmp.path() / ("shard" + std::to_string(i) + "_" + budget);
+            const CliRun r = nhvk(
+                sweep_args(d, {"--shard", std::to_string(i) + "/3", "--set", "run.exact_memory_mb=" + budget}), tmp);
+            ASSERT_EQ(r.rc, 0) << r.err;
+            merge.push_back(d.string());
+        }
+        const fs::path merged = tmp.path() / ("merged_" + budget);
+        merge.insert(merge.end(), {"--out", merged.string(), "-q"});
+        const CliRun m = nhvk(merge, tmp);
+        ASSERT_EQ(m.rc, 0) << m.err;
+        expect_same_sweep(budget == "0" ? single_hist : single, merged);
+    }
+    EXPECT_EQ(read_json(single_hist / "summary.json")["sweep"]["points"][0]["quantiles"], "histogram");
+    // kill -9 after the record of the 3rd chunk (150 members: inside point 2), then --resume
+    const fs::path killed = tmp.path() / "killed";
+    const CliRun k = nhvk(sweep_args(killed, {"--checkpoint-every", "0"}), tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=3,9");
+    ASSERT_EQ(k.rc, 128 + 9) << k.err;
+    ASSERT_TRUE(fs::exists(killed / "resume.nhvk"));
+    const CliRun r = nhvk(sweep_args(killed, {"--checkpoint-every", "0", "--resume"}), tmp);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    expect_same_sweep(single, killed);
+    EXPECT_EQ(read_json(killed / "summary.json")["job"]["resumed_at"], 150);
+}
+
+} // namespace sweep_parts
