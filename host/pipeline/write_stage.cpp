@@ -559,6 +559,27 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
        << (r.ranks > 1 ? ", " + std::to_string(r.ranks) + " MPI ranks" : std::string())
        << (r.merged_from.empty() ? std::string() : ", merged from " + std::to_string(r.merged_from.size()) + " shards")
        << "\n";
+    if (cfg.sweep) {
+        // NOTE: the points first; every line after the table pools them
+        const Sweep& sw = *cfg.sweep;
+        os << "- sweep: " << sw.values.size() << " points (" << sw.combine << ") of " << cfg.run.trajectories
+           << " trajectories (sweep.csv, sweep_points.csv); the lines after the table pool every point\n\n";
+        os << "| point |";
+        for (const SweepAxis& a : sw.axes) os << ' ' << a.name << " |";
+        os << " valid | failed | p of d_q (95 %) | C of d_q (95 %) | median onset |\n|---|";
+        for (std::size_t a = 0; a < sw.axes.size(); ++a) os << "---|";
+        os << "---|---|---|---|---|\n";
+        for (std::size_t p = 0; p < r.points.size(); ++p) {
+            const EnsembleResult& x = r.points[p];
+            os << "| " << p << " |";
+            for (double v : sw.values[p]) os << ' ' << sweep_value_text(v) << " |";
+            os << ' ' << x.valid << " | " << x.failed() << " | " << md_num(x.growth_fit_q.slope) << " ("
+               << md_num(x.growth_ci_q.lo) << " to " << md_num(x.growth_ci_q.hi) << ") | "
+               << md_num(x.growth_fit_q.amplitude) << " (" << md_num(x.amplitude_ci_q.lo) << " to "
+               << md_num(x.amplitude_ci_q.hi) << ") | " << md_num(x.onset_times().p50) << " |\n";
+        }
+        os << "\n";
+    }
     os << "- trajectories: " << r.requested << " requested, " << r.valid << " valid, ";
     if (std::isfinite(cfg.stop_at)) os << r.diverged << " diverged (stopped at d_q > " << md_num(cfg.stop_at) << "), ";
     os << r.failed() << " failed\n";

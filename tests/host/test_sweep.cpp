@@ -304,6 +304,10 @@ TEST(SweepRun, EveryPointIsTheRunOfThatPointAloneBitForBit) {
         ASSERT_EQ(s["sweep"]["points"].size(), 6u);
         EXPECT_EQ(s["trajectories"]["requested"], 360); // the pooled statistics cover every point's members
         const std::string sweep_csv = read_text(out / "sweep.csv");
+        // summary.md's table of the points: a row per point, led by its axes' values
+        const std::string md = read_text(out / "summary.md");
+        EXPECT_NE(md.find("| point | mu_scale | initial.q.y.high |"), std::string::npos) << md;
+        EXPECT_NE(md.find("| 5 | 0.2 | 2 | 60 | 0 |"), std::string::npos) << md;
         for (const std::size_t p : {std::size_t{1}, std::size_t{5}}) {
             const nlohmann::json& point = s["sweep"]["points"][p];
             std::vector<std::string> args = {"run",
