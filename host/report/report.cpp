@@ -9,8 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -227,6 +229,137 @@ json parse_summary(const std::string& text, const std::string& name, std::vector
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// summary.json's sweep: each point's statistics, which the sweep section plots against the axes
+
+/** A value and its 95 % interval (NaN: none). */
+struct Estimate {
+    double v = NAN, lo = NAN, hi = NAN;
+};
+
+struct SweepAxisView {
+    std::string name, key, kind, spacing;
+};
+
+struct SweepPointView {
+    long long index = 0;
+    std::vector<double> at; ///< the point's value of each axis (NaN: none)
+    double requested = NAN, valid = NAN, failure = NAN;
+    bool at_rounding_level = false;
+    Estimate exponent, amplitude, onset; ///< of d_q: p and C of d_q ≈ C·t^p, the median onset time
+    std::vector<Estimate> d_q;           ///< the median d_q at each output time with its interval (empty: none)
+};
+
+struct SweepView {
+    std::string combine;
+    std::vector<SweepAxisView> axes;
+    std::vector<SweepPointView> points;
+};
+
+/** Reads summary.json's `sweep`: the layout is required, a point's statistics may be missing or null (no value), and
+ *  anything of another type is refused naming the field. */
+struct SweepReader {
+    const std::string& file;
+    std::size_t nt; ///< output times
+
+    [[noreturn]] void bad(const std::string& path, const std::string& what) const {
+        throw ReportInputError(file + ": field '" + path + "': expected " + what);
+    }
+    const json& object(const json* v, const std::string& path) const {
+        if (!v || !v->is_object()) bad(path, "an object (the sweep of an nhvk run)");
+        return *v;
+    }
+    std::string text(const json& o, const std::string& base, const char* key) const {
+        const json* v = find(o, key);
+        if (!v || !v->is_string()) bad(base + "." + key, "a string");
+        return v->get<std::string>();
+    }
+    /** A number, NaN where missing or null. */
+    double value(const json* v, const std::string& path) const {
+        if (!v || v->is_null()) return NAN;
+        if (!v->is_number()) bad(path, "a number or null, got " + clip(v->dump()));
+        return v->get<double>();
+    }
+    double value(const json& o, const std::string& base, const std::string& rel) const {
+        return value(find(o, rel), base + "." + rel);
+    }
+    /** A value and its [lo, hi] interval; either may be missing or null. */
+    Estimate estimate(const json& o, const std::string& base, const std::string& rel,
+                      const std::string& interval) const {
+        Estimate e;
+        e.v = value(o, base, rel);
+        const json* ci = find(o, interval);
+        if (!ci || ci->is_null()) return e;
+        if (!ci->is_array() || ci->size() != 2) bad(base + "." + interval, "an interval [lo, hi] or null");
+        e.lo = value(&(*ci)[0], base + "." + interval + "[0]");
+        e.hi = value(&(*ci)[1], base + "." + interval + "[1]");
+        return e;
+    }
+    /** One number or null per output time; empty where missing or null. */
+    std::vector<double> series(const json& o, const std::string& base, const std::string& rel) const {
+        const json* v = find(o, rel);
+        if (!v || v->is_null()) return {};
+        if (!v->is_array() || v->size() != nt)
+            bad(base + "." + rel, "an array of " + std::to_string(nt) + " numbers or nulls (one per output time)");
+        std::vector<double> out;
+        for (std::size_t i = 0; i < nt; ++i)
+            out.push_back(value(&(*v)[i], base + "." + rel + "[" + std::to_string(i) + "]"));
+        return out;
+    }
+
+    SweepView read(const json& summary) const {
+        const json& sw = object(find(summary, "sweep"), "sweep");
+        SweepView view;
+        view.combine = text(sw, "sweep", "combine");
+        const json* axes = find(sw, "axes");
+        if (!axes || !axes->is_array() || axes->empty()) bad("sweep.axes", "a non-empty array of axes");
+        for (std::size_t a = 0; a < axes->size(); ++a) {
+            const std::string base = "sweep.axes[" + std::to_string(a) + "]";
+            const json& ax = object(&(*axes)[a], base);
+            SweepAxisView v{text(ax, base, "name"), text(ax, base, "key"), text(ax, base, "kind"),
+                            text(ax, base, "spacing")};
+            if (v.spacing != "linear" && v.spacing != "log") bad(base + ".spacing", "\"linear\" or \"log\"");
+            view.axes.push_back(v);
+        }
+        const json* points = find(sw, "points");
+        if (!points || !points->is_array()) bad("sweep.points", "an array of points");
+        for (std::size_t k = 0; k < points->size(); ++k) {
+            const std::string base = "sweep.points[" + std::to_string(k) + "]";
+            const json& pt = object(&(*points)[k], base);
+            SweepPointView v;
+            const json* index = find(pt, "index");
+            if (index && !index->is_number_integer()) bad(base + ".index", "a whole number");
+            v.index = index ? index->get<long long>() : static_cast<long long>(k);
+            const json& values = object(find(pt, "values"), base + ".values");
+            for (const SweepAxisView& a : view.axes) {
+                // NOTE: an axis' name may be its dotted key (initial.mu.std): looked up as one key, not a path
+                const auto it = values.find(a.name);
+                const json* x = it == values.end() ? nullptr : &*it;
+                if (!x) bad(base + ".values", "a value for every axis (none for '" + clip(a.name) + "')");
+                v.at.push_back(value(x, base + ".values." + a.name));
+            }
+            v.requested = value(pt, base, "trajectories.requested");
+            v.valid = value(pt, base, "trajectories.valid");
+            v.failure = value(pt, base, "trajectories.failure_fraction");
+            const json* rounding = find(pt, "growth_exponent.at_rounding_level");
+            if (rounding && !rounding->is_boolean() && !rounding->is_null())
+                bad(base + ".growth_exponent.at_rounding_level", "true or false");
+            v.at_rounding_level = rounding && rounding->is_boolean() && rounding->get<bool>();
+            v.exponent = estimate(pt, base, "growth_exponent.q.exponent", "growth_exponent.q.ci95");
+            v.amplitude = estimate(pt, base, "growth_exponent.q.amplitude", "growth_exponent.q.amplitude_ci95");
+            v.onset = estimate(pt, base, "onset.p50", "onset.p50_ci95");
+            const std::vector<double> med = series(pt, base, "divergence.d_q.p50"),
+                                      lo = series(pt, base, "divergence.d_q.p50_lo"),
+                                      hi = series(pt, base, "divergence.d_q.p50_hi");
+            if (!med.empty())
+                for (std::size_t i = 0; i < nt; ++i)
+                    v.d_q.push_back({med[i], lo.empty() ? NAN : lo[i], hi.empty() ? NAN : hi[i]});
+            view.points.push_back(v);
+        }
+        return view;
+    }
+};
+
+// ---------------------------------------------------------------------------------------------------------------
 // what the metrics mean
 
 /** What the report shows of a metric of stats.csv, from its row of metric_table (nhvk/metrics.hpp). */
@@ -290,9 +423,9 @@ struct Page {
     }
 
     void section_plot(const std::string& heading, report::Plot p, const std::string& empty_reason,
-                      const std::vector<std::string>& extra = {}) {
+                      const std::vector<std::string>& extra = {}, bool over_time = true) {
         std::vector<std::string> notes;
-        shade(p);
+        if (over_time) shade(p);
         if (p.id.empty()) p.id = "plot-" + std::to_string(++plot_no);
         h << "<h3>" << xml_escape(heading) << "</h3>\n";
         const std::string svg = report::render_svg(p, notes);
@@ -306,7 +439,20 @@ struct Page {
         h << "<tr><th>" << xml_escape(k) << "</th><td>" << v << "</td></tr>\n";
     }
 
+    const SweepView* sweep = nullptr; ///< summary.json's sweep, when the run was one
+    std::string pooled;               ///< appended to the headings of the pooled statistics' sections in a sweep
+
+    using SweepGroups = std::vector<std::pair<std::string, std::vector<std::size_t>>>;
+    bool sweep_log(std::size_t a) const;
+    SweepGroups sweep_groups(std::size_t a) const;
+    std::vector<std::pair<std::size_t, std::string>> sweep_times() const;
+    report::Line sweep_line(const std::string& label, const std::vector<std::size_t>& group, std::size_t a, int k,
+                            const std::function<Estimate(const SweepPointView&)>& get) const;
+
     void header();
+    void sweep_section();
+    void sweep_axis(std::size_t a, const std::vector<std::pair<std::size_t, std::string>>& at_times);
+    void sweep_heat();
     void counts();
     void classification();
     void divergence(const std::string& metric, const std::string& key);
@@ -371,6 +517,11 @@ void Page::header() {
     if (const json* p = find(s, "model.params"); p && p->is_object())
         for (auto it = p->begin(); it != p->end(); ++it)
             params += (params.empty() ? "" : "; ") + xml_escape(it.key()) + " = " + show(&it.value());
+    if (sweep) {
+        std::string swept;
+        for (const SweepAxisView& a : sweep->axes) swept += (swept.empty() ? "" : ", ") + xml_escape(a.name);
+        params += std::string(params.empty() ? "" : "; ") + "swept: " + swept + " (each point's values: Sweep)";
+    }
     row("parameters", params.empty() ? "none" : params);
     row("coordinates", show(s, "model.coordinates") + "; angles " + show(s, "model.angles"));
     row("nhvk version", show(s, "nhvk_version") + " (schema " + show(s, "schema") + ")");
@@ -408,8 +559,266 @@ void Page::header() {
     h << "</table>\n";
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// the sweep section
+
+/** "v [lo, hi]" (the interval where it has a bound), `digits` significant digits. */
+std::string with_interval(const Estimate& e, int digits = 4) {
+    const bool ci = std::isfinite(e.lo) || std::isfinite(e.hi);
+    return fmt(e.v, digits) + (ci ? " [" + fmt(e.lo, digits) + ", " + fmt(e.hi, digits) + "]" : std::string());
+}
+
+/** A log x axis for a log-spaced range or sample; a list (which has no spacing of its own) gets one when its values
+ *  are positive and span more than 1.5 decades. */
+bool Page::sweep_log(std::size_t a) const {
+    if (sweep->axes[a].spacing == "log") return true;
+    if (sweep->axes[a].kind != "list") return false;
+    double lo = INFINITY, hi = -INFINITY;
+    for (const SweepPointView& pt : sweep->points) {
+        const double v = pt.at[a];
+        if (!std::isfinite(v)) continue;
+        if (v <= 0) return false;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    }
+    return lo <= hi && hi / lo > std::pow(10.0, 1.5);
+}
+
+/** The series of axis a's plots: in a product grid one per combination of the other axes' values (so a line follows
+ *  axis a with the others fixed); else one series (a zip moves every axis together, and a random design has no two
+ *  points sharing the other values). Each series' points in ascending order of axis a. */
+Page::SweepGroups Page::sweep_groups(std::size_t a) const {
+    const SweepView& sw = *sweep;
+    const bool grid = sw.combine == "product" && sw.axes.size() > 1;
+    // NOTE: NaN (no value) keyed as +inf: a map's order needs comparable keys
+    std::map<std::vector<double>, std::vector<std::size_t>> by;
+    for (std::size_t k = 0; k < sw.points.size(); ++k) {
+        std::vector<double> key;
+        for (std::size_t b = 0; grid && b < sw.axes.size(); ++b)
+            if (b != a) key.push_back(std::isfinite(sw.points[k].at[b]) ? sw.points[k].at[b] : INFINITY);
+        by[key].push_back(k);
+    }
+    SweepGroups groups;
+    for (auto& [key, members] : by) {
+        std::stable_sort(members.begin(), members.end(), [&](std::size_t i, std::size_t j) {
+            const double x = sw.points[i].at[a], y = sw.points[j].at[a];
+            return std::isfinite(x) && (!std::isfinite(y) || x < y);
+        });
+        std::string label;
+        for (std::size_t b = 0, o = 0; grid && b < sw.axes.size(); ++b)
+            if (b != a) label += (label.empty() ? "" : ", ") + sw.axes[b].name + " = " + fmt(key[o++], 4);
+        groups.emplace_back(label, members);
+    }
+    return groups;
+}
+
+/** The output times of the sweep's d_q plots: the one nearest the growth fit's t_max (the end of its window, where
+ *  C·t^p describes d_q; the first output time without one), the last one, and the one halfway between them by index
+ *  (on a log time grid, geometrically halfway); each once, in time order. */
+std::vector<std::pair<std::size_t, std::string>> Page::sweep_times() const {
+    std::vector<std::pair<std::size_t, std::string>> pick;
+    auto add = [&](std::size_t i, const std::string& why) {
+        for (auto& [j, w] : pick)
+            if (j == i) {
+                w += ", " + why;
+                return;
+            }
+        pick.emplace_back(i, why);
+    };
+    const double t_max = number(s, "growth_exponent.t_max");
+    std::size_t fit_end = 0;
+    if (std::isfinite(t_max)) {
+        auto gap = [&](std::size_t i) {
+            return times[i] > 0 && t_max > 0 ? std::fabs(std::log(times[i] / t_max)) : std::fabs(times[i] - t_max);
+        };
+        for (std::size_t i = 1; i < times.size(); ++i)
+            if (gap(i) < gap(fit_end)) fit_end = i;
+        add(fit_end, "nearest the growth fit's t_max");
+    } else {
+        add(fit_end, "first output time");
+    }
+    const std::size_t last = times.size() - 1;
+    add((fit_end + last) / 2, "halfway by index");
+    add(last, "last output time");
+    std::sort(pick.begin(), pick.end());
+    return pick;
+}
+
+/** The k-th series of a sweep plot: x axis a's values of the group's points, y and its error bar from `get`; a
+ *  random design's points are not joined (their order along one axis says nothing of the others). */
+report::Line Page::sweep_line(const std::string& label, const std::vector<std::size_t>& group, std::size_t a, int k,
+                              const std::function<Estimate(const SweepPointView&)>& get) const {
+    report::Line l;
+    l.label = label;
+    l.cls = "sweep-series";
+    l.style = report::series_style(k);
+    l.marker = k;
+    l.join = sweep->combine == "product" || sweep->combine == "zip";
+    for (std::size_t i : group) {
+        const Estimate e = get(sweep->points[i]);
+        l.x.push_back(sweep->points[i].at[a]);
+        l.y.push_back(e.v);
+        l.lo.push_back(e.lo);
+        l.hi.push_back(e.hi);
+    }
+    return l;
+}
+
+void Page::sweep_section() {
+    const SweepView& sw = *sweep;
+    const std::size_t np = sw.points.size();
+    h << "<h2>Sweep</h2>\n<p>" << np << " point(s), combine <code>" << xml_escape(sw.combine) << "</code>, "
+      << show(s, "sweep.trajectories_per_point")
+      << " trajectories per point. Each point is the run of its configuration alone (summary.json "
+         "<code>sweep.points</code>); the sections after this one show the statistics pooled over every point's "
+         "members.</p>\n";
+    h << "<table>\n<tr><th>axis</th><th>key</th><th>kind</th><th>values</th><th>plotted on</th></tr>\n";
+    for (std::size_t a = 0; a < sw.axes.size(); ++a) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (const SweepPointView& pt : sw.points)
+            if (std::isfinite(pt.at[a])) {
+                lo = std::min(lo, pt.at[a]);
+                hi = std::max(hi, pt.at[a]);
+            }
+        h << "<tr><td>" << xml_escape(sw.axes[a].name) << "</td><td><code>" << xml_escape(sw.axes[a].key)
+          << "</code></td><td>" << xml_escape(sw.axes[a].kind) << "</td><td>"
+          << (lo <= hi ? fmt(lo, 4) + " to " + fmt(hi, 4) : std::string("none")) << " (" << sw.axes[a].spacing
+          << " spacing)</td><td>" << (sweep_log(a) ? "a log axis" : "a linear axis") << "</td></tr>\n";
+    }
+    h << "</table>\n";
+    if (np == 0) {
+        h << "<p class=\"nodata\">The sweep has no points.</p>\n";
+        return;
+    }
+    // NOTE: a long sweep's table would bury the plots: the first rows, the rest in sweep_points.csv
+    const std::size_t max_rows = 50;
+    h << "<table>\n<tr><th>point</th>";
+    for (const SweepAxisView& a : sw.axes) h << "<th>" << xml_escape(a.name) << "</th>";
+    h << "<th>valid / requested</th><th>exponent p of d_q [95 %]</th><th>amplitude C of d_q [95 %]</th>"
+         "<th>median onset [95 %]</th><th>failure fraction</th></tr>\n";
+    for (std::size_t k = 0; k < np && k < max_rows; ++k) {
+        const SweepPointView& pt = sw.points[k];
+        h << "<tr><td>" << pt.index << "</td>";
+        for (double v : pt.at) h << "<td>" << fmt(v, 6) << "</td>";
+        h << "<td>" << fmt(pt.valid, 12) << " / " << fmt(pt.requested, 12) << "</td><td>"
+          << with_interval(pt.exponent, 6) << (pt.at_rounding_level ? " (at rounding level: meaningless)" : "")
+          << "</td><td>" << with_interval(pt.amplitude) << "</td><td>" << with_interval(pt.onset) << "</td><td>"
+          << fmt(pt.failure, 4) << "</td></tr>\n";
+    }
+    h << "</table>\n";
+    if (np > max_rows)
+        h << "<p class=\"note\">" << np - max_rows << " more points in <code>sweep_points.csv</code>.</p>\n";
+    const auto at_times = sweep_times();
+    std::string which;
+    for (const auto& [i, why] : at_times) which += (which.empty() ? "" : "; ") + fmt(times[i], 4) + " (" + why + ")";
+    h << "<p class=\"note\">Plots against each axis: a marker per point with its 95 % interval as an error bar (the "
+         "median d_q's p50_lo to p50_hi; the sampling intervals of p and C; the median onset's p50_ci95). "
+      << (sw.combine == "product" && sw.axes.size() > 1    ? "One series per value of the other axes, joined by lines. "
+          : sw.combine == "product" || sw.combine == "zip" ? "The points joined by a line. "
+                                                           : "A random design: markers only, not joined. ")
+      << "The median d_q at t = " << which << ".</p>\n";
+    for (std::size_t a = 0; a < sw.axes.size(); ++a) sweep_axis(a, at_times);
+    if (sw.combine == "product" && sw.axes.size() == 2) sweep_heat();
+}
+
+void Page::sweep_axis(std::size_t a, const std::vector<std::pair<std::size_t, std::string>>& at_times) {
+    const SweepAxisView& ax = sweep->axes[a];
+    const SweepGroups groups = sweep_groups(a);
+    const std::string id = "plot-sweep-" + std::to_string(a) + "-";
+    auto plot = [&](const std::string& key, const std::string& title, const std::string& y_title, bool log_y) {
+        report::Plot p;
+        p.id = id + key;
+        p.title = title + " against " + ax.name;
+        p.x_title = ax.name + " (" + ax.key + ")";
+        p.y_title = y_title;
+        p.log_x = sweep_log(a);
+        p.log_y = log_y;
+        return p;
+    };
+    // One series per group; a single group is labelled with what it shows.
+    auto series = [&](report::Plot& p, const std::string& single,
+                      const std::function<Estimate(const SweepPointView&)>& get) {
+        for (std::size_t g = 0; g < groups.size(); ++g)
+            p.lines.push_back(sweep_line(groups.size() == 1 ? single : groups[g].first, groups[g].second, a,
+                                         static_cast<int>(g), get));
+    };
+    auto d_q_at = [](std::size_t i) {
+        return [i](const SweepPointView& pt) { return pt.d_q.empty() ? Estimate{} : pt.d_q[i]; };
+    };
+    const std::string none = "no point has a value here";
+    if (groups.size() == 1) {
+        report::Plot p = plot("d_q", "median d_q at chosen output times", "median d_q", true);
+        for (std::size_t k = 0; k < at_times.size(); ++k)
+            p.lines.push_back(sweep_line("t = " + fmt(times[at_times[k].first], 3), groups[0].second, a,
+                                         static_cast<int>(k), d_q_at(at_times[k].first)));
+        section_plot("Median d_q against " + ax.name, p, none, {}, false);
+    } else {
+        for (const auto& [i, why] : at_times) {
+            report::Plot p = plot("d_q-t" + std::to_string(i), "median d_q at t = " + fmt(times[i], 4),
+                                  "median d_q at t = " + fmt(times[i], 4), true);
+            series(p, "", d_q_at(i));
+            section_plot("Median d_q at t = " + fmt(times[i], 4) + " (" + why + ") against " + ax.name, p, none, {},
+                         false);
+        }
+    }
+    report::Plot p = plot("exponent", "growth exponent p of d_q", "exponent p of d_q \u2248 C\u00b7t^p", false);
+    series(p, "p, 95 % interval", [](const SweepPointView& pt) { return pt.exponent; });
+    section_plot("Growth exponent p of d_q against " + ax.name, p, none, {}, false);
+    p = plot("amplitude", "amplitude C of d_q", "amplitude C of d_q \u2248 C\u00b7t^p", true);
+    series(p, "C, 95 % interval", [](const SweepPointView& pt) { return pt.amplitude; });
+    section_plot("Amplitude C of d_q against " + ax.name, p, none, {}, false);
+    p = plot("onset", "median onset time", "median onset time (model time units)", true);
+    series(p, "median onset, 95 % interval", [](const SweepPointView& pt) { return pt.onset; });
+    section_plot("Median onset time against " + ax.name, p, "no point has an onset (no d_q crossed the threshold)", {},
+                 false);
+    p = plot("failure", "failure fraction", "failure fraction (failed / requested)", false);
+    p.y_from_zero = true;
+    series(p, "failure fraction", [](const SweepPointView& pt) { return Estimate{pt.failure, NAN, NAN}; });
+    for (report::Line& l : p.lines) l.lo.clear(), l.hi.clear();
+    section_plot("Failure fraction against " + ax.name, p, none, {}, false);
+}
+
+/** A two-axis product grid: the amplitude and the exponent over the grid, one cell per pair of values (equal cells
+ *  whatever the spacing). */
+void Page::sweep_heat() {
+    const SweepView& sw = *sweep;
+    std::vector<double> cols, rows;
+    for (const SweepPointView& pt : sw.points) {
+        if (std::isfinite(pt.at[0])) cols.push_back(pt.at[0]);
+        if (std::isfinite(pt.at[1])) rows.push_back(pt.at[1]);
+    }
+    for (std::vector<double>* v : {&cols, &rows}) {
+        std::sort(v->begin(), v->end());
+        v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    auto heat = [&](const std::string& key, const std::string& what, bool log_z,
+                    const std::function<double(const SweepPointView&)>& get) {
+        report::Plot p;
+        p.id = "plot-sweep-heat-" + key;
+        p.title = what + " over " + sw.axes[0].name + " and " + sw.axes[1].name;
+        p.x_title = sw.axes[0].name + " (" + sw.axes[0].key + ")";
+        p.y_title = sw.axes[1].name + " (" + sw.axes[1].key + ")";
+        for (double v : cols) p.heat.cols.push_back(fmt(v, 4));
+        for (double v : rows) p.heat.rows.push_back(fmt(v, 4));
+        p.heat.z.assign(cols.size() * rows.size(), NAN);
+        p.heat.log_z = log_z;
+        p.heat.z_title = what;
+        for (const SweepPointView& pt : sw.points) {
+            const auto c = std::lower_bound(cols.begin(), cols.end(), pt.at[0]);
+            const auto r = std::lower_bound(rows.begin(), rows.end(), pt.at[1]);
+            if (c == cols.end() || *c != pt.at[0] || r == rows.end() || *r != pt.at[1]) continue;
+            p.heat.z[static_cast<std::size_t>(r - rows.begin()) * cols.size() +
+                     static_cast<std::size_t>(c - cols.begin())] = get(pt);
+        }
+        section_plot("Heat map: " + what + " over " + sw.axes[0].name + " and " + sw.axes[1].name, p,
+                     "no point has a value" + std::string(log_z ? " above 0" : ""), {}, false);
+    };
+    heat("amplitude", "amplitude C of d_q", true, [](const SweepPointView& pt) { return pt.amplitude.v; });
+    heat("exponent", "exponent p of d_q", false, [](const SweepPointView& pt) { return pt.exponent.v; });
+}
+
 void Page::counts() {
-    h << "<h2>Trajectories</h2>\n<table>\n";
+    h << "<h2>Trajectories" << pooled << "</h2>\n<table>\n";
     row("valid", show(s, "trajectories.valid") + " of " + show(s, "trajectories.requested"));
     if (const json* af = find(s, "statistics.alive_fraction"); af && af->is_array() && !af->empty())
         row("alive fraction", "of the " + show(s, "statistics.integrated") + " members integrated: " +
@@ -729,10 +1138,18 @@ std::string render_report(const std::string& summary_text, const std::string& st
         pg.low_label = "population < " + fmt(100 * number(s, "statistics.low_population.below_fraction"), 4) + " %";
     }
 
+    std::optional<SweepView> sweep;
+    if (s.contains("sweep")) {
+        sweep = SweepReader{summary_name, times.size()}.read(s);
+        pg.sweep = &*sweep;
+        pg.pooled = " (pooled over the sweep's " + std::to_string(sweep->points.size()) + " points)";
+    }
+
     pg.header();
+    if (pg.sweep) pg.sweep_section();
     pg.counts();
     pg.classification();
-    pg.h << "<h2>Divergence of the nonholonomic and vakonomic motions</h2>\n"
+    pg.h << "<h2>Divergence of the nonholonomic and vakonomic motions" << pg.pooled << "</h2>\n"
          << "<p class=\"note\">Same initial state for both dynamics; the bands are quantiles over the trajectories "
             "at each output time, on log-log axes.</p>\n";
     // NOTE: growth_exponent's key of a divergence is the last part of its statistics' path (divergence.q: q).
@@ -740,7 +1157,7 @@ std::string render_report(const std::string& summary_text, const std::string& st
         if (d.group == MetricGroup::divergence) pg.divergence(d.name, std::strrchr(d.statistics, '.') + 1);
     pg.distribution();
     pg.onset();
-    pg.h << "<h2>Diagnostics</h2>\n";
+    pg.h << "<h2>Diagnostics" << pg.pooled << "</h2>\n";
     pg.metric_groups();
     pg.h << "<h2>Resolved config</h2>\n";
     if (const json* cfg = find(s, "config"); cfg && cfg->is_object()) {

@@ -51,7 +51,11 @@ bool fit_axis(Axis& a, const std::vector<double>& vals, bool log, bool from_zero
             hi = std::max(hi, a.unit(v));
         }
     if (!(lo <= hi)) return false;
-    if (from_zero && !log) lo = std::min(lo, 0.0);
+    if (from_zero && !log) {
+        lo = std::min(lo, 0.0);
+        hi = std::max(hi, 0.0);
+        if (lo == hi) hi = 1; // all zero: a unit range above 0 rather than one around it
+    }
     if (log) {
         lo = std::floor(lo);
         hi = std::ceil(hi);
@@ -111,6 +115,8 @@ struct Skipped {
     }
 };
 
+void titles(std::ostringstream& os, const Plot& p);
+
 void frame(std::ostringstream& os, const Plot& p, const Axis& x, const Axis& y, bool x_ticks) {
     os << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << right - left << "\" height=\"" << bottom - top
        << "\" fill=\"#ffffff\" stroke=\"#444444\"/>\n";
@@ -127,19 +133,55 @@ void frame(std::ostringstream& os, const Plot& p, const Axis& x, const Axis& y, 
                << "\" stroke=\"#dddddd\"/>\n<text x=\"" << px(pxv) << "\" y=\"" << bottom + 18
                << "\" text-anchor=\"middle\">" << label << "</text>\n";
         }
+    titles(os, p);
+}
+
+void titles(std::ostringstream& os, const Plot& p) {
     os << "<text x=\"" << (left + right) / 2 << "\" y=\"" << bottom + 44 << "\" text-anchor=\"middle\">"
        << xml_escape(p.x_title) << "</text>\n";
     os << "<text transform=\"translate(16," << (top + bottom) / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
        << xml_escape(p.y_title) << "</text>\n";
 }
 
+/** A marker of shape `shape % 5` (circle, square, triangle, diamond, triangle down) centred at (cx, cy): shapes
+ *  as well as lightness tell series apart in a greyscale print. */
+std::string marker(int shape, double cx, double cy, const std::string& color) {
+    const double r = 4;
+    std::ostringstream os;
+    auto poly = [&](std::initializer_list<std::pair<double, double>> pts) {
+        os << "<polygon class=\"marker\" fill=\"" << color << "\" points=\"";
+        for (const auto& [dx, dy] : pts) os << px(cx + dx) << "," << px(cy + dy) << " ";
+        os << "\"/>\n";
+    };
+    switch (shape % 5) {
+    case 0:
+        os << "<circle class=\"marker\" cx=\"" << px(cx) << "\" cy=\"" << px(cy) << "\" r=\"" << r << "\" fill=\""
+           << color << "\"/>\n";
+        break;
+    case 1:
+        poly({{-r, -r}, {r, -r}, {r, r}, {-r, r}});
+        break;
+    case 2:
+        poly({{0, -1.2 * r}, {1.1 * r, r}, {-1.1 * r, r}});
+        break;
+    case 3:
+        poly({{0, -1.3 * r}, {1.3 * r, 0}, {0, 1.3 * r}, {-1.3 * r, 0}});
+        break;
+    default:
+        poly({{0, 1.2 * r}, {1.1 * r, -r}, {-1.1 * r, -r}});
+    }
+    return os.str();
+}
+
 /** Legend entries: a swatch (line with its dash, or a filled box) and the label. */
 struct Legend {
     std::ostringstream os;
     double y = top + 8;
-    void line(const std::string& label, const LineStyle& s) {
-        os << "<line x1=\"" << legend_x << "\" x2=\"" << legend_x + 30 << "\" y1=\"" << y << "\" y2=\"" << y
-           << "\" stroke=\"" << s.color << "\" stroke-width=\"" << s.width << "\"" << dash_attr(s.dash) << "/>\n";
+    void line(const std::string& label, const LineStyle& s, int shape = -1, bool join = true) {
+        if (join)
+            os << "<line x1=\"" << legend_x << "\" x2=\"" << legend_x + 30 << "\" y1=\"" << y << "\" y2=\"" << y
+               << "\" stroke=\"" << s.color << "\" stroke-width=\"" << s.width << "\"" << dash_attr(s.dash) << "/>\n";
+        if (shape >= 0) os << marker(shape, legend_x + 15, y, s.color);
         text(label);
     }
     void box(const std::string& label, const std::string& fill, double opacity) {
@@ -231,6 +273,99 @@ std::string render_boxes(const Plot& p, std::vector<std::string>& notes) {
     return os.str();
 }
 
+/** The colour at u in [0, 1] on viridis (dark blue through green to yellow), linear between nine of its colours:
+ *  sequential, and its lightness rises with u, so a greyscale print keeps the order. */
+std::string scale_color(double u) {
+    static const unsigned char anchor[9][3] = {{0x44, 0x01, 0x54}, {0x47, 0x2d, 0x7b}, {0x3b, 0x52, 0x8b},
+                                               {0x2c, 0x72, 0x8e}, {0x21, 0x91, 0x8c}, {0x28, 0xae, 0x80},
+                                               {0x5e, 0xc9, 0x62}, {0xad, 0xdc, 0x30}, {0xfd, 0xe7, 0x25}};
+    const double w = std::clamp(u, 0.0, 1.0) * 8;
+    const int k = std::min(7, static_cast<int>(w));
+    const double f = w - k;
+    int c[3];
+    for (int i = 0; i < 3; ++i)
+        c[i] = static_cast<int>(std::lround(anchor[k][i] + f * (anchor[k + 1][i] - anchor[k][i])));
+    char b[8];
+    std::snprintf(b, sizeof b, "#%02x%02x%02x", c[0], c[1], c[2]);
+    return b;
+}
+
+/** Every `step`-th of `n` labels, so that labels `size` px wide (or tall) over `extent` px do not overlap. */
+std::size_t label_step(std::size_t n, double size, double extent) {
+    return std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(n * size / extent)));
+}
+
+std::string render_heat(const Plot& p, std::vector<std::string>& notes) {
+    const HeatMap& hm = p.heat;
+    const std::size_t nc = hm.cols.size(), nr = hm.rows.size();
+    if (nc == 0 || nr == 0 || hm.z.size() != nc * nr) return {};
+    Axis z;
+    z.p0 = 0;
+    z.p1 = 1;
+    z.log = hm.log_z;
+    double lo = INFINITY, hi = -INFINITY;
+    Skipped sk;
+    for (double v : hm.z) {
+        sk.count(z, v);
+        if (!z.ok(v)) continue;
+        lo = std::min(lo, z.unit(v));
+        hi = std::max(hi, z.unit(v));
+    }
+    if (!(lo <= hi)) return {};
+    // NOTE: the colour scale spans the values exactly (not whole decades), so that every colour step shows data.
+    auto at = [&](double v) { return hi > lo ? (z.unit(v) - lo) / (hi - lo) : 0.5; };
+    auto value_at = [&](double u) { return z.log ? std::pow(10.0, lo + u * (hi - lo)) : lo + u * (hi - lo); };
+    // NOTE: as many digits as it takes for the colour bar's five values to differ (exponents close to 3 differ in
+    // their fifth digit), the same for the cells' values
+    int digits = 3;
+    for (int k = 0; k < 4 && hi > lo; ++k)
+        while (digits < 10 && fmt(value_at(k / 4.0), digits) == fmt(value_at((k + 1) / 4.0), digits)) ++digits;
+    std::ostringstream os;
+    os << open_svg(p);
+    const double cw = (right - left) / static_cast<double>(nc), ch = (bottom - top) / static_cast<double>(nr);
+    // about 7 px per character at font-size 12
+    const bool cell_text = cw >= 7.0 * (digits + 5) && ch >= 16; // room for "-1.23e-05"
+    for (std::size_t r = 0; r < nr; ++r)
+        for (std::size_t c = 0; c < nc; ++c) {
+            const double v = hm.z[r * nc + c], x0 = left + cw * c, y0 = bottom - ch * (r + 1);
+            const bool ok = z.ok(v);
+            os << "<rect class=\"cell\" x=\"" << px(x0) << "\" y=\"" << px(y0) << "\" width=\"" << px(cw)
+               << "\" height=\"" << px(ch) << "\" fill=\"" << (ok ? scale_color(at(v)) : "#ffffff")
+               << "\" stroke=\"#ffffff\"/>\n";
+            if (cell_text)
+                os << "<text x=\"" << px(x0 + cw / 2) << "\" y=\"" << px(y0 + ch / 2 + 4)
+                   << "\" text-anchor=\"middle\" fill=\"" << (ok && at(v) < 0.6 ? "#ffffff" : "#000000") << "\">"
+                   << fmt(v, digits) << "</text>\n";
+        }
+    os << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << right - left << "\" height=\"" << bottom - top
+       << "\" fill=\"none\" stroke=\"#444444\"/>\n";
+    for (std::size_t c = 0; c < nc; c += label_step(nc, 48, right - left))
+        os << "<text x=\"" << px(left + cw * (c + 0.5)) << "\" y=\"" << bottom + 18 << "\" text-anchor=\"middle\">"
+           << xml_escape(hm.cols[c]) << "</text>\n";
+    for (std::size_t r = 0; r < nr; r += label_step(nr, 16, bottom - top))
+        os << "<text x=\"" << left - 6 << "\" y=\"" << px(bottom - ch * (r + 0.5) + 4) << "\" text-anchor=\"end\">"
+           << xml_escape(hm.rows[r]) << "</text>\n";
+    titles(os, p);
+    // The colour bar: 40 steps from the lowest value (bottom) to the highest (top), five values beside it.
+    const int steps = 40;
+    const double bar_h = (bottom - top) / static_cast<double>(steps);
+    for (int k = 0; k < steps; ++k)
+        os << "<rect class=\"colour-bar\" x=\"" << legend_x << "\" y=\"" << px(bottom - bar_h * (k + 1))
+           << "\" width=\"18\" height=\"" << px(bar_h + 0.3) << "\" fill=\"" << scale_color((k + 0.5) / steps)
+           << "\"/>\n";
+    for (int k = 0; k <= 4; ++k) {
+        const double u = hi > lo ? k / 4.0 : 0.5;
+        os << "<text x=\"" << legend_x + 24 << "\" y=\"" << px(bottom - u * (bottom - top) + 4) << "\">"
+           << fmt(value_at(u), digits) << "</text>\n";
+        if (!(hi > lo)) break;
+    }
+    os << "<text transform=\"translate(" << legend_x + 110 << "," << (top + bottom) / 2
+       << ") rotate(-90)\" text-anchor=\"middle\">" << xml_escape(hm.z_title) << (z.log ? " (log colour scale)" : "")
+       << "</text>\n</svg>\n";
+    skipped_notes(sk, "cells", notes);
+    return os.str();
+}
+
 } // namespace
 
 LineStyle series_style(int i) {
@@ -281,6 +416,7 @@ std::string fmt(double x, int digits) {
 
 std::string render_svg(const Plot& p, std::vector<std::string>& notes) {
     if (!p.boxes.empty()) return render_boxes(p, notes);
+    if (!p.heat.z.empty()) return render_heat(p, notes);
     Axis x, y;
     x.p0 = left;
     x.p1 = right;
@@ -295,6 +431,8 @@ std::string render_svg(const Plot& p, std::vector<std::string>& notes) {
     for (const Line& l : p.lines) {
         xs.insert(xs.end(), l.x.begin(), l.x.end());
         ys.insert(ys.end(), l.y.begin(), l.y.end());
+        ys.insert(ys.end(), l.lo.begin(), l.lo.end());
+        ys.insert(ys.end(), l.hi.begin(), l.hi.end());
     }
     bool any_bar = false;
     for (const Bars& b : p.bars) {
@@ -304,7 +442,7 @@ std::string render_svg(const Plot& p, std::vector<std::string>& notes) {
         for (double v : b.y) any_bar = any_bar || (std::isfinite(v) && v != 0);
     }
     if (!p.bars.empty() && !any_bar && p.lines.empty()) return {};
-    if (!fit_axis(x, xs, p.log_x) || !fit_axis(y, ys, p.log_y, !p.bars.empty())) return {};
+    if (!fit_axis(x, xs, p.log_x) || !fit_axis(y, ys, p.log_y, !p.bars.empty() || p.y_from_zero)) return {};
 
     std::ostringstream os;
     os << open_svg(p);
@@ -352,32 +490,51 @@ std::string render_svg(const Plot& p, std::vector<std::string>& notes) {
         for (auto it = down.rbegin(); it != down.rend(); ++it) os << px(it->first) << "," << px(it->second) << " ";
         os << "\"/>\n";
     }
+    // NOTE: markers and error bars are drawn after the clip group: a point at the axis' end keeps its whole marker.
+    std::ostringstream marks;
     for (const Line& l : p.lines) {
         std::ostringstream pts;
         int n = 0;
+        long no_bar = 0;
         Skipped sk;
         for (std::size_t i = 0; i < l.x.size() && i < l.y.size(); ++i) {
             sk.count(y, l.y[i]);
             if (!x.ok(l.x[i]) || !y.ok(l.y[i])) continue;
-            pts << (n++ ? " " : "") << px(x.map(l.x[i])) << "," << px(y.map(l.y[i]));
+            const double cx = x.map(l.x[i]), cy = y.map(l.y[i]);
+            pts << (n++ ? " " : "") << px(cx) << "," << px(cy);
+            if (i < l.lo.size() && i < l.hi.size()) {
+                if (y.ok(l.lo[i]) && y.ok(l.hi[i])) {
+                    const std::string y0 = px(y.map(l.lo[i])), y1 = px(y.map(l.hi[i]));
+                    marks << "<path class=\"error-bar\" fill=\"none\" stroke=\"" << l.style.color
+                          << "\" stroke-width=\"1.2\" d=\"M" << px(cx) << "," << y0 << "V" << y1 << "M" << px(cx - 4)
+                          << "," << y0 << "H" << px(cx + 4) << "M" << px(cx - 4) << "," << y1 << "H" << px(cx + 4)
+                          << "\"/>\n";
+                } else {
+                    ++no_bar;
+                }
+            }
+            if (l.marker >= 0) marks << marker(l.marker, cx, cy, l.style.color);
         }
         skipped_notes(sk, l.label, notes);
-        if (n == 0) continue;
+        if (no_bar)
+            notes.push_back(l.label + ": " + std::to_string(no_bar) + " error bar(s) not drawn, where a bound is " +
+                            (y.log ? "0 or below (which a log axis cannot show) or " : "") + "missing.");
+        if (n == 0 || !l.join) continue;
         os << "<polyline class=\"" << xml_escape(l.cls) << "\" fill=\"none\" stroke=\"" << l.style.color
            << "\" stroke-width=\"" << l.style.width << "\"" << dash_attr(l.style.dash)
            << " stroke-linejoin=\"round\" points=\"" << pts.str() << "\"/>\n";
-        if (n == 1)
+        if (n == 1 && l.marker < 0)
             os << "<circle cx=\"" << pts.str().substr(0, pts.str().find(',')) << "\" cy=\""
                << pts.str().substr(pts.str().find(',') + 1) << "\" r=\"2.5\" fill=\"" << l.style.color << "\"/>\n";
     }
-    os << "</g>\n";
+    os << "</g>\n" << marks.str();
     if (!p.shades.empty()) lg.box(p.shade_label, shade_fill, 1);
     for (const Bars& b : p.bars)
         if (!b.label.empty()) lg.box(b.label, series_fill(0), 1);
     for (const Band& b : p.bands)
         if (!b.label.empty()) lg.box(b.label, b.fill, b.opacity);
     for (const Line& l : p.lines)
-        if (!l.label.empty()) lg.line(l.label, l.style);
+        if (!l.label.empty()) lg.line(l.label, l.style, l.marker, l.join);
     os << lg.os.str() << "</svg>\n";
     return os.str();
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /** @file
- *  @brief Small inline-SVG plots for `report.html`: lines, quantile bands, bars and box plots on linear or log axes.
+ *  @brief Small inline-SVG plots for `report.html`: lines (with markers and error bars), quantile bands, bars, box
+ *         plots on linear or log axes, and heat maps over a grid of categories.
  *
  *  Every plot is a self-contained `<svg>` element (no scripts, no external fonts). Series are told apart by
  *  lightness and dash pattern, not by hue alone, so a greyscale print keeps them apart. Values a log axis cannot
@@ -30,6 +31,9 @@ struct Line {
     std::string cls;   ///< SVG class of the polyline (e.g. "median"), for tests and styling
     std::vector<double> x, y;
     LineStyle style;
+    std::vector<double> lo{}, hi{}; ///< an error bar from lo[i] to hi[i] at each point (empty: none)
+    int marker = -1;                ///< a marker at each point, shape `marker % 5` (circle, square, …); -1: none
+    bool join = true;               ///< the polyline through the points (false: markers only, a scatter)
 };
 
 /** @brief A filled band between `lo` and `hi` (e.g. the 5 %–95 % quantiles). */
@@ -58,6 +62,14 @@ struct Span {
     double x0, x1;
 };
 
+/** @brief A heat map over a grid of categories: one cell per (column, row), coloured on a sequential scale. */
+struct HeatMap {
+    std::vector<std::string> cols, rows; ///< labels of the columns (left to right) and rows (bottom to top)
+    std::vector<double> z;               ///< rows.size() × cols.size(), row by row from the bottom; NaN: no value
+    bool log_z = false;                  ///< colours by log10 z (values <= 0 then have none)
+    std::string z_title;                 ///< the colour bar's title
+};
+
 struct Plot {
     std::string id; ///< the svg element's id
     std::string title, x_title, y_title;
@@ -68,6 +80,8 @@ struct Plot {
     std::vector<Box> boxes;   ///< when not empty: a box plot over categories (x ignored)
     std::vector<Span> shades; ///< x intervals shaded grey (class "low-population"), with one legend entry
     std::string shade_label;  ///< the legend text of the shades and shaded boxes
+    bool y_from_zero = false; ///< a linear y axis reaches down (or up) to 0
+    HeatMap heat;             ///< when heat.z is not empty: a heat map (x_title, y_title name the categories)
 };
 
 /** @brief The plot as an `<svg>` element, or an empty string when nothing in it can be drawn. `notes` receives

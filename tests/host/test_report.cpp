@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -129,26 +130,36 @@ std::string g4(double x) {
     return b;
 }
 
-/** One small real run shared by the tests of this file (about a second). */
-class Report : public ::testing::Test {
+/** A real run shared by the tests of a fixture: `nhvk run CONFIG --out DIR ARGS…` with what `Run` names (its
+ *  temporary folder's prefix, the config under the source tree, the arguments). */
+template <class Run> class SharedRun : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        tmp_ = new nhvk_test::TempDir("nhvk_report_");
+        tmp_ = new nhvk_test::TempDir(Run::prefix);
         out_ = tmp_->path() / "run";
-        const nhvk_test::CliRun r = nhvk_test::run_captured(
-            "", NHVK_BINARY,
-            {"run", std::string(NHVK_SOURCE_DIR) + "/configs/nh_particle.toml", "--out", out_.string(),
-             "--trajectories", "64", "--set", "times.count=12", "--threads", "1"},
-            tmp_->path() / "io");
+        std::vector<std::string> args = {
+            "run", std::string(NHVK_SOURCE_DIR) + "/" + Run::config, "--out", out_.string(), "--threads", "1"};
+        for (const std::string& a : Run::args()) args.push_back(a);
+        const nhvk_test::CliRun r = nhvk_test::run_captured("", NHVK_BINARY, args, tmp_->path() / "io");
         rc_ = r.rc;
         err_ = r.err;
     }
     static void TearDownTestSuite() { delete tmp_; }
-    static nhvk_test::TempDir* tmp_;
-    static fs::path out_;
-    static int rc_;
-    static std::string err_;
+    static inline nhvk_test::TempDir* tmp_ = nullptr;
+    static inline fs::path out_;
+    static inline int rc_ = -1;
+    static inline std::string err_;
+};
 
+/** One small real run shared by the tests of this file (about a second). */
+struct ParticleRun {
+    static constexpr const char* prefix = "nhvk_report_";
+    static constexpr const char* config = "configs/nh_particle.toml";
+    static std::vector<std::string> args() { return {"--trajectories", "64", "--set", "times.count=12"}; }
+};
+
+class Report : public SharedRun<ParticleRun> {
+protected:
     /** A copy of the run's folder whose summary.json and stats.csv `edit` may change. */
     fs::path copy(const std::string& name) const {
         const fs::path d = tmp_->path() / name;
@@ -158,10 +169,6 @@ protected:
         return d;
     }
 };
-nhvk_test::TempDir* Report::tmp_ = nullptr;
-fs::path Report::out_;
-int Report::rc_ = -1;
-std::string Report::err_;
 
 TEST_F(Report, RunWritesAWellFormedPageWithEveryPlotAndTheRunsNumbers) {
     ASSERT_EQ(rc_, 0) << err_;
@@ -408,6 +415,187 @@ TEST_F(Report, EachMetricIsPlottedWithItsGroupOnAnAxisOfItsUnit) {
     EXPECT_NE(y_title(balance).find("dimensionless"), std::string::npos) << y_title(balance);
     EXPECT_EQ(y_title(balance).find("energy units"), std::string::npos) << y_title(balance);
     EXPECT_EQ(polyline_points(balance, "median metric-energy_nh"), -1);
+}
+
+/** How often `needle` occurs in `hay`. */
+int count_of(const std::string& hay, const std::string& needle) {
+    int n = 0;
+    for (std::size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+    return n;
+}
+
+/** The x-axis tick labels of a plot: the texts drawn just below its frame (the frame's bottom is at y = 330). */
+std::vector<std::string> x_ticks(const std::string& svg) {
+    std::vector<std::string> out;
+    const std::string mark = "\" y=\"348\" text-anchor=\"middle\">";
+    for (std::size_t p = svg.find(mark); p != std::string::npos; p = svg.find(mark, p + 1)) {
+        const std::size_t a = p + mark.size();
+        out.push_back(svg.substr(a, svg.find("</text>", a) - a));
+    }
+    return out;
+}
+
+/** A real two-axis product sweep (a list axis of 2 values, a linear range of 3) shared by the sweep tests; its
+ *  summary.json is edited in memory for the cases a run does not produce. */
+struct ProductSweepRun {
+    static constexpr const char* prefix = "nhvk_report_sweep_";
+    static constexpr const char* config = "tests/host/data/sweep_product.toml";
+    static std::vector<std::string> args() { return {}; }
+};
+
+class ReportSweep : public SharedRun<ProductSweepRun> {
+protected:
+    static nlohmann::json summary() { return nhvk_test::read_json(out_ / "summary.json"); }
+    static std::string render(const nlohmann::json& s) {
+        return nhvk::render_report(s.dump(), read_text(out_ / "stats.csv"));
+    }
+    /** The ReportInputError message of rendering `s` (empty: none thrown). */
+    static std::string error_of(const nlohmann::json& s) {
+        try {
+            render(s);
+        } catch (const nhvk::ReportInputError& e) {
+            return e.what();
+        }
+        return "";
+    }
+};
+
+TEST_F(ReportSweep, RunsPageHasTheSweepSectionPlotsPerAxisAndHeatMaps) {
+    ASSERT_EQ(rc_, 0) << err_;
+    const std::string page = read_text(out_ / "report.html");
+    EXPECT_EQ(xml_problem(page), "");
+    EXPECT_EQ(nhvk::render_report(out_), page) << "nhvk report renders the same bytes from the folder";
+    const nlohmann::json s = summary();
+    const nlohmann::json& sw = s["sweep"];
+    ASSERT_EQ(sw["axes"].size(), 2u);
+    const std::size_t np = sw["points"].size(), n0 = sw["axes"][0]["values"].size(),
+                      n1 = sw["axes"][1]["values"].size();
+    ASSERT_EQ(np, n0 * n1);
+    const std::size_t sweep_at = page.find("<h2>Sweep</h2>");
+    ASSERT_NE(sweep_at, std::string::npos);
+    EXPECT_LT(sweep_at, page.find("<h2>Trajectories")) << "the sweep comes before the pooled sections";
+    const std::string pooled = " (pooled over the sweep's " + std::to_string(np) + " points)</h2>";
+    for (const char* h :
+         {"<h2>Trajectories", "<h2>Divergence of the nonholonomic and vakonomic motions", "<h2>Diagnostics"})
+        EXPECT_NE(page.find(h + pooled), std::string::npos) << h;
+    // Each point's row in the table, with its exponent.
+    for (const auto& pt : sw["points"]) {
+        const double p = pt["growth_exponent"]["q"]["exponent"].get<double>();
+        char b[32];
+        std::snprintf(b, sizeof b, "%.6g", p);
+        EXPECT_NE(page.find("<tr><td>" + std::to_string(pt["index"].get<int>()) + "</td>"), std::string::npos);
+        EXPECT_NE(page.find(std::string("<td>") + b + " ["), std::string::npos) << b;
+    }
+    // Per axis: the other axis' values are the series (one polyline each, through every value of this axis).
+    for (std::size_t a = 0; a < 2; ++a) {
+        SCOPED_TRACE(a);
+        const std::size_t own = a == 0 ? n0 : n1, other = a == 0 ? n1 : n0;
+        const std::string id = "plot-sweep-" + std::to_string(a) + "-";
+        for (const char* k : {"exponent", "amplitude", "failure"}) {
+            const std::string svg = svg_with_id(page, id + k);
+            ASSERT_FALSE(svg.empty()) << k;
+            EXPECT_EQ(count_of(svg, "<polyline class=\"sweep-series\""), static_cast<int>(other)) << k;
+            EXPECT_EQ(polyline_points(svg, "sweep-series"), static_cast<int>(own)) << k;
+        }
+        EXPECT_EQ(count_of(svg_with_id(page, id + "exponent"), "class=\"error-bar\""), static_cast<int>(np))
+            << "every point's exponent has its interval";
+        EXPECT_EQ(count_of(page, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" + id + "d_q-t"), 3)
+            << "median d_q at three output times";
+        // neither axis is log-spaced, and the list's 0.05 to 0.2 spans less than 1.5 decades: linear x ticks
+        for (const std::string& t : x_ticks(svg_with_id(page, id + "exponent")))
+            EXPECT_EQ(t.find("<tspan"), std::string::npos) << t;
+    }
+    for (const char* k : {"amplitude", "exponent"}) {
+        const std::string heat = svg_with_id(page, std::string("plot-sweep-heat-") + k);
+        ASSERT_FALSE(heat.empty()) << k;
+        EXPECT_EQ(count_of(heat, "class=\"cell\""), static_cast<int>(np)) << k;
+        EXPECT_GT(count_of(heat, "class=\"colour-bar\""), 0) << k;
+    }
+}
+
+TEST_F(ReportSweep, LogAxesForLogSpacingAndWideLists) {
+    ASSERT_EQ(rc_, 0) << err_;
+    nlohmann::json s = summary();
+    auto ticks = [&](std::size_t a) {
+        return x_ticks(svg_with_id(render(s), "plot-sweep-" + std::to_string(a) + "-exponent"));
+    };
+    auto decades = [](const std::vector<std::string>& t) {
+        int n = 0;
+        for (const std::string& x : t) n += x.rfind("10<tspan", 0) == 0;
+        return n;
+    };
+    ASSERT_EQ(decades(ticks(1)), 0);
+    s["sweep"]["axes"][1]["spacing"] = "log";
+    EXPECT_GT(decades(ticks(1)), 0) << "a log-spaced axis is plotted on decades";
+    EXPECT_EQ(decades(ticks(1)), static_cast<int>(ticks(1).size()));
+    // A list spanning more than 1.5 decades gets a log axis too; one spanning less does not.
+    ASSERT_EQ(decades(ticks(0)), 0);
+    const double low = s["sweep"]["points"][0]["values"]["mu_scale"].get<double>();
+    for (auto& pt : s["sweep"]["points"])
+        if (pt["values"]["mu_scale"].get<double>() == low) pt["values"]["mu_scale"] = 1e-3;
+    EXPECT_GT(decades(ticks(0)), 0);
+}
+
+TEST_F(ReportSweep, MissingValuesSkippedOnePointAndRandomDesignsRender) {
+    ASSERT_EQ(rc_, 0) << err_;
+    nlohmann::json s = summary();
+    const int own = static_cast<int>(s["sweep"]["axes"][0]["values"].size());
+    // A null exponent (no fit at that point) leaves its marker out of the line.
+    s["sweep"]["points"][0]["growth_exponent"]["q"]["exponent"] = nullptr;
+    std::string page = render(s);
+    EXPECT_EQ(xml_problem(page), "");
+    EXPECT_EQ(polyline_points(svg_with_id(page, "plot-sweep-0-exponent"), "sweep-series"), own - 1);
+    EXPECT_NE(page.find("1 value(s) missing"), std::string::npos);
+    // One point: every plot still renders, one marker each.
+    nlohmann::json one = summary();
+    one["sweep"]["points"] = nlohmann::json::array({one["sweep"]["points"][0]});
+    page = render(one);
+    EXPECT_EQ(xml_problem(page), "");
+    EXPECT_EQ(polyline_points(svg_with_id(page, "plot-sweep-0-amplitude"), "sweep-series"), 1);
+    EXPECT_EQ(count_of(svg_with_id(page, "plot-sweep-heat-amplitude"), "class=\"cell\""), 1);
+    // A random design: markers only (its order along one axis says nothing of the other), no heat map.
+    s = summary();
+    s["sweep"]["combine"] = "sobol";
+    page = render(s);
+    EXPECT_EQ(xml_problem(page), "");
+    const std::string svg = svg_with_id(page, "plot-sweep-0-exponent");
+    EXPECT_EQ(count_of(svg, "<polyline"), 0);
+    EXPECT_GE(count_of(svg, "class=\"marker\""), static_cast<int>(s["sweep"]["points"].size()));
+    EXPECT_TRUE(svg_with_id(page, "plot-sweep-heat-amplitude").empty());
+    // A long sweep's table stops at 50 rows and says where the rest are.
+    s = summary();
+    while (s["sweep"]["points"].size() < 57) s["sweep"]["points"].push_back(s["sweep"]["points"][0]);
+    page = render(s);
+    EXPECT_NE(page.find("7 more points in <code>sweep_points.csv</code>"), std::string::npos);
+}
+
+TEST_F(ReportSweep, MalformedSweepNamesSummaryJsonAndTheField) {
+    ASSERT_EQ(rc_, 0) << err_;
+    auto broken = [&](const std::function<void(nlohmann::json&)>& edit) {
+        nlohmann::json s = summary();
+        edit(s);
+        return error_of(s);
+    };
+    const struct {
+        std::function<void(nlohmann::json&)> edit;
+        std::string field;
+    } cases[] = {
+        {[](nlohmann::json& s) { s["sweep"] = 3; }, "'sweep'"},
+        {[](nlohmann::json& s) { s["sweep"]["points"] = "none"; }, "'sweep.points'"},
+        {[](nlohmann::json& s) { s["sweep"]["axes"] = nlohmann::json::array(); }, "'sweep.axes'"},
+        {[](nlohmann::json& s) { s["sweep"]["axes"][1]["spacing"] = "cubic"; }, "'sweep.axes[1].spacing'"},
+        {[](nlohmann::json& s) { s["sweep"]["points"][2]["values"].erase("mu_scale"); }, "'sweep.points[2].values'"},
+        {[](nlohmann::json& s) { s["sweep"]["points"][1]["growth_exponent"]["q"]["exponent"] = "3"; },
+         "'sweep.points[1].growth_exponent.q.exponent'"},
+        {[](nlohmann::json& s) { s["sweep"]["points"][0]["onset"]["p50_ci95"] = {1.0}; },
+         "'sweep.points[0].onset.p50_ci95'"},
+        {[](nlohmann::json& s) { s["sweep"]["points"][0]["divergence"]["d_q"]["p50"].erase(0); },
+         "'sweep.points[0].divergence.d_q.p50'"},
+    };
+    for (const auto& c : cases) {
+        const std::string e = broken(c.edit);
+        EXPECT_EQ(e.rfind("summary.json: field " + c.field + ": expected", 0), 0u) << c.field << ": " << e;
+    }
 }
 
 TEST(ReportXmlCheck, FindsTheProblemsItLooksFor) {
