@@ -36,8 +36,10 @@ ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r) : ReduceStage(
     r_.points.assign(P, EnsembleResult{});
     // NOTE: run.exact_memory_mb bounds the whole job: each point keeps its values while they fit its equal share
     const std::size_t share = exact_budget_bytes(cfg) / P;
-    for (std::size_t p = 0; p < P; ++p)
+    for (std::size_t p = 0; p < P; ++p) {
         points_.emplace_back(new ReduceStage(cfg.sweep->configs[p], r_.points[p], share));
+        points_.back()->point_ = true;
+    }
 }
 
 ReduceStage::~ReduceStage() = default;

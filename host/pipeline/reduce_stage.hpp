@@ -32,7 +32,7 @@ public:
     /** @brief True when the statistics need every value on the host (exact quantiles within `run.exact_memory_mb`,
      *         with a backend that cannot keep the values itself, or a sweep's per-point statistics); otherwise the
      *         backend reduces each chunk. */
-    bool on_host() const { return !points_.empty() || (acc_.exact() && !values_on_backend_); }
+    bool on_host() const { return point_ || !points_.empty() || (acc_.exact() && !values_on_backend_); }
     /** @brief Prepares the backend's running statistics when they are kept there: the partials and histogram rows,
      *         and, for exact quantiles on a backend that keeps values, room for `members` members' values. */
     void start(EnsembleBackend& backend, std::uint64_t members);
@@ -85,6 +85,9 @@ private:
     bool values_on_backend_ = false;       ///< exact quantiles whose values the backend keeps
     EnsembleBackend* selecting_ = nullptr; ///< the backend that selects the order statistics at finish
     bool collected_ = false;
+    /// a sweep point's stage: fed by the sweep's stage on the host, never by a backend, so it reduces its members on
+    /// the host in histogram mode too (a point whose share of run.exact_memory_mb cannot hold its values)
+    bool point_ = false;
 };
 
 } // namespace nhvk
