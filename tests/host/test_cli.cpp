@@ -159,7 +159,9 @@ TEST(CliConfigs, EveryShippedConfigRunsSmall) {
         ASSERT_EQ(r.rc, 0) << r.err;
         const nlohmann::json j = read_json(fs::path(out) / "summary.json");
         EXPECT_EQ(j["model"]["name"], cfg.model.name);
-        EXPECT_EQ(j["trajectories"]["requested"], 20);
+        // a sweep's run.trajectories is per point
+        const long long points = cfg.sweep ? static_cast<long long>(cfg.sweep->configs.size()) : 1;
+        EXPECT_EQ(j["trajectories"]["requested"], 20 * points);
         EXPECT_GT(j["trajectories"]["valid"].get<long long>(), 0);
         EXPECT_TRUE(fs::is_regular_file(fs::path(out) / "stats.csv"));
         // The nonholonomic energy balance E(t) − E(t0) − ∫(λ·(J·v) + F·v − ∂L/∂t) dt is at integration tolerance on
@@ -169,7 +171,8 @@ TEST(CliConfigs, EveryShippedConfigRunsSmall) {
         EXPECT_LT(d["balance_max"].get<double>(), 1e-7);
         if (cfg.model.name == "ball_on_turntable")
             EXPECT_GT(j["energy_drift"]["relative"]["max"]["nh"].get<double>(), 1e3 * d["balance_max"].get<double>());
-        std::cout << "[ configs ] " << c.filename().string() << ": valid " << j["trajectories"]["valid"] << "/20, "
+        std::cout << "[ configs ] " << c.filename().string() << ": valid " << j["trajectories"]["valid"] << "/"
+                  << 20 * points << ", "
                   << "balance " << d["balance_max"] << ", " << j["timing"]["seconds"] << " s\n";
     }
 }
