@@ -86,9 +86,6 @@ private:
     bool values_on_backend_ = false;       ///< exact quantiles whose values the backend keeps
     EnsembleBackend* selecting_ = nullptr; ///< the backend that selects the order statistics at finish
     bool collected_ = false;
-    /// a sweep point's stage: fed by the sweep's stage on the host, never by a backend, so it reduces its members on
-    /// the host in histogram mode too (a point whose share of run.exact_memory_mb cannot hold its values)
-    bool point_ = false;
 };
 
 } // namespace nhvk
