@@ -110,6 +110,7 @@ void print_sweep(const RunConfig& cfg, const EnsembleResult& r, std::ostream& os
         const EnsembleResult& x = r.points[p];
         os << std::setprecision(4) << "    [" << p << "] " << sw.label(p) << ": valid " << x.valid << "/"
            << x.requested;
+        if (x.diverged) os << ", diverged " << x.diverged;
         if (x.failed()) os << ", failed " << x.failed();
         os << "; p = " << x.growth_fit_q.slope;
         if (std::isfinite(x.growth_ci_q.lo)) os << " (" << x.growth_ci_q.lo << " to " << x.growth_ci_q.hi << ")";
