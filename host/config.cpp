@@ -940,8 +940,7 @@ nlohmann::json RunConfig::resolved_json() const {
             axes.push_back(axis);
         }
         out["sweep"] = {{"combine", sweep->combine}, {"axes", axes}};
-        if (sweep->combine == "sobol" || sweep->combine == "latin_hypercube")
-            out["sweep"]["points"] = sweep->values.size();
+        if (sweep->random_design()) out["sweep"]["points"] = sweep->values.size();
     }
     return out;
 }
@@ -1019,7 +1018,7 @@ std::shared_ptr<const Sweep> parse_sweep(const Reader& rd, const toml::table& ro
     sw->combine = "product";
     const std::vector<std::string> combines = {"product", "zip", "sobol", "latin_hypercube"};
     if (const toml::node* n = rd.get(t, "combine")) sw->combine = combines[rd.choice(*n, "sweep.combine", combines)];
-    const bool design = sw->combine == "sobol" || sw->combine == "latin_hypercube";
+    const bool design = sw->random_design();
     std::size_t design_points = 0;
     if (const toml::node* n = rd.get(t, "points")) {
         if (!design)

@@ -268,6 +268,8 @@ struct Sweep {
     std::vector<std::string> sets(std::size_t p) const;
     /** @brief "Omega = 0.25, alpha = 0.1": point p's values for messages. */
     std::string label(std::size_t p) const;
+    /** @brief A random design ("sobol", "latin_hypercube"): its points are drawn in the axes' ranges. */
+    bool random_design() const { return combine == "sobol" || combine == "latin_hypercube"; }
 };
 
 /** @brief Largest number of points of a sweep. */

@@ -52,16 +52,12 @@ void ReduceStage::start(EnsembleBackend& backend, std::uint64_t members) {
 void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
     if (!points_.empty()) {
         // NOTE: each point's members as a run of that point alone sees them: their index within the point
-        const std::uint64_t N = static_cast<std::uint64_t>(cfg_.run.trajectories);
-        for (long long j = 0; j < m;) {
-            const std::uint64_t g = a.first_member + static_cast<std::uint64_t>(j), p = g / N, i = g - p * N;
-            const long long len =
-                static_cast<long long>(std::min<std::uint64_t>(static_cast<std::uint64_t>(m - j), N - i));
-            ChunkArgs part = member_range(a, j, len);
-            part.first_member = i;
-            points_.at(static_cast<std::size_t>(p))->add_chunk(part, len);
-            j += len;
-        }
+        for_each_point_range(static_cast<std::uint64_t>(cfg_.run.trajectories), a.first_member, m,
+                             [&](std::uint64_t p, std::uint64_t i, long long j0, long long len) {
+                                 ChunkArgs part = member_range(a, j0, len);
+                                 part.first_member = i;
+                                 points_.at(static_cast<std::size_t>(p))->add_chunk(part, len);
+                             });
     }
     onset_in_.resize(static_cast<std::size_t>(m));
     for (long long j = 0; j < m; ++j) {
@@ -166,9 +162,8 @@ void ReduceStage::restore(const std::string& data, const std::string& what) {
 
 void ReduceStage::merge(const std::string& data, const std::string& what) {
     if (!points_.empty()) return add_points(data, what, false);
-    const std::string& bytes = data;
     stats::EnsembleAccumulator other = acc_;
-    bytes::Reader in(bytes, what);
+    bytes::Reader in(data, what);
     other.load(in);
     acc_.merge(other);
 }
@@ -205,7 +200,6 @@ void ReduceStage::finish() {
             point.r_.requested = end > first ? end - first : 0u;
             point.r_.first = p * N;
             point.r_.end = (p + 1) * N;
-            point.collected_ = true;
             point.finish();
             acc_.merge(point.acc_);
         }

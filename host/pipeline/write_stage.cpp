@@ -416,24 +416,35 @@ std::string md_code(const std::string& text) {
     return fence + space + body + space + fence;
 }
 
-std::string stats_csv(const EnsembleResult& r) {
+/** @brief A number of the CSV outputs: 17 significant digits, an empty field for NaN or ±inf (no valid value),
+ *         documented in the README. */
+std::string csv_number(double x) {
+    std::ostringstream s;
+    s << std::setprecision(17);
+    if (std::isfinite(x)) s << x;
+    return s.str();
+}
+
+/** @brief stats.csv's header line. */
+std::string stats_csv_header() {
     std::ostringstream os;
-    os << std::setprecision(17);
     os << "time_index,t,metric,count,nonfinite";
     for (const auto& c : summary_columns) os << ',' << c.first;
     os << ",outside_range,alive_fraction";
     for (const auto& c : interval_columns()) os << ',' << c.name;
     os << '\n';
-    auto v = [](double x) {
-        std::ostringstream s;
-        s << std::setprecision(17);
-        if (std::isfinite(x)) s << x;
-        return s.str(); // NOTE: empty field for NaN (no valid value), documented in the README
-    };
+    return os.str();
+}
+
+/** @brief stats.csv's rows, one per output time and metric, each led by `prefix` (a sweep point's columns in
+ *         sweep.csv). */
+std::string stats_csv_rows(const EnsembleResult& r, const std::string& prefix) {
+    std::ostringstream os;
+    const auto v = csv_number;
     for (std::size_t i = 0; i < r.times.size(); ++i)
         for (int m = 0; m < metric_count; ++m) {
             const stats::SeriesSummary& s = r.at(m, static_cast<int>(i));
-            os << i << ',' << v(r.times[i]) << ',' << metric_name(m) << ',' << s.count << ',' << s.nonfinite;
+            os << prefix << i << ',' << v(r.times[i]) << ',' << metric_name(m) << ',' << s.count << ',' << s.nonfinite;
             for (const auto& c : summary_columns) os << ',' << v(s.*c.second);
             os << ',' << s.outside_range << ',' << v(i < r.alive_fraction.size() ? r.alive_fraction[i] : NAN);
             for (const auto& c : interval_columns()) os << ',' << v(c.get(s));
@@ -442,28 +453,20 @@ std::string stats_csv(const EnsembleResult& r) {
     return os.str();
 }
 
+std::string stats_csv(const EnsembleResult& r) { return stats_csv_header() + stats_csv_rows(r, ""); }
+
 /** @brief sweep.csv: stats.csv's rows for every point, each led by the point's index and its axes' values. */
 std::string sweep_csv(const RunConfig& cfg, const EnsembleResult& r) {
     const Sweep& sw = *cfg.sweep;
-    std::ostringstream os;
-    os << std::setprecision(17);
-    os << "point";
-    for (const SweepAxis& a : sw.axes) os << ',' << a.name;
+    std::string out = "point";
+    for (const SweepAxis& a : sw.axes) out += ',' + a.name;
+    out += ',' + stats_csv_header();
     for (std::size_t p = 0; p < r.points.size(); ++p) {
-        const std::string rows = stats_csv(r.points[p]);
-        const std::size_t eol = rows.find('\n');
-        if (p == 0) os << ',' << rows.substr(0, eol + 1);
-        std::ostringstream lead;
-        lead << p;
-        for (double x : sw.values[p]) lead << ',' << sweep_value_text(x); // as the point's --set spells it
-        const std::string prefix = lead.str() + ",";
-        for (std::size_t at = eol + 1; at < rows.size();) {
-            const std::size_t next = rows.find('\n', at);
-            os << prefix << rows.substr(at, next - at + 1);
-            at = next + 1;
-        }
+        std::string prefix = std::to_string(p);
+        for (double x : sw.values[p]) prefix += ',' + sweep_value_text(x); // as the point's --set spells it
+        out += stats_csv_rows(r.points[p], prefix + ',');
     }
-    return os.str();
+    return out;
 }
 
 /** @brief sweep_points.csv: one row per point with its axes' values, counts, growth fits with their intervals and
@@ -471,13 +474,7 @@ std::string sweep_csv(const RunConfig& cfg, const EnsembleResult& r) {
 std::string sweep_points_csv(const RunConfig& cfg, const EnsembleResult& r) {
     const Sweep& sw = *cfg.sweep;
     std::ostringstream os;
-    os << std::setprecision(17);
-    auto v = [](double x) {
-        std::ostringstream s;
-        s << std::setprecision(17);
-        if (std::isfinite(x)) s << x;
-        return s.str();
-    };
+    const auto v = csv_number;
     os << "point";
     for (const SweepAxis& a : sw.axes) os << ',' << a.name;
     os << ",requested,valid,failed,diverged,failure_fraction";

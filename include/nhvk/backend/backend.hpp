@@ -67,6 +67,19 @@ struct ChunkCommon {
     std::uint64_t point_size = 0;
 };
 
+/** @brief Calls f(p, member, j0, len) for each run [j0, j0 + len) of the trajectories [first, first + m) that lie in
+ *         one sweep point of `point_size` members: p is the point and `member` the index within it of trajectory
+ *         first + j0. */
+template <class F> void for_each_point_range(std::uint64_t point_size, std::uint64_t first, long long m, F&& f) {
+    for (long long j = 0; j < m;) {
+        const std::uint64_t g = first + static_cast<std::uint64_t>(j), p = g / point_size, i = g - p * point_size;
+        const long long len =
+            static_cast<long long>(std::min<std::uint64_t>(static_cast<std::uint64_t>(m - j), point_size - i));
+        f(p, i, j, len);
+        j += len;
+    }
+}
+
 /** @brief Calls f(plan, member, j0, len) for each run [j0, j0 + len) of members of [first, first + m) that lie in one
  *         sweep point: `plan` is that point's sampling plan and `member` the index within the point of trajectory
  *         first + j0 (without a sweep: one call, the run's plan, member = first). */
@@ -75,13 +88,9 @@ template <class F> void for_each_point_run(const ChunkCommon& c, std::uint64_t f
         f(c.sampling, first, 0LL, m);
         return;
     }
-    for (long long j = 0; j < m;) {
-        const std::uint64_t g = first + static_cast<std::uint64_t>(j), p = g / c.point_size, i = g - p * c.point_size;
-        const long long len =
-            static_cast<long long>(std::min<std::uint64_t>(static_cast<std::uint64_t>(m - j), c.point_size - i));
-        f(c.points.at(static_cast<std::size_t>(p)), i, j, len);
-        j += len;
-    }
+    for_each_point_range(c.point_size, first, m, [&](std::uint64_t p, std::uint64_t i, long long j0, long long len) {
+        f(c.points.at(static_cast<std::size_t>(p)), i, j0, len);
+    });
 }
 
 /** @brief The members [j0, j0 + len) of a chunk as a chunk of their own: every per-member array shifted by j0, the
