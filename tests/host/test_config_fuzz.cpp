@@ -134,27 +134,28 @@ std::vector<std::string> seed_corpus() {
     // Hand-made TOML edge cases: empty, comments only, deep nesting, odd numbers and strings, repeated tables,
     // CRLF, a byte order mark, NUL and invalid UTF-8, dotted keys, arrays of tables where tables are expected.
     const std::string minimal = "[model]\nname = \"nh_particle\"\n[times]\nt_end = 1.0\ncount = 3\n";
-    seeds.insert(seeds.end(), {"",
-                               "# nothing\n",
-                               minimal,
-                               "\xEF\xBB\xBF" + minimal,
-                               "[model]\r\nname = \"nh_particle\"\r\n",
-                               std::string(2000, '[') + std::string(2000, ']'),
-                               "a = " + std::string(5000, '[') + "1" + std::string(5000, ']') + "\n",
-                               "x = {" + std::string(3000, '{') + "\n",
-                               minimal + "[model]\nname = \"nh_particle\"\n",
-                               minimal + "[run]\ntrajectories = 9223372036854775807\nchunk = -9223372036854775808\n",
-                               minimal + "[times]\ncount = 18446744073709551616\n",
-                               minimal + "run.seed = 0x7fffffffffffffff\n",
-                               minimal + "[integrator]\nrtol = nan\natol = -inf\ndt = 5e-324\n",
-                               minimal + "[initial.q]\nx = { dist = \"uniform\", low = inf, high = -inf }\n",
-                               minimal + "[[initial.v]]\nx = 1\n",
-                               minimal + "model.params = [1, \"a\", { b = 2 }]\n",
-                               std::string(kNulName, sizeof kNulName - 1),
-                               minimal + "\"\xFF\xFE\" = 1\n",
-                               minimal + "[times]\nlist = [1e308, 1e-308, 0.0, -0.0]\n",
-                               "[model]\nname = \"" + std::string(100000, 'x') + "\"\n",
-                               minimal + "model.name.x.y.z = 1\n"});
+    seeds.insert(seeds.end(),
+                 {"", "# nothing\n", minimal, "\xEF\xBB\xBF" + minimal, "[model]\r\nname = \"nh_particle\"\r\n",
+                  std::string(2000, '[') + std::string(2000, ']'),
+                  "a = " + std::string(5000, '[') + "1" + std::string(5000, ']') + "\n",
+                  "x = {" + std::string(3000, '{') + "\n", minimal + "[model]\nname = \"nh_particle\"\n",
+                  minimal + "[run]\ntrajectories = 9223372036854775807\nchunk = -9223372036854775808\n",
+                  minimal + "[times]\ncount = 18446744073709551616\n", minimal + "run.seed = 0x7fffffffffffffff\n",
+                  minimal + "[integrator]\nrtol = nan\natol = -inf\ndt = 5e-324\n",
+                  minimal + "[initial.q]\nx = { dist = \"uniform\", low = inf, high = -inf }\n",
+                  minimal + "[[initial.v]]\nx = 1\n", minimal + "model.params = [1, \"a\", { b = 2 }]\n",
+                  std::string(kNulName, sizeof kNulName - 1), minimal + "\"\xFF\xFE\" = 1\n",
+                  minimal + "[times]\nlist = [1e308, 1e-308, 0.0, -0.0]\n",
+                  "[model]\nname = \"" + std::string(100000, 'x') + "\"\n", minimal + "model.name.x.y.z = 1\n",
+                  // a model file and an inline model (every key of one), as "Adding a model" has them
+                  "[model]\nfile = \"models/nh_particle.toml\"\n[times]\nt_end = 1.0\n",
+                  "[model]\nname = \"inline\"\ndescription = \"d\"\ncoordinates = [\"x\", \"y\", \"th\"]\n"
+                  "angles = [\"th\"]\nlagrangian = \"0.5*m*(x'^2 + y'^2) + 0.5*th'^2\"\n"
+                  "constraints = [\"y' - tan(th)*x'\"]\nforces = [\"0\", \"0\", \"-c*th'\"]\n"
+                  "chart = [\"abs(cos(th)) > margin(1e-4, 1e-3)\"]\n"
+                  "velocity_chart = [\"x'^2 + y'^2 > vfloor^2\"]\nsource_residual = \"abs(r2)\"\n"
+                  "[model.parameters]\nm = { default = 1.0, range = \"> 0\" }\nc = 0.1\n"
+                  "[model.definitions]\nr2 = \"x^2 + y^2\"\n[times]\nt_end = 1.0\n"});
     return seeds;
 }
 
