@@ -38,40 +38,6 @@ std::string literal(double x) {
     return std::string("T(") + buf + ")";
 }
 
-const char* function_name(Op op) {
-    switch (op) {
-    // NOTE: sin and cos through nhvk/trig.hpp: on the device an argument reduction without local memory.
-    case Op::sin:
-        return "trig_sin";
-    case Op::cos:
-        return "trig_cos";
-    case Op::tan:
-        return "tan";
-    case Op::asin:
-        return "asin";
-    case Op::acos:
-        return "acos";
-    case Op::atan:
-        return "atan";
-    case Op::sinh:
-        return "sinh";
-    case Op::cosh:
-        return "cosh";
-    case Op::tanh:
-        return "tanh";
-    case Op::asinh:
-        return "asinh";
-    case Op::exp:
-        return "exp";
-    case Op::log:
-        return "log";
-    case Op::sqrt:
-        return "sqrt";
-    default:
-        return nullptr;
-    }
-}
-
 /** @brief The right-hand side of one node given the names of its arguments. */
 std::string node_expr(const Node& nd, const std::string& a, const std::string& b) {
     switch (nd.op) {
@@ -85,8 +51,6 @@ std::string node_expr(const Node& nd, const std::string& a, const std::string& b
         return a + " / " + b;
     case Op::neg:
         return "-" + a;
-    case Op::atan2:
-        return "atan2(" + a + ", " + b + ")";
     case Op::pow:
         if (nd.value == 2.0) return a + " * " + a;
         if (nd.value == 0.5) return "sqrt(" + a + ")";
@@ -95,7 +59,9 @@ std::string node_expr(const Node& nd, const std::string& a, const std::string& b
     default:
         break;
     }
-    if (const char* f = function_name(nd.op)) return std::string(f) + "(" + a + ")";
+    // the elementary functions: their spelling in the table of nhvk/ops.hpp
+    if (const FunctionOp* f = function_op(nd.op))
+        return std::string(f->spelling) + "(" + a + (f->arity == 2 ? ", " + b : std::string()) + ")";
     throw std::logic_error("emit: unexpected node");
 }
 

@@ -13,34 +13,25 @@
 #include <type_traits>
 
 #include "nhvk/config.hpp"
+#include "nhvk/ops.hpp"
 
 namespace nhvk {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Elementary functions on plain floating-point scalars, in namespace nhvk so that model code can call `sin(x)`
-// unqualified for S = double, S = float and S = Dual alike (ordinary lookup + ADL).
+// unqualified for S = double, S = float and S = Dual alike (ordinary lookup + ADL). The functions of the table of
+// nhvk/ops.hpp, then `pow` and `sqr`.
 // ---------------------------------------------------------------------------------------------------------------
-#define NHVK_PLAIN_FN(name)                                                                                            \
-    NHVK_HD NHVK_FORCEINLINE double name(double x) { return ::name(x); }                                               \
-    NHVK_HD NHVK_FORCEINLINE float name(float x) { return ::name##f(x); }
-NHVK_PLAIN_FN(sin)
-NHVK_PLAIN_FN(cos)
-NHVK_PLAIN_FN(tan)
-NHVK_PLAIN_FN(asin)
-NHVK_PLAIN_FN(acos)
-NHVK_PLAIN_FN(atan)
-NHVK_PLAIN_FN(sinh)
-NHVK_PLAIN_FN(cosh)
-NHVK_PLAIN_FN(tanh)
-NHVK_PLAIN_FN(asinh)
-NHVK_PLAIN_FN(exp)
-NHVK_PLAIN_FN(log)
-NHVK_PLAIN_FN(sqrt)
-#undef NHVK_PLAIN_FN
-NHVK_HD NHVK_FORCEINLINE double abs(double x) { return ::fabs(x); }
-NHVK_HD NHVK_FORCEINLINE float abs(float x) { return ::fabsf(x); }
-NHVK_HD NHVK_FORCEINLINE double atan2(double y, double x) { return ::atan2(y, x); }
-NHVK_HD NHVK_FORCEINLINE float atan2(float y, float x) { return ::atan2f(y, x); }
+#define NHVK_PLAIN_UNARY(name, spelling, on_double, on_float, reads, derivative)                                       \
+    NHVK_HD NHVK_FORCEINLINE double name(double x) { return on_double(x); }                                            \
+    NHVK_HD NHVK_FORCEINLINE float name(float x) { return on_float(x); }
+#define NHVK_PLAIN_BINARY(name, spelling, on_double, on_float, d_first, d_second)                                      \
+    NHVK_HD NHVK_FORCEINLINE double name(double u, double w) { return on_double(u, w); }                               \
+    NHVK_HD NHVK_FORCEINLINE float name(float u, float w) { return on_float(u, w); }
+NHVK_UNARY_FUNCTIONS(NHVK_PLAIN_UNARY)
+NHVK_BINARY_FUNCTIONS(NHVK_PLAIN_BINARY)
+#undef NHVK_PLAIN_UNARY
+#undef NHVK_PLAIN_BINARY
 NHVK_HD NHVK_FORCEINLINE double pow(double x, double p) { return ::pow(x, p); }
 NHVK_HD NHVK_FORCEINLINE float pow(float x, float p) { return ::powf(x, p); }
 NHVK_HD NHVK_FORCEINLINE double sqr(double x) { return x * x; }
@@ -190,53 +181,42 @@ template <class T, int N> NHVK_HD NHVK_FORCEINLINE Dual<T, N> chain(const Dual<T
 }
 } // namespace detail
 
-// Elementary functions of duals. Each uses the elementary functions of T, so nesting works recursively.
-template <class T, int N> NHVK_HD Dual<T, N> sin(const Dual<T, N>& a) {
-    return detail::chain(a, sin(a.val), cos(a.val));
-}
-template <class T, int N> NHVK_HD Dual<T, N> cos(const Dual<T, N>& a) {
-    return detail::chain(a, cos(a.val), -sin(a.val));
-}
-template <class T, int N> NHVK_HD Dual<T, N> tan(const Dual<T, N>& a) {
-    const T t = tan(a.val);
-    return detail::chain(a, t, T(1) + t * t);
-}
-template <class T, int N> NHVK_HD Dual<T, N> asin(const Dual<T, N>& a) {
-    return detail::chain(a, asin(a.val), T(1) / sqrt(T(1) - a.val * a.val));
-}
-template <class T, int N> NHVK_HD Dual<T, N> acos(const Dual<T, N>& a) {
-    return detail::chain(a, acos(a.val), T(-1) / sqrt(T(1) - a.val * a.val));
-}
-template <class T, int N> NHVK_HD Dual<T, N> atan(const Dual<T, N>& a) {
-    return detail::chain(a, atan(a.val), T(1) / (T(1) + a.val * a.val));
-}
-template <class T, int N> NHVK_HD Dual<T, N> sinh(const Dual<T, N>& a) {
-    return detail::chain(a, sinh(a.val), cosh(a.val));
-}
-template <class T, int N> NHVK_HD Dual<T, N> cosh(const Dual<T, N>& a) {
-    return detail::chain(a, cosh(a.val), sinh(a.val));
-}
-template <class T, int N> NHVK_HD Dual<T, N> tanh(const Dual<T, N>& a) {
-    const T t = tanh(a.val);
-    return detail::chain(a, t, T(1) - t * t);
-}
-template <class T, int N> NHVK_HD Dual<T, N> asinh(const Dual<T, N>& a) {
-    return detail::chain(a, asinh(a.val), T(1) / sqrt(T(1) + a.val * a.val));
-}
-template <class T, int N> NHVK_HD Dual<T, N> exp(const Dual<T, N>& a) {
-    const T e = exp(a.val);
-    return detail::chain(a, e, e);
-}
-template <class T, int N> NHVK_HD Dual<T, N> log(const Dual<T, N>& a) {
-    return detail::chain(a, log(a.val), T(1) / a.val);
-}
-template <class T, int N> NHVK_HD Dual<T, N> sqrt(const Dual<T, N>& a) {
-    // NOTE: the derivative is infinite at 0; models with a √ of a norm (appell_hamel, equal_speeds) are singular
-    // there, and the engine reports such a trajectory as non-finite rather than hiding it.
-    const T s = sqrt(a.val);
-    return detail::chain(a, s, T(0.5) / s);
-}
-template <class T, int N> NHVK_HD Dual<T, N> abs(const Dual<T, N>& a) { return a.val < T(0) ? -a : a; }
+// Elementary functions of duals, from the table of nhvk/ops.hpp. Each uses the elementary functions of T, so
+// nesting works recursively.
+// NOTE: where the derivative does not read the value, it is computed first: the order in which g++ evaluated the
+// arguments of the former `chain(a, f(x), f'(x))`. With T = sym::Expr the order makes the node ids, and so the text
+// of the generated headers.
+#define NHVK_DUAL_UNARY_x(name, derivative)                                                                            \
+    template <class T, int N> NHVK_HD Dual<T, N> name(const Dual<T, N>& a) {                                           \
+        const T& x = a.val;                                                                                            \
+        (void)x;                                                                                                       \
+        const T df = derivative;                                                                                       \
+        return detail::chain(a, name(x), df);                                                                          \
+    }
+#define NHVK_DUAL_UNARY_f(name, derivative)                                                                            \
+    template <class T, int N> NHVK_HD Dual<T, N> name(const Dual<T, N>& a) {                                           \
+        const T& x = a.val;                                                                                            \
+        const T f = name(x);                                                                                           \
+        return detail::chain(a, f, derivative);                                                                        \
+    }
+#define NHVK_DUAL_UNARY(name, spelling, dbl, flt, reads, derivative) NHVK_DUAL_UNARY_##reads(name, derivative)
+// d f(u, w) = ∂f/∂u du + ∂f/∂w dw
+#define NHVK_DUAL_BINARY(name, spelling, on_double, on_float, d_first, d_second)                                       \
+    template <class T, int N> NHVK_HD Dual<T, N> name(const Dual<T, N>& a, const Dual<T, N>& b) {                      \
+        const T &u = a.val, &w = b.val;                                                                                \
+        const T du = d_first, dw = d_second;                                                                           \
+        Dual<T, N> r;                                                                                                  \
+        r.val = name(u, w);                                                                                            \
+        NHVK_UNROLL                                                                                                    \
+        for (int i = 0; i < N; ++i) r.d[i] = du * a.d[i] + dw * b.d[i];                                                \
+        return r;                                                                                                      \
+    }
+NHVK_UNARY_FUNCTIONS(NHVK_DUAL_UNARY)
+NHVK_BINARY_FUNCTIONS(NHVK_DUAL_BINARY)
+#undef NHVK_DUAL_UNARY_x
+#undef NHVK_DUAL_UNARY_f
+#undef NHVK_DUAL_UNARY
+#undef NHVK_DUAL_BINARY
 template <class T, int N> NHVK_HD Dual<T, N> sqr(const Dual<T, N>& a) { return a * a; }
 template <class T, int N, class U, std::enable_if_t<std::is_arithmetic<U>::value, int> = 0>
 NHVK_HD Dual<T, N> pow(const Dual<T, N>& a, U p) {
@@ -247,14 +227,5 @@ NHVK_HD Dual<T, N> pow(const Dual<T, N>& a, U p) {
     return detail::chain(a, pow(a.val, e), T(e) * pow(a.val, P(e - P(1))));
 }
 template <class T, int N> NHVK_HD Dual<T, N> pow(const Dual<T, N>& a, const Dual<T, N>& p) { return exp(p * log(a)); }
-template <class T, int N> NHVK_HD Dual<T, N> atan2(const Dual<T, N>& y, const Dual<T, N>& x) {
-    // d atan2(y, x) = (x dy − y dx) / (x² + y²)
-    Dual<T, N> r;
-    r.val = atan2(y.val, x.val);
-    const T inv = T(1) / (x.val * x.val + y.val * y.val);
-    NHVK_UNROLL
-    for (int i = 0; i < N; ++i) r.d[i] = (x.val * y.d[i] - y.val * x.d[i]) * inv;
-    return r;
-}
 
 } // namespace nhvk

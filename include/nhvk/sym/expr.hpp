@@ -28,7 +28,8 @@
 
 namespace nhvk::sym {
 
-/** @brief Operation of a node. `pow` raises `a` to the constant `value`. */
+/** @brief Operation of a node: a leaf, an arithmetic operator (`pow` raises `a` to the constant `value`), or one of
+ *         the elementary functions of the table of nhvk/ops.hpp. */
 enum class Op : std::uint8_t {
     constant,
     variable,
@@ -37,22 +38,66 @@ enum class Op : std::uint8_t {
     mul,
     div,
     neg,
-    sin,
-    cos,
-    tan,
-    asin,
-    acos,
-    atan,
-    sinh,
-    cosh,
-    tanh,
-    asinh,
-    exp,
-    log,
-    sqrt,
     pow,
-    atan2,
+#define NHVK_OP_ENUM(name, ...) name,
+    NHVK_UNARY_FUNCTIONS(NHVK_OP_ENUM) NHVK_BINARY_FUNCTIONS(NHVK_OP_ENUM)
+#undef NHVK_OP_ENUM
 };
+
+/** @brief One elementary function of the table of nhvk/ops.hpp: its operation, its name in expressions, its spelling
+ *         in the generated C++ and its number of arguments. */
+struct FunctionOp {
+    Op op;
+    const char* name;
+    const char* spelling;
+    int arity;
+};
+/** @brief Every elementary function of the table, unary ones first, in the table's order. */
+inline constexpr FunctionOp function_ops[] = {
+#define NHVK_OP_UNARY_INFO(name, spelling, ...) {Op::name, #name, #spelling, 1},
+#define NHVK_OP_BINARY_INFO(name, spelling, ...) {Op::name, #name, #spelling, 2},
+    NHVK_UNARY_FUNCTIONS(NHVK_OP_UNARY_INFO) NHVK_BINARY_FUNCTIONS(NHVK_OP_BINARY_INFO)
+#undef NHVK_OP_UNARY_INFO
+#undef NHVK_OP_BINARY_INFO
+};
+/** @brief The table's entry of `op`; nullptr for the leaves and the arithmetic operators. */
+inline const FunctionOp* function_op(Op op) {
+    for (const FunctionOp& f : function_ops)
+        if (f.op == op) return &f;
+    return nullptr;
+}
+
+} // namespace nhvk::sym
+
+namespace nhvk::dispatch {
+/** @brief The elementary function `op` of the table applied to `u` (and `w` when it is binary) for any scalar `S`:
+ *         double, float, a dual, `sym::Expr`. Throws for an operation that is not in the table. */
+// NOTE: its own namespace, so that ordinary lookup of `sin` reaches namespace nhvk's functions (plain and dual) and
+// ADL adds `sym::sin(Expr)`; inside nhvk::sym, `sym::sin(Expr)` would hide `nhvk::sin(double)`, and a double converts
+// to an Expr.
+template <class S> S apply_function(sym::Op op, const S& u, const S& w) {
+    (void)w;
+    switch (op) {
+#define NHVK_APPLY_UNARY(name, ...)                                                                                    \
+    case sym::Op::name:                                                                                                \
+        return name(u);
+#define NHVK_APPLY_BINARY(name, ...)                                                                                   \
+    case sym::Op::name:                                                                                                \
+        return name(u, w);
+        NHVK_UNARY_FUNCTIONS(NHVK_APPLY_UNARY)
+        NHVK_BINARY_FUNCTIONS(NHVK_APPLY_BINARY)
+#undef NHVK_APPLY_UNARY
+#undef NHVK_APPLY_BINARY
+    default:
+        break;
+    }
+    throw std::logic_error("sym: not an elementary function of the table (nhvk/ops.hpp)");
+}
+/** @brief `a^p` for a constant exponent (`Op::pow`), found as `apply_function`'s functions are. */
+template <class S, class P> S apply_pow(const S& a, P p) { return pow(a, p); }
+} // namespace nhvk::dispatch
+
+namespace nhvk::sym {
 
 /** @brief What a variable stands for: a coordinate, a velocity, time, a vakonomic multiplier, a model parameter, or
  *         a solved multiplier (the unknown of the k×k Schur system, used between the two stages of a solve). */
@@ -178,42 +223,14 @@ public:
         return eval_rec(id, vars, memo, done);
     }
 
+    /** @brief `op(x)` for `neg`, `pow` (exponent `p`) and the unary functions of the table. */
     static double eval_unary(Op op, double x, double p) {
-        switch (op) {
-        case Op::neg:
-            return -x;
-        case Op::sin:
-            return std::sin(x);
-        case Op::cos:
-            return std::cos(x);
-        case Op::tan:
-            return std::tan(x);
-        case Op::asin:
-            return std::asin(x);
-        case Op::acos:
-            return std::acos(x);
-        case Op::atan:
-            return std::atan(x);
-        case Op::sinh:
-            return std::sinh(x);
-        case Op::cosh:
-            return std::cosh(x);
-        case Op::tanh:
-            return std::tanh(x);
-        case Op::asinh:
-            return std::asinh(x);
-        case Op::exp:
-            return std::exp(x);
-        case Op::log:
-            return std::log(x);
-        case Op::sqrt:
-            return std::sqrt(x);
-        case Op::pow:
-            return std::pow(x, p);
-        default:
-            throw std::logic_error("sym: not a unary operation");
-        }
+        if (op == Op::neg) return -x;
+        if (op == Op::pow) return std::pow(x, p);
+        if (const FunctionOp* f = function_op(op); f && f->arity == 1) return dispatch::apply_function(op, x, x);
+        throw std::logic_error("sym: not a unary operation");
     }
+    /** @brief `x op y` for the arithmetic operators and the binary functions of the table. */
     static double eval_binary(Op op, double x, double y) {
         switch (op) {
         case Op::add:
@@ -224,11 +241,11 @@ public:
             return x * y;
         case Op::div:
             return x / y;
-        case Op::atan2:
-            return std::atan2(x, y); // atan2(first argument, second argument)
         default:
-            throw std::logic_error("sym: not a binary operation");
+            break;
         }
+        if (const FunctionOp* f = function_op(op); f && f->arity == 2) return dispatch::apply_function(op, x, y);
+        throw std::logic_error("sym: not a binary operation");
     }
 
 private:
@@ -288,15 +305,12 @@ private:
         case Op::variable:
             r = vars(n.var, n.index);
             break;
-        case Op::add:
-        case Op::sub:
-        case Op::mul:
-        case Op::div:
-        case Op::atan2:
-            r = eval_binary(n.op, eval_rec(n.a, vars, memo, done), eval_rec(n.b, vars, memo, done));
-            break;
         default:
-            r = eval_unary(n.op, eval_rec(n.a, vars, memo, done), n.value);
+            if (n.b >= 0) {
+                r = eval_binary(n.op, eval_rec(n.a, vars, memo, done), eval_rec(n.b, vars, memo, done));
+            } else {
+                r = eval_unary(n.op, eval_rec(n.a, vars, memo, done), n.value);
+            }
             break;
         }
         memo[i] = r;
@@ -375,27 +389,19 @@ private:
     int id_;
 };
 
-#define NHVK_SYM_FN(name)                                                                                              \
+// The elementary functions of the table of nhvk/ops.hpp, recorded.
+#define NHVK_SYM_UNARY(name, ...)                                                                                      \
     inline Expr name(const Expr& x) { return Expr::from_id(current_graph().unary(Op::name, x.id())); }
-NHVK_SYM_FN(sin)
-NHVK_SYM_FN(cos)
-NHVK_SYM_FN(tan)
-NHVK_SYM_FN(asin)
-NHVK_SYM_FN(acos)
-NHVK_SYM_FN(atan)
-NHVK_SYM_FN(sinh)
-NHVK_SYM_FN(cosh)
-NHVK_SYM_FN(tanh)
-NHVK_SYM_FN(asinh)
-NHVK_SYM_FN(exp)
-NHVK_SYM_FN(log)
-NHVK_SYM_FN(sqrt)
-#undef NHVK_SYM_FN
+#define NHVK_SYM_BINARY(name, ...)                                                                                     \
+    inline Expr name(const Expr& u, const Expr& w) {                                                                   \
+        return Expr::from_id(current_graph().binary(Op::name, u.id(), w.id()));                                        \
+    }
+NHVK_UNARY_FUNCTIONS(NHVK_SYM_UNARY)
+NHVK_BINARY_FUNCTIONS(NHVK_SYM_BINARY)
+#undef NHVK_SYM_UNARY
+#undef NHVK_SYM_BINARY
 inline Expr sqr(const Expr& x) { return x * x; }
 inline Expr pow(const Expr& x, double p) { return Expr::from_id(current_graph().power(x.id(), p)); }
-inline Expr atan2(const Expr& y, const Expr& x) {
-    return Expr::from_id(current_graph().binary(Op::atan2, y.id(), x.id()));
-}
 
 } // namespace nhvk::sym
 
