@@ -108,8 +108,8 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
     const double stored = static_cast<double>(stats::EnsembleAccumulator::expected_values(
         shape.series, static_cast<std::uint64_t>(cfg.run.trajectories), shape.replica_shape()));
     const bool exact = stored * 8.0 <= std::floor(budget);
-    // exact mode keeps every value; a sweep's pooled statistics merge every point's at the end (as much again)
-    const double values = exact ? stored * 8.0 * P * (sweep ? 2.0 : 1.0) : 0.0;
+    // exact mode keeps every value (a sweep's pooled statistics read the points' values where they are)
+    const double values = exact ? stored * 8.0 * P : 0.0;
     // the accumulator's histogram rows (uint64 words, 32.8 KiB per series with the default window), and in histogram
     // mode the backend's as many again (a CUDA backend's tile rows live in device memory: at most 2 × 1 GiB), plus
     // the bin-lookup tables (edges and bucket starts, about 0.75 MiB)
@@ -117,9 +117,10 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
     const double row = static_cast<double>(spec.row_words()) * 8.0;
     const stats::LogBinTable table = spec.table();
     const double tables = 8.0 * static_cast<double>(table.edges.size()) + 4.0 * static_cast<double>(table.start.size());
-    // (a sweep: one accumulator per point and the pooled one, all on the host)
+    // (a sweep: one accumulator per point and the pooled one, all on the host, with rows only in histogram mode; one
+    // run's exact accumulator may take a backend's rows)
     const double histograms =
-        sweep ? (P + 1.0) * (n_series * row) + tables : (exact ? 1.0 : 2.0) * (n_series * row + tables);
+        sweep ? (exact ? 0.0 : P + 1.0) * (n_series * row) + tables : (exact ? 1.0 : 2.0) * (n_series * row + tables);
     const double need = chunk + histograms + values;
     if (need <= available_bytes) return std::nullopt;
     const char* key = "run.chunk";

@@ -20,6 +20,7 @@
 #include "config.hpp"
 #include "ensemble.hpp"
 #include "model_ops.hpp"
+#include "modelfile/file_models.hpp"
 #include "pipeline/comm.hpp"
 #include "pipeline/output_folder.hpp"
 #include "pipeline/partial_state.hpp"
@@ -238,11 +239,15 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
     option(o.save_trajectories, "--save-trajectories", "run.save_trajectories", false);
     std::vector<std::string> sets = o.sets;
     if (o.save_samples) sets.push_back("run.save_samples=true");
+    modelfile::quiet_compiles(o.quiet);
     try {
         cfg = load_config(o.config, sets, model_registry(), options);
     } catch (const ConfigError& e) {
         throw UsageError(e.what());
     }
+    // NOTE: a model file is compiled (or loaded from the cache) here, before the run's clock starts: its compile time
+    // is reported on its own (stderr, summary.json model_file), not inside the run's trajectories per second.
+    if (modelfile::find_registered(cfg.model.name)) find_model_ops(cfg.model.name);
     if (const std::optional<SettingProblem> e = check_memory(cfg, physical_memory_bytes(), runs_on_device(cfg)))
         throw UsageError(e->key + ": " + e->expected);
     if (cfg.sweep) check_sweep_energy(cfg, o.config);

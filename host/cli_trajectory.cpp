@@ -16,6 +16,7 @@
 #include "cli_common.hpp"
 #include "config.hpp"
 #include "model_ops.hpp"
+#include "modelfile/file_models.hpp"
 #include "nhvk/backend/trajectory.hpp"
 #include "nhvk/step_budget.hpp"
 #include "registry.hpp"
@@ -160,10 +161,17 @@ std::vector<double> resolve_times(const std::string& spec, double t0, double t_e
 }
 
 int run_trajectory_command(const TrajectoryOptions& o) {
+    // NOTE: a model file that does not load is bad input (exit 2), as an unknown model name is.
+    std::string model;
+    try {
+        model = modelfile::resolve_model_argument(o.model);
+    } catch (const std::runtime_error& e) {
+        throw UsageError(e.what());
+    }
     const std::vector<ModelInfo> reg = model_registry();
-    const ModelInfo* info = &require_model(reg, o.model, "--model");
+    const ModelInfo* info = &require_model(reg, model, "--model");
     TrajectoryRequest req;
-    req.model = o.model;
+    req.model = model;
     req.params = resolve_params(*info, o.params);
     req.q0 = parse_number_list(o.q0, "--q0");
     req.v0 = parse_number_list(o.v0, "--v0");
@@ -229,7 +237,7 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     req.ctl.project = o.project;
 
     // The initial velocity must satisfy the constraints, unless --project asks to project it.
-    const ModelOps* ops = find_model_ops(o.model);
+    const ModelOps* ops = find_model_ops(model);
     double scale = 1.0;
     for (double x : req.v0) scale = std::max(scale, std::fabs(x));
     const double worst = ops->constraint_violation(req.params.data(), req.q0.data(), req.v0.data(), req.t0);
@@ -281,7 +289,7 @@ int run_trajectory_command(const TrajectoryOptions& o) {
 void add_trajectory_command(CLI::App& app, int& exit_code) {
     auto opt = std::make_shared<TrajectoryOptions>();
     auto* cmd = app.add_subcommand("trajectory", "Integrate one initial state with both dynamics; CSV to stdout");
-    cmd->add_option("--model", opt->model, "model name (see `nhvk models`)")->required();
+    cmd->add_option("--model", opt->model, "model name (see `nhvk models`) or model file (*.toml)")->required();
     cmd->add_option("--param", opt->params, "model parameter name=value (repeatable)");
     cmd->add_option("--q0", opt->q0, "initial coordinates a,b,c")->required();
     cmd->add_option("--v0", opt->v0, "initial velocities a,b,c (must satisfy the constraints)")->required();

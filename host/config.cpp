@@ -17,12 +17,14 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
 
 #include <toml++/toml.h>
 
+#include "modelfile/file_models.hpp"
 #include "sweep_design.hpp"
 
 namespace nhvk {
@@ -30,7 +32,9 @@ namespace nhvk {
 const std::vector<ConfigTable>& config_sections() {
     static const std::vector<ConfigTable> sections = {
         {"", {"model", "initial", "integrator", "times", "divergence", "statistics", "diagnostics", "run", "sweep"}},
-        {"model", {"name", "params"}},
+        {"model",
+         {"name", "params", "file", "description", "coordinates", "angles", "lagrangian", "constraints", "forces",
+          "chart", "velocity_chart", "source_residual", "parameters", "definitions"}},
         {"initial", {"t0", "energy", "q", "v", "mu"}},
         {"integrator", {"method", "rtol", "atol", "dt", "min_step", "max_steps", "project", "precision", "equations"}},
         {"times", {"t_end", "spacing", "count", "t_first", "list"}},
@@ -508,11 +512,65 @@ void apply_option(toml::table& root, const OptionOverride& o, Reporter& rep) {
 // ---------------------------------------------------------------------------------------------------------------
 // Sections
 
-const ModelInfo& parse_model(const Reader& rd, const toml::table& root, const std::vector<ModelInfo>& registry) {
+/** A model file (`model.file`) or an inline model (`[model]` with `lagrangian`): loaded, registered under its name
+ *  (modelfile/file_models.hpp), and its description returned; null for a built-in model's name. */
+std::optional<ModelInfo> parse_file_model(const Reader& rd, const toml::table* model, const std::string& source_name) {
+    if (!model) return std::nullopt;
+    const toml::node* file = model->get("file");
+    const toml::node* lagrangian = model->get("lagrangian");
+    if (!file && !lagrangian) {
+        for (auto&& [k, v] : *model)
+            if (k.str() != "name" && k.str() != "params")
+                rd.report().fail(v, child_key("model", k.str()),
+                                 "a key of an inline model, but [model] has no `lagrangian` (an inline model needs "
+                                 "coordinates, lagrangian and constraints; or name a model file with model.file)");
+        return std::nullopt;
+    }
+    if (file && lagrangian)
+        rd.report().fail(*lagrangian, "model.lagrangian",
+                         "model.file and an inline model exclude each other: the model is either in the file or here");
+    if (file) {
+        for (auto&& [k, v] : *model)
+            if (k.str() != "file" && k.str() != "params")
+                rd.report().fail(v, child_key("model", k.str()),
+                                 "with model.file the model is the file's: only model.params may go beside it");
+        std::filesystem::path path = rd.string(*file, "model.file");
+        // A relative path is the config file's neighbour (when the config is a file), so a config and its model
+        // travel together.
+        const std::filesystem::path dir = std::filesystem::path(source_name).parent_path();
+        std::error_code ec;
+        if (path.is_relative() && !dir.empty() && std::filesystem::is_directory(dir, ec)) path = dir / path;
+        if (!std::filesystem::is_regular_file(path, ec))
+            rd.report().fail(*file, "model.file", "no model file " + quote(path.string()));
+        try {
+            return modelfile::register_model(modelfile::load_model_file(path.string()));
+        } catch (const std::runtime_error& e) {
+            throw ConfigError(e.what(), "model.file", 0, 0);
+        }
+    }
+    try {
+        // NOTE: the config's own text, when it is a file, lets error positions inside multi-line strings be exact.
+        std::string text;
+        if (std::ifstream in(source_name, std::ios::binary); in) {
+            std::ostringstream ss;
+            ss << in.rdbuf();
+            text = ss.str();
+        }
+        return modelfile::register_model(
+            modelfile::load_model_table(*model, source_name, "model.", "inline_model", {"params"}, text));
+    } catch (const std::runtime_error& e) {
+        throw ConfigError(e.what(), "model", 0, 0);
+    }
+}
+
+const ModelInfo& parse_model(const Reader& rd, const toml::table& root, const std::vector<ModelInfo>& registry,
+                             const std::string& source_name, std::optional<ModelInfo>& file_model) {
     std::vector<std::string> names;
     for (const ModelInfo& m : registry) names.push_back(m.name);
     const toml::table* model = rd.table(&root, "model", "model");
     if (model) rd.check_keys(*model, "model", config_keys(config_sections(), "model"));
+    file_model = parse_file_model(rd, model, source_name);
+    if (file_model) return *file_model;
     const toml::node* name = rd.get(model, "name");
     if (!name) rd.report().missing(model, "model.name", "known models: " + join(names));
     const std::string s = rd.string(*name, "model.name");
@@ -956,7 +1014,8 @@ RunConfig parse_sections(const Reader& rd, const toml::table& root, const std::s
     rd.check_keys(root, "", config_keys(config_sections(), ""), "allowed sections", "section");
     RunConfig cfg;
     cfg.source_path = source_name;
-    cfg.model = parse_model(rd, root, registry);
+    std::optional<ModelInfo> file_model;
+    cfg.model = parse_model(rd, root, registry, source_name, file_model);
     parse_params(rd, root, cfg);
     parse_initial(rd, root, cfg);
     parse_integrator(rd, root, cfg);

@@ -24,6 +24,7 @@
 
 #include "cpu_backend.hpp"
 #include "model_ops.hpp"
+#include "modelfile/file_models.hpp"
 #include "nhvk/backend/cuda_device.hpp"
 #include "pipeline/comm.hpp"
 #include "pipeline/output_folder.hpp"
@@ -47,9 +48,11 @@ std::string parallel_run_problem(const RunConfig& cfg) {
 }
 
 bool runs_on_device(const RunConfig& cfg) {
+    // NOTE: a model file is compiled for the CPU only (modelfile/): `auto` picks the CPU for it, and `cuda` is refused
+    // by `nhvk run` with a message.
     return cfg.run.backend == Backend::cuda ||
            (cfg.run.backend == Backend::automatic && cfg.integrator.equations == EquationsKind::generated &&
-            cuda_available());
+            !modelfile::find_registered(cfg.model.name) && cuda_available());
 }
 
 namespace {
@@ -70,6 +73,10 @@ std::unique_ptr<EnsembleBackend> make_backend(const RunConfig& cfg, const RunPla
     if (cfg.run.backend == Backend::cuda && plan.common.equations == EquationsKind::ad)
         throw std::runtime_error("run.backend = \"cuda\" integrates the generated equations only; "
                                  "integrator.equations = \"ad\" needs run.backend = \"cpu\" or \"auto\"");
+    if (cfg.run.backend == Backend::cuda && modelfile::find_registered(cfg.model.name))
+        throw std::runtime_error("run.backend = \"cuda\": model '" + cfg.model.name +
+                                 "' is a model file, which this version compiles for the CPU only; set run.backend = "
+                                 "\"cpu\" or \"auto\"");
     if (runs_on_device(cfg)) {
         // NOTE: the ranks on a node take the node's devices in turn.
         if (comm.parallel()) select_cuda_device(comm.local_rank());

@@ -12,6 +12,8 @@
 #include <stdexcept>
 
 #include "cli_common.hpp"
+#include "model_ops.hpp"
+#include "modelfile/file_models.hpp"
 #include "nhvk/classify.hpp"
 #include "registry.hpp"
 
@@ -67,16 +69,15 @@ std::string yes_no(const nlohmann::json& x) { return x.is_null() ? "undecided" :
 
 nlohmann::json classification_json(const std::string& model, const std::vector<double>& params) {
     nlohmann::json out;
-    const bool found = visit_model(model, [&](auto tag) {
-        using M = typename decltype(tag)::type;
-        const ModelInfo info = model_info<M>();
-        if (params.size() != info.params.size())
-            throw std::invalid_argument("classification of '" + model + "': expected " +
-                                        std::to_string(info.params.size()) + " parameters, got " +
-                                        std::to_string(params.size()));
-        out = to_json(classify(make_model<M>(params.empty() ? nullptr : params.data())), info, params);
-    });
-    if (!found) throw std::invalid_argument("classification: unknown model '" + model + "'");
+    // NOTE: through the model's ops, so that a model file is classified as a built-in model is.
+    const ModelOps* ops = find_model_ops(model);
+    if (!ops) throw std::invalid_argument("classification: unknown model '" + model + "'");
+    const ModelInfo info = ops->info();
+    if (params.size() != info.params.size())
+        throw std::invalid_argument("classification of '" + model + "': expected " +
+                                    std::to_string(info.params.size()) + " parameters, got " +
+                                    std::to_string(params.size()));
+    out = to_json(ops->classify(params.empty() ? nullptr : params.data()), info, params);
     return out;
 }
 
@@ -124,13 +125,20 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
     auto opt = std::make_shared<Options>();
     auto* cmd = app.add_subcommand("inspect", "Classify the constraints of a model (linear/affine/nonlinear, "
                                               "homogeneity, integrability) and state the consequences");
-    cmd->add_option("model", opt->model, "model name (see `nhvk models`)")->required();
+    cmd->add_option("model", opt->model, "model name (see `nhvk models`) or model file (*.toml)")->required();
     cmd->add_option("--param", opt->params, "model parameter name=value (repeatable)");
     cmd->add_flag("--json", opt->json, "print the classification as JSON");
     cmd->callback([opt, cmd, &exit_code]() {
         refuse_empty_values(*cmd);
+        // NOTE: a model file that does not load is bad input (exit 2), as an unknown model name is.
+        std::string name;
+        try {
+            name = modelfile::resolve_model_argument(opt->model);
+        } catch (const std::runtime_error& e) {
+            throw UsageError(e.what());
+        }
         const std::vector<ModelInfo> reg = model_registry();
-        const ModelInfo& info = require_model(reg, opt->model, "MODEL");
+        const ModelInfo& info = require_model(reg, name, "MODEL");
         const nlohmann::json c = classification_json(info.name, resolve_params(info, opt->params));
         std::cout << (opt->json ? c.dump(2) + "\n" : classification_text(c));
         exit_code = exit_ok;

@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "modelfile/file_models.hpp"
 #include "nhvk/models/all.hpp"
 
 namespace nhvk {
@@ -12,6 +13,12 @@ template <class... Ms> std::vector<ModelOps> make_table(ModelList<Ms...>) { retu
 } // namespace
 
 const ModelOps* find_model_ops(const std::string& name) {
+    // A model file of this name replaces the built-in model of that name (modelfile/file_models.hpp).
+    if (const ModelOps* ops = modelfile::find_ops(name)) return ops;
+    return find_builtin_model_ops(name);
+}
+
+const ModelOps* find_builtin_model_ops(const std::string& name) {
     static const std::vector<ModelOps> table = make_table(BuiltinModels{});
     static const std::vector<ModelInfo> infos = [] {
         std::vector<ModelInfo> v;

@@ -14,6 +14,7 @@
 #include "model_info.hpp"
 #include "nhvk/backend/backend.hpp"
 #include "nhvk/backend/trajectory.hpp"
+#include "nhvk/classify.hpp"
 
 namespace nhvk {
 
@@ -34,12 +35,17 @@ struct ModelOps {
     /** @brief The sampling stage on the CPU: draw and constrain members [first, first + args.m) into the chunk's
      *         inputs (docs/physics.md §6), OpenMP (`threads` ≤ 0: all cores). */
     void (*sample_chunk_cpu)(const ChunkCommon& common, const ChunkArgs& args, std::uint64_t first, int threads);
+    /** @brief `nhvk inspect`: the constraints' classification with the given parameters (nullptr: defaults). */
+    Classification (*classify)(const double* params);
 };
 
 /** @brief The ops of model `M` (instantiated in the model's generated translation unit, build/gen/host_model_*.cpp). */
 template <class M> ModelOps make_model_ops();
 
-/** @brief The ops of the model named `name`, or nullptr. */
+/** @brief The ops of the model named `name` (a registered model file of that name first), or nullptr. */
 const ModelOps* find_model_ops(const std::string& name);
+
+/** @brief The ops of the built-in model named `name`, even where a model file of that name is registered. */
+const ModelOps* find_builtin_model_ops(const std::string& name);
 
 } // namespace nhvk

@@ -134,6 +134,8 @@ template <class M> double source_violation(const double* params, const double* q
     return make_model<M>(params).source_residual(q, v, t);
 }
 
+template <class M> Classification classify_model(const double* params) { return classify(make_model<M>(params)); }
+
 } // namespace nhvk::ops_detail
 
 namespace nhvk {
@@ -147,6 +149,7 @@ template <class M> ModelOps make_model_ops() {
     ops.constraint_violation = &ops_detail::constraint_violation<M>;
     ops.source_violation = &ops_detail::source_violation<M>;
     ops.sample_chunk_cpu = &sample_chunk_cpu<M>;
+    ops.classify = &ops_detail::classify_model<M>;
     return ops;
 }
 

@@ -27,19 +27,30 @@ template <class F, class... Ms> bool visit(const std::string& name, F&& f, Model
 }
 } // namespace detail
 
-/** @brief Every built-in model, in catalogue order. */
-inline std::vector<ModelInfo> model_registry() { return detail::infos(BuiltinModels{}); }
-
-/** @brief Call `f(ModelTag<M>{})` for the model named `name`; false when there is none. */
-template <class F> bool visit_model(const std::string& name, F&& f) {
-    return detail::visit(name, std::forward<F>(f), BuiltinModels{});
-}
-
 /** @brief The registry entry of `name`, or nullptr. */
 inline const ModelInfo* find_model(const std::vector<ModelInfo>& reg, const std::string& name) {
     for (const ModelInfo& m : reg)
         if (m.name == name) return &m;
     return nullptr;
+}
+
+/** @brief The model files registered in this process (modelfile/file_models.hpp). */
+namespace modelfile {
+std::vector<ModelInfo> registered_infos();
+}
+
+/** @brief The model files registered in this process (first: one of them replaces a built-in model of its name),
+ *         then every built-in model, in catalogue order. */
+inline std::vector<ModelInfo> model_registry() {
+    std::vector<ModelInfo> r = modelfile::registered_infos();
+    for (ModelInfo& m : detail::infos(BuiltinModels{}))
+        if (!find_model(r, m.name)) r.push_back(std::move(m));
+    return r;
+}
+
+/** @brief Call `f(ModelTag<M>{})` for the model named `name`; false when there is none. */
+template <class F> bool visit_model(const std::string& name, F&& f) {
+    return detail::visit(name, std::forward<F>(f), BuiltinModels{});
 }
 
 } // namespace nhvk

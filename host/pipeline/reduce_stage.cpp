@@ -193,6 +193,7 @@ void ReduceStage::finish() {
     if (!points_.empty()) {
         // Each point's statistics, as its own run's; then the pooled ones from all of them.
         const std::uint64_t N = static_cast<std::uint64_t>(cfg_.run.trajectories);
+        std::vector<const stats::EnsembleAccumulator*> parts;
         for (std::size_t p = 0; p < points_.size(); ++p) {
             ReduceStage& point = *points_[p];
             const std::uint64_t first = std::max<std::uint64_t>(r_.first, p * N),
@@ -201,8 +202,11 @@ void ReduceStage::finish() {
             point.r_.first = p * N;
             point.r_.end = (p + 1) * N;
             point.finish();
-            acc_.merge(point.acc_);
+            parts.push_back(&point.acc_);
         }
+        // NOTE: the pooled exact quantiles read the points' values where they are (the points live as long as this
+        // stage): a copy of them all would double the sweep's memory
+        acc_.merge_referencing(parts);
     }
     const int nt = static_cast<int>(cfg_.times.size());
     stats::EnsembleAccumulator::OrderStatistics elsewhere;

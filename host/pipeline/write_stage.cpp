@@ -19,6 +19,7 @@
 
 #include "inspect.hpp"
 #include "model_ops.hpp"
+#include "modelfile/file_models.hpp"
 #include "sweep_design.hpp"
 
 namespace nhvk {
@@ -345,6 +346,16 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
     j["timing"]["reduction_seconds"] = r.reduction_seconds;
     j["timing"]["transfer_seconds"] = r.transfer_seconds;
     j["timing"]["trajectories_per_second"] = r.seconds > 0 ? static_cast<double>(r.requested) / r.seconds : 0.0;
+    // A model file's compile (or cache hit) in this process; null for a built-in model (and in `nhvk merge`).
+    if (const std::optional<modelfile::CompileReport> mf = modelfile::compile_report(cfg.model.name))
+        j["model_file"] = {{"source", mf->source},
+                           {"artefact", mf->artefact},
+                           {"cache_key", mf->key},
+                           {"cached", mf->cached},
+                           {"derive_seconds", mf->derive_seconds},
+                           {"compile_seconds", mf->compile_seconds},
+                           {"wait_seconds", mf->wait_seconds}};
+    else j["model_file"] = nullptr;
     nlohmann::json& job = j["job"];
     job["config_hash"] = r.config_hash;
     job["ranks"] = r.ranks;

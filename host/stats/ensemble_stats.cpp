@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -199,6 +200,23 @@ void select_order_statistics(double* v, std::size_t n, double min, double max, c
     }
 }
 
+std::shared_ptr<const SharedBins> shared_bins(const LogHistogramSpec& spec) {
+    // NOTE: weak references, so the bins live only while an accumulator uses them (a spec no longer used does not
+    // stay in memory); the lock covers the build too, so that threads asking at once build them once.
+    static std::mutex mutex;
+    static std::vector<std::pair<LogHistogramSpec, std::weak_ptr<const SharedBins>>> cache;
+    const std::lock_guard<std::mutex> lock(mutex);
+    cache.erase(std::remove_if(cache.begin(), cache.end(), [](const auto& c) { return c.second.expired(); }),
+                cache.end());
+    for (const auto& c : cache)
+        if (c.first == spec)
+            if (std::shared_ptr<const SharedBins> held = c.second.lock()) return held;
+    auto bins =
+        std::make_shared<const SharedBins>(SharedBins{spec.table(), std::vector<std::uint64_t>(spec.row_words())});
+    cache.emplace_back(spec, bins);
+    return bins;
+}
+
 namespace {
 /** @brief Values expected in series from `r.from` on: a replica group's share, rounded up. */
 std::uint64_t replica_share(std::uint64_t n, const ReplicaShape& r) {
@@ -211,13 +229,19 @@ EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_t
                                          std::size_t exact_memory_budget_bytes, LogHistogramSpec spec,
                                          ReplicaShape replicas)
     : n_series_(n_series), budget_values_(exact_memory_budget_bytes / sizeof(double)), spec_(spec),
-      table_(spec.table()), row_words_(spec.row_words()), n_expected_(n_total_expected), replicas_(replicas),
-      exact_(true), partials_(n_series), counts_(n_series * row_words_, 0u) {
+      bins_(shared_bins(spec)), row_words_(spec.row_words()), n_expected_(n_total_expected), replicas_(replicas),
+      exact_(true), partials_(n_series) {
     exact_ = n_series == 0u ||
              expected_values(n_series, n_total_expected, replicas) <= static_cast<long double>(budget_values_);
     if (exact_) {
         values_.resize(n_series);
+    } else {
+        make_rows();
     }
+}
+
+void EnsembleAccumulator::make_rows() {
+    if (counts_.empty()) counts_.assign(n_series_ * row_words_, 0u);
 }
 
 long double EnsembleAccumulator::expected_values(std::size_t n_series, std::uint64_t n_total_expected,
@@ -239,9 +263,22 @@ void EnsembleAccumulator::reserve_values() {
     }
 }
 
+template <class F> void EnsembleAccumulator::for_each_values(std::size_t s, F&& f) const {
+    if (s < values_.size()) f(values_[s]);
+    for (const EnsembleAccumulator* part : parts_) part->for_each_values(s, f);
+}
+
+void EnsembleAccumulator::gather_values(std::size_t s, std::vector<double>& out) const {
+    std::size_t n = 0;
+    for_each_values(s, [&](const Values& v) { n += v.size(); });
+    out.clear();
+    out.reserve(n);
+    for_each_values(s, [&](const Values& v) { out.insert(out.end(), v.begin(), v.end()); });
+}
+
 std::uint64_t EnsembleAccumulator::stored_values() const {
     std::uint64_t total = 0u;
-    for (const auto& v : values_) total += v.size();
+    for (std::size_t s = 0; s < n_series_; ++s) for_each_values(s, [&](const Values& v) { total += v.size(); });
     return total;
 }
 
@@ -256,11 +293,10 @@ std::uint64_t EnsembleAccumulator::stored_total() const {
 void EnsembleAccumulator::drop_values() {
     // NOTE: exact mode keeps no histogram (the values give every quantile), so the rows are made from the values
     // now; a row is a function of its values' multiset, so this equals having binned them as they came.
-    const LogBinner b = binner();
-    for (std::size_t s = 0; s < values_.size(); ++s)
-        for (const double x : values_[s]) b.add(counts_.data() + s * row_words_, x);
+    bin_values_of(*this);
     exact_ = false;
     std::vector<Values>().swap(values_);
+    parts_.clear();
 }
 
 void EnsembleAccumulator::add_chunk(const double* values, std::size_t chunk, std::size_t ld,
@@ -360,6 +396,8 @@ void EnsembleAccumulator::add_chunk_parallel(const ChunkView& in, bool parallel)
 
 bool EnsembleAccumulator::merge_reduced(const SeriesPartial* partials, const std::uint64_t* counts) {
     bool any = false;
+    // NOTE: kept in exact mode too: rows reduced elsewhere (the CUDA backend's) count outside_range in both modes
+    make_rows();
     const LogBinner b = binner();
     for (std::size_t s = 0; s < n_series_; ++s) {
         any = any || partials[s].count != 0u;
@@ -397,24 +435,40 @@ void EnsembleAccumulator::add_partials_with_values(const SeriesPartial* partials
     for (std::size_t s = 0; s < n_series_; ++s) values_[s].insert(values_[s].end(), values[s].begin(), values[s].end());
 }
 
+void EnsembleAccumulator::bin_values_of(const EnsembleAccumulator& src) {
+    make_rows();
+    const LogBinner b = binner();
+    for (std::size_t s = 0; s < n_series_; ++s)
+        src.for_each_values(s, [&](const Values& v) {
+            for (const double x : v) b.add(counts_.data() + s * row_words_, x);
+        });
+}
+
+void EnsembleAccumulator::merge_partials_and_rows(const EnsembleAccumulator& other) {
+    for (std::size_t s = 0; s < n_series_; ++s) partials_[s].merge(other.partials_[s]);
+    if (!other.has_rows()) return; // NOTE: other's rows are all zero, and merging zeros changes no row
+    make_rows();
+    const LogBinner b = binner();
+    for (std::size_t s = 0; s < n_series_; ++s) b.merge(counts_.data() + s * row_words_, other.histogram(s));
+}
+
 void EnsembleAccumulator::merge(const EnsembleAccumulator& other) {
     if (&other == this) {
         const EnsembleAccumulator copy = other;
         merge(copy);
         return;
     }
-    if (other.n_series_ != n_series_ || other.table_ != table_) {
+    if (other.n_series_ != n_series_ || (other.bins_ != bins_ && other.bins_->table != bins_->table)) {
         throw std::invalid_argument("EnsembleAccumulator::merge: different series count or histogram spec");
     }
     if (values_elsewhere_ || other.values_elsewhere_) {
         throw std::logic_error("EnsembleAccumulator::merge: the values of exact quantiles are kept elsewhere");
     }
-    const LogBinner b = binner();
-    for (std::size_t s = 0; s < n_series_; ++s) {
-        partials_[s].merge(other.partials_[s]);
-        b.merge(counts_.data() + s * row_words_, other.histogram(s));
-    }
+    merge_partials_and_rows(other);
     if (!exact_) {
+        // NOTE: an exact other's quantiles are in its values; binned here unless it has rows, which then came with
+        // the values from a backend that binned them (CUDA; left as before this rule)
+        if (other.exact_ && !other.has_rows()) bin_values_of(other);
         return;
     }
     if (!other.exact_ || stored_total() > budget_values_) {
@@ -422,7 +476,27 @@ void EnsembleAccumulator::merge(const EnsembleAccumulator& other) {
         return;
     }
     for (std::size_t s = 0; s < n_series_; ++s) {
-        values_[s].insert(values_[s].end(), other.values_[s].begin(), other.values_[s].end());
+        other.for_each_values(s, [&](const Values& v) { values_[s].insert(values_[s].end(), v.begin(), v.end()); });
+    }
+}
+
+void EnsembleAccumulator::merge_referencing(const std::vector<const EnsembleAccumulator*>& parts) {
+    std::uint64_t total = stored_total();
+    bool exact = exact_ && !values_elsewhere_;
+    for (const EnsembleAccumulator* part : parts) {
+        if (part->n_series_ != n_series_ || (part->bins_ != bins_ && part->bins_->table != bins_->table))
+            throw std::invalid_argument("EnsembleAccumulator::merge: different series count or histogram spec");
+        exact = exact && part->exact_ && !part->values_elsewhere_ && part != this;
+        for (const SeriesPartial& p : part->partials_) total += p.count;
+    }
+    // NOTE: merge() leaves exact mode when a part is not exact or the values outgrow the budget; the same rule here
+    if (!exact || total > budget_values_) {
+        for (const EnsembleAccumulator* part : parts) merge(*part);
+        return;
+    }
+    for (const EnsembleAccumulator* part : parts) {
+        merge_partials_and_rows(*part);
+        parts_.push_back(part);
     }
 }
 
@@ -437,10 +511,16 @@ void EnsembleAccumulator::save(std::string& out) const {
     bytes::put<std::uint64_t>(out, budget_values_);
     bytes::put<std::uint8_t>(out, exact_ ? 1u : 0u);
     bytes::put_vector(out, partials_);
-    bytes::put_vector(out, counts_);
+    bytes::put_vector(out, counts_); // empty when the rows are all zero (has_rows())
     if (exact_) {
-        for (const auto& v : values_) {
-            bytes::put_vector(out, v);
+        // the layout of put_vector, written from this accumulator's values and its parts'
+        for (std::size_t s = 0; s < n_series_; ++s) {
+            std::uint64_t n = 0;
+            for_each_values(s, [&](const Values& v) { n += v.size(); });
+            bytes::put<std::uint64_t>(out, n);
+            for_each_values(s, [&](const Values& v) {
+                if (!v.empty()) bytes::put_raw(out, v.data(), v.size() * sizeof(double));
+            });
         }
     }
 }
@@ -463,8 +543,15 @@ void EnsembleAccumulator::load(bytes::Reader& in) {
     const bool exact = in.get<std::uint8_t>() != 0u;
     std::vector<SeriesPartial> partials = in.get_vector<SeriesPartial>();
     std::vector<std::uint64_t> counts = in.get_vector<std::uint64_t>();
-    if (partials.size() != n_series_ || counts.size() != counts_.size()) {
+    // NOTE: no rows (an accumulator that kept none) or every row; a state written before rows were made only when
+    // needed holds zero rows in exact mode, and takes no room here either
+    if (partials.size() != n_series_ || (!counts.empty() && counts.size() != n_series_ * row_words_)) {
         throw std::runtime_error(what + ": statistics arrays of the wrong length");
+    }
+    if (exact && std::all_of(counts.begin(), counts.end(), [](std::uint64_t c) { return c == 0u; })) {
+        std::vector<std::uint64_t>().swap(counts);
+    } else if (!exact && counts.empty()) {
+        counts.assign(n_series_ * row_words_, 0u);
     }
     std::vector<Values> values;
     if (exact) {
@@ -481,6 +568,7 @@ void EnsembleAccumulator::load(bytes::Reader& in) {
     exact_ = exact;
     values_elsewhere_ = false;
     values_ = std::move(values);
+    parts_.clear();
 }
 
 double EnsembleAccumulator::median_of(const std::vector<std::size_t>& series) const {
@@ -492,7 +580,8 @@ double EnsembleAccumulator::median_of(const std::vector<std::size_t>& series) co
     if (exact_) {
         std::vector<double> v;
         v.reserve(static_cast<std::size_t>(all.count));
-        for (const std::size_t s : series) v.insert(v.end(), values_[s].begin(), values_[s].end());
+        for (const std::size_t s : series)
+            for_each_values(s, [&](const Values& x) { v.insert(v.end(), x.begin(), x.end()); });
         const Type7Point t = type7_point(v.size(), 0.5);
         const auto at = v.begin() + static_cast<std::ptrdiff_t>(t.k);
         std::nth_element(v.begin(), at, v.end());
@@ -519,21 +608,34 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
             if (stats[s].size() != ranks[s].size())
                 throw std::logic_error("EnsembleAccumulator::finalize: order statistics of the wrong length");
     } else if (exact_) {
-        for (std::size_t s = 0; s < n_series_; ++s)
-            if (values_[s].size() != partials_[s].count)
+        for (std::size_t s = 0; s < n_series_; ++s) {
+            std::uint64_t n = 0;
+            for_each_values(s, [&](const Values& v) { n += v.size(); });
+            if (n != partials_[s].count)
                 throw std::logic_error("EnsembleAccumulator: stored values out of step with counts");
+        }
         // NOTE: a selection per series instead of a full sort (O(n log ranks), not O(n log n)); the series are
         // independent, so they run in parallel. Deterministic: −0 was folded to +0 and the values are finite, so
         // each order statistic is one value whatever finds it.
         const long long n = static_cast<long long>(n_series_);
-#pragma omp parallel for schedule(dynamic, 1)
-        for (long long s = 0; s < n; ++s) {
-            const auto i = static_cast<std::size_t>(s);
-            auto& st = stats[i];
-            st.resize(ranks[i].size());
-            // NOTE: the exact partial's min and max bound the values, which saves the selection a pass
-            select_order_statistics(values_[i].data(), values_[i].size(), partials_[i].min, partials_[i].max, ranks[i],
-                                    st.data());
+#pragma omp parallel
+        {
+            std::vector<double> gathered; // values referenced in parts: one series at a time (the selection reorders)
+#pragma omp for schedule(dynamic, 1)
+            for (long long s = 0; s < n; ++s) {
+                const auto i = static_cast<std::size_t>(s);
+                auto& st = stats[i];
+                st.resize(ranks[i].size());
+                double* v = values_[i].data();
+                std::size_t n_values = values_[i].size();
+                if (!parts_.empty()) {
+                    gather_values(i, gathered);
+                    v = gathered.data();
+                    n_values = gathered.size();
+                }
+                // NOTE: the exact partial's min and max bound the values, which saves the selection a pass
+                select_order_statistics(v, n_values, partials_[i].min, partials_[i].max, ranks[i], st.data());
+            }
         }
     }
     for (std::size_t s = 0; s < n_series_; ++s) {

@@ -84,6 +84,17 @@ struct ReplicaShape {
     std::size_t groups = 1;
 };
 
+/** @brief A spec's bin table and an empty row (row_words() zeros), shared: see shared_bins(). */
+struct SharedBins {
+    LogBinTable table;                   ///< LogHistogramSpec::table()
+    std::vector<std::uint64_t> zero_row; ///< the row of a series whose accumulator keeps no rows
+};
+
+/** @brief The bins of `spec`, built once and shared while anything holds them: every accumulator of a run has the
+ *         same spec (a sweep has one per point), and building the table costs about 30000 long-double powers.
+ *         Immutable, so shared across threads; thread-safe. */
+std::shared_ptr<const SharedBins> shared_bins(const LogHistogramSpec& spec);
+
 class EnsembleAccumulator {
 public:
     /** @brief Sets up n_series empty series; throws std::invalid_argument on an invalid spec. */
@@ -131,6 +142,13 @@ public:
      *  count or histogram spec differ. */
     void merge(const EnsembleAccumulator& other);
 
+    /** @brief merge() of each of `parts` (accumulators of this shape), except that while the result stays exact the
+     *         values stay in the parts instead of being copied here: finalize(), median_of(), save() and merge() read
+     *         them there. The parts must then live, unchanged, as long as this accumulator is used (or until it
+     *         leaves exact mode, which bins their values here). For a sweep's pooled statistics, whose values are
+     *         the points'. */
+    void merge_referencing(const std::vector<const EnsembleAccumulator*>& parts);
+
     /** @brief Appends the whole state (mode, partials, histogram rows, stored values) to `out` (stats/byte_io.hpp),
      *  for a partial-state file (`nhvk merge`, resume records). */
     void save(std::string& out) const;
@@ -157,7 +175,7 @@ public:
 
     /** @brief True in exact mode. */
     bool exact() const { return exact_; }
-    /** @brief Values stored here for exact quantiles, over all series. */
+    /** @brief Values stored for exact quantiles, over all series (those of merge_referencing()'s parts included). */
     std::uint64_t stored_values() const;
     /** @brief Relative bin width 10^(1/bins_per_decade) − 1 of the histogram quantiles. */
     double histogram_relative_resolution() const { return spec_.relative_resolution(); }
@@ -168,14 +186,20 @@ public:
     /** @brief The histogram specification. */
     const LogHistogramSpec& spec() const { return spec_; }
     /** @brief The histogram bin edges and lookup table (a CUDA backend mirrors edges and start on the device). */
-    const LogBinTable& bin_table() const { return table_; }
+    const LogBinTable& bin_table() const { return bins_->table; }
     /** @brief Bin-index view into bin_table() (host memory). */
-    LogBinner binner() const { return LogBinner::make(table_); }
+    LogBinner binner() const { return LogBinner::make(bins_->table); }
     /** @brief Partial statistics of series s. */
     const SeriesPartial& partial(std::size_t s) const { return partials_[s]; }
-    /** @brief Histogram row of series s (row_words() entries): empty in exact mode (the values give the quantiles),
-     *  made from the values if the accumulator leaves exact mode. */
-    const std::uint64_t* histogram(std::size_t s) const { return counts_.data() + s * row_words_; }
+    /** @brief Histogram row of series s (row_words() entries): all zero in exact mode on the host (the values give
+     *  the quantiles), made from the values if the accumulator leaves exact mode; rows reduced elsewhere (the CUDA
+     *  backend's) are kept in both modes. */
+    const std::uint64_t* histogram(std::size_t s) const {
+        return counts_.empty() ? bins_->zero_row.data() : counts_.data() + s * row_words_;
+    }
+    /** @brief True when the accumulator holds histogram rows (histogram mode, or rows reduced elsewhere); otherwise
+     *  every row is zero and takes no memory. */
+    bool has_rows() const { return !counts_.empty(); }
 
 private:
     void add_chunk_parallel(const ChunkView& in, bool parallel);
@@ -184,20 +208,35 @@ private:
     bool merge_reduced(const SeriesPartial* partials, const std::uint64_t* counts);
     void drop_values();
     void reserve_values();
+    /** @brief Bins the stored values of `src` (this accumulator or an exact one of the same shape) into the rows. */
+    void bin_values_of(const EnsembleAccumulator& src);
+    /** @brief Adds other's partials and histogram rows (not its values). */
+    void merge_partials_and_rows(const EnsembleAccumulator& other);
+    /** @brief Allocates the histogram rows (zero) if they are not there yet. */
+    void make_rows();
+    /** @brief Calls f(values) for the stored values of series s: this accumulator's, then each referenced part's. */
+    template <class F> void for_each_values(std::size_t s, F&& f) const;
+    /** @brief The stored values of series s, referenced parts' included, copied into `out` (replacing it). */
+    void gather_values(std::size_t s, std::vector<double>& out) const;
 
     std::size_t n_series_;
     std::size_t budget_values_; // exact mode keeps at most this many values in all (budget / 8)
     LogHistogramSpec spec_;
-    LogBinTable table_;
+    std::shared_ptr<const SharedBins> bins_; // shared_bins(spec_): never changed, so copies share it too
     std::size_t row_words_;
     std::uint64_t n_expected_; // values per series expected in exact mode (reserved at the first chunk)
     ReplicaShape replicas_;    // series from replicas_.from on expect n_expected_ / groups
     bool exact_;
     bool values_elsewhere_ = false;       // exact, with the values kept by a backend
     std::vector<SeriesPartial> partials_; // per series
-    std::vector<std::uint64_t> counts_;   // n_series histogram rows of row_words_
+    // n_series histogram rows of row_words_, or empty (every row zero)
+    // NOTE: empty until a row is needed: an exact accumulator on the host bins nothing, and a sweep holds one
+    // accumulator per point (9.3 MB of rows each for 282 series)
+    std::vector<std::uint64_t> counts_;
     using Values = std::vector<double, UninitializedAllocator<double>>;
     std::vector<Values> values_; // exact mode: valid finite values per series
+    // exact mode: accumulators whose values count as this one's too (merge_referencing), in merge order
+    std::vector<const EnsembleAccumulator*> parts_;
 };
 
 /**

@@ -37,6 +37,13 @@ std::vector<std::vector<int>> diagonal_blocks(const Graph& g, const SaddleParts&
 /** @brief The solve the emitter uses for these parts. */
 SolveKind choose_solve(const Graph& g, const SaddleParts& s, int n);
 
+/** @brief The C++ of node `nd` given its arguments' names `a`, `b`: constants of the exponent wrapped as `scalar(c)`.
+ *         `header`: the generated headers' form (the spelling of nhvk/ops.hpp's table, `trig_sin`, for `T` = double
+ *         or float); otherwise the function's name, for code that also runs on the dual numbers (a model file's
+ *         struct). */
+std::string node_code(const Node& nd, const std::string& a, const std::string& b, const std::string& scalar,
+                      bool header);
+
 /** @brief The generated header of `m` (deterministic: the same model gives the same text). */
 std::string emit_header(Graph& g, const DerivedModel& m);
 

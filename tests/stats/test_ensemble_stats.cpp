@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -326,6 +327,134 @@ TEST(EnsembleAccumulator, SavedStatesLoadAndMergeExactly) {
         EnsembleAccumulator fresh(e.n_series, e.n, budget);
         EXPECT_THROW(fresh.load(rc), std::runtime_error);
     }
+}
+
+// exact mode on the host bins nothing, so it keeps no histogram rows (a sweep holds an accumulator per point); its
+// state then carries no rows, and a state that does carry them (all zero, as written before rows were made only when
+// needed) reads back the same; either restores and merges with exact or histogram accumulators bit for bit
+TEST(EnsembleAccumulator, StatesWithoutRowsRestoreAndMerge) {
+    const Ensemble e = make_ensemble(5, 2000, 12);
+    const std::size_t half = 1100;
+    EnsembleAccumulator exact_all(e.n_series, e.n, kUnlimited), hist_all(e.n_series, e.n, 0);
+    feed(exact_all, e, 0, e.n, {500});
+    feed(hist_all, e, 0, e.n, {500});
+    EnsembleAccumulator first(e.n_series, e.n, kUnlimited);
+    feed(first, e, 0, half, {300});
+    ASSERT_TRUE(first.exact());
+    EXPECT_FALSE(first.has_rows());
+    EXPECT_TRUE(hist_all.has_rows());
+    for (std::size_t s = 0; s < e.n_series; ++s)
+        EXPECT_TRUE(std::all_of(first.histogram(s), first.histogram(s) + first.row_words(),
+                                [](std::uint64_t c) { return c == 0u; }));
+
+    std::string saved;
+    first.save(saved);
+    // the same state with every row written out (zeros): the counts vector follows the header (33 bytes) and the
+    // partials (a length and n_series partials); here it is empty, a length of 0
+    const std::size_t at = 33 + 8 + e.n_series * sizeof(nhvk::stats::SeriesPartial);
+    std::uint64_t len = 1;
+    std::memcpy(&len, saved.data() + at, sizeof len);
+    ASSERT_EQ(len, 0u);
+    std::string with_rows = saved.substr(0, at);
+    nhvk::bytes::put_vector(with_rows, std::vector<std::uint64_t>(e.n_series * first.row_words(), 0u));
+    with_rows += saved.substr(at + 8);
+    EXPECT_GT(with_rows.size(), saved.size() + e.n_series * first.row_words() * 8 - 1);
+
+    for (const std::string* state : {&saved, &with_rows}) {
+        const auto restored = [&](std::size_t budget) {
+            EnsembleAccumulator acc(e.n_series, e.n, budget);
+            nhvk::bytes::Reader in(*state, "state");
+            acc.load(in);
+            return acc;
+        };
+        EnsembleAccumulator a = restored(kUnlimited);
+        EXPECT_TRUE(a.exact());
+        EXPECT_FALSE(a.has_rows()) << "zero rows of an exact state are not kept";
+        std::string again;
+        a.save(again); // before finalize(), which reorders the values
+        EXPECT_TRUE(again == saved);
+        expect_identical(a.finalize(), first.finalize());
+        // + an exact rest: exact; + a histogram-mode rest (either way round): the histogram of them all
+        EnsembleAccumulator exact_rest(e.n_series, e.n, kUnlimited), hist_rest(e.n_series, e.n, 0);
+        feed(exact_rest, e, half, e.n - half, {256});
+        feed(hist_rest, e, half, e.n - half, {256});
+        a.merge(exact_rest);
+        EXPECT_TRUE(a.exact());
+        expect_identical(a.finalize(), exact_all.finalize());
+        EnsembleAccumulator b = restored(kUnlimited);
+        b.merge(hist_rest);
+        EXPECT_FALSE(b.exact());
+        EXPECT_TRUE(b.has_rows());
+        expect_identical(b.finalize(), hist_all.finalize());
+        hist_rest.merge(restored(kUnlimited));
+        expect_identical(hist_rest.finalize(), hist_all.finalize());
+    }
+}
+
+// a sweep's pooled statistics: merge_referencing() leaves the points' values where they are and summarises (finalize,
+// median_of, save) as merge() of every point would, in exact mode, in histogram mode, with a point in histogram mode,
+// with a pooled budget the points' values outgrow, and when more values come after it
+TEST(EnsembleAccumulator, MergeReferencingEqualsMergeOfEveryPart) {
+    const Ensemble e = make_ensemble(4, 3000, 13);
+    const std::size_t cuts[] = {0, 700, 1500, 2600, 3000};
+    enum class Budget { unlimited, parts_exactly, below_parts, none };
+    struct Case {
+        Budget budget;
+        int hist_part; // a part in histogram mode (−1: none)
+    };
+    for (const Case c : {Case{Budget::unlimited, -1}, Case{Budget::unlimited, 2}, Case{Budget::parts_exactly, -1},
+                         Case{Budget::below_parts, -1}, Case{Budget::none, -1}}) {
+        std::vector<EnsembleAccumulator> parts;
+        std::size_t values = 0;
+        for (int p = 0; p < 4; ++p) {
+            parts.emplace_back(e.n_series, e.n, p == c.hist_part ? 0 : kUnlimited);
+            feed(parts.back(), e, cuts[p], cuts[p + 1] - cuts[p], {400});
+            values += parts.back().stored_values();
+        }
+        const std::vector<SeriesSummary> part0 = parts[0].finalize();
+        // the pooled accumulator expects 100 members a series, so that it starts exact under the smaller budgets
+        const std::size_t budget = c.budget == Budget::unlimited       ? kUnlimited
+                                   : c.budget == Budget::parts_exactly ? values * sizeof(double)
+                                   : c.budget == Budget::below_parts   ? (values - 1) * sizeof(double)
+                                                                       : 0;
+        EnsembleAccumulator copied(e.n_series, 100, budget), referencing(e.n_series, 100, budget);
+        std::vector<const EnsembleAccumulator*> ptrs;
+        for (const EnsembleAccumulator& p : parts) {
+            copied.merge(p);
+            ptrs.push_back(&p);
+        }
+        referencing.merge_referencing(ptrs);
+        std::string a, b;
+        referencing.save(a); // before finalize(), which reorders the values
+        copied.save(b);
+        EXPECT_TRUE(a == b) << "the same state bytes";
+        EXPECT_EQ(referencing.exact(), copied.exact());
+        EXPECT_EQ(referencing.stored_values(), copied.stored_values());
+        EXPECT_EQ(referencing.exact(),
+                  c.hist_part < 0 && (c.budget == Budget::unlimited || c.budget == Budget::parts_exactly));
+        expect_identical(referencing.finalize(), copied.finalize());
+        for (const std::vector<std::size_t>& series : {std::vector<std::size_t>{0, 2}, {1}, {0, 1, 2, 3}})
+            EXPECT_EQ(bits(referencing.median_of(series)), bits(copied.median_of(series)));
+        expect_identical(parts[0].finalize(), part0); // the parts are read, not changed
+        // more values after it (beyond a budget the parts fill exactly: the referenced values are binned with them)
+        EnsembleAccumulator more(e.n_series, e.n, kUnlimited);
+        feed(more, e, 0, 500, {500});
+        EnsembleAccumulator copied_more = copied, referencing_more = referencing;
+        copied_more.merge(more);
+        referencing_more.merge(more);
+        EXPECT_EQ(referencing_more.exact(), copied_more.exact());
+        expect_identical(referencing_more.finalize(), copied_more.finalize());
+    }
+}
+
+// one bin table per spec, shared by the accumulators that use it (equal to the spec's own)
+TEST(EnsembleAccumulator, AccumulatorsOfOneSpecShareTheirBinTable) {
+    EnsembleAccumulator a(3, 10, kUnlimited), b(5, 10, 0);
+    EnsembleAccumulator c(3, 10, kUnlimited, LogHistogramSpec{50, 1024});
+    EXPECT_EQ(&a.bin_table(), &b.bin_table());
+    EXPECT_NE(&a.bin_table(), &c.bin_table());
+    EXPECT_TRUE(a.bin_table() == LogHistogramSpec{}.table());
+    EXPECT_TRUE(c.bin_table() == (LogHistogramSpec{50, 1024}).table());
 }
 
 TEST(EnsembleAccumulator, MergeMixedModesFallsBackToHistogram) {

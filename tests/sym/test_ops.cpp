@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The table of elementary functions (include/nhvk/ops.hpp), walked row by row: the dual numbers' derivative against
 // central finite differences of the value, the recorded graph against the plain evaluation, the spelling the
-// generated headers call against the same value, and the derivative traced over the recording scalar.
+// generated headers call against the same value, the derivative traced over the recording scalar, and the name in
+// the expression language (host/sym/parse.*) printed and parsed back.
 #include <nhvk/dual.hpp>
 #include <nhvk/sym/expr.hpp>
 #include <nhvk/trig.hpp>
+#include <sym/parse.hpp>
 
 #include <gtest/gtest.h>
 
@@ -203,6 +205,29 @@ TEST(OpTable, AbsMinMaxTakeTheSelectedBranchAndTheMeanAtATie) {
     EXPECT_EQ(min(a, w).val, 0.25);
     EXPECT_EQ(min(a, w).d[0], 0.5);
     EXPECT_EQ(min(a, w).d[1], 0.5);
+}
+
+TEST(OpTable, EachFunctionRoundTripsThroughTheParser) {
+    Graph g;
+    nhvk::sym::ParseScope s;
+    s.coords = {"x", "y"};
+    const int x = g.variable(Var::q, 0), y = g.variable(Var::q, 1);
+    for (const FunctionOp& f : function_ops) {
+        const int node = f.arity == 1 ? g.unary(f.op, x) : g.binary(f.op, x, y);
+        const std::string call = std::string(f.name) + (f.arity == 1 ? "(x)" : "(x, y)");
+        EXPECT_EQ(nhvk::sym::parse_expression(g, call, s), node) << call; // the parser's name and arity
+        const std::string printed = nhvk::sym::to_text(g, node, s);
+        EXPECT_EQ(printed, call);
+        EXPECT_EQ(nhvk::sym::parse_expression(g, printed, s), node) << printed;
+        const std::string wrong = std::string(f.name) + (f.arity == 1 ? "(x, y)" : "(x)");
+        try {
+            nhvk::sym::parse_expression(g, wrong, s);
+            ADD_FAILURE() << wrong;
+        } catch (const nhvk::sym::ParseError& e) {
+            EXPECT_EQ(std::string(e.what()), f.arity == 1 ? std::string(f.name) + " takes 1 argument, got 2"
+                                                          : std::string(f.name) + " takes 2 arguments, got 1");
+        }
+    }
 }
 
 } // namespace

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+#include "modelfile/file_models.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+#include "model_ops.hpp"
+#include "modelfile/runtime_compile.hpp"
+
+namespace nhvk::modelfile {
+
+namespace {
+
+struct Entry {
+    FileModel model;
+    bool compiled = false;
+    ModelOps ops{};
+    CompileReport report;
+};
+
+struct Registry {
+    std::mutex mutex;
+    // NOTE: entries are never freed: a replaced model's ops may still be referenced by a pointer handed out earlier.
+    std::deque<std::unique_ptr<Entry>> entries;
+    std::map<std::string, Entry*> by_name;
+    bool quiet = false;
+};
+
+Registry& registry() {
+    static Registry r;
+    return r;
+}
+
+} // namespace
+
+const ModelInfo& register_model(FileModel m) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const auto it = r.by_name.find(m.info.name);
+    if (it != r.by_name.end() && it->second->model.text == m.text && it->second->model.source == m.source)
+        return it->second->model.info;
+    r.entries.push_back(std::make_unique<Entry>());
+    Entry* e = r.entries.back().get();
+    e->model = std::move(m);
+    r.by_name[e->model.info.name] = e;
+    return e->model.info;
+}
+
+const ModelOps* find_ops(const std::string& name) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const auto it = r.by_name.find(name);
+    if (it == r.by_name.end()) return nullptr;
+    Entry& e = *it->second;
+    if (e.compiled) return &e.ops;
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string unit = emit_model_unit(e.model);
+    e.report.derive_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const jit::CompilerSpec spec = jit::host_compiler();
+    // NOTE: a compile takes seconds (the engine's templates for this model): say so before, not after.
+    if (!r.quiet && !std::filesystem::exists(std::filesystem::path(jit::cache_root()) / "cpu" /
+                                             (jit::cache_key(unit, spec) + ".so")))
+        std::fprintf(stderr, "model file %s: compiling model '%s' with %s (once; later runs load it from %s)\n",
+                     e.model.source.c_str(), name.c_str(), spec.cxx.c_str(), jit::cache_root().c_str());
+    const jit::Artefact a = jit::compile_shared_object(unit, spec, "cpu", e.model.source);
+    using Fn = int (*)(ModelOps*);
+    const Fn fn = reinterpret_cast<Fn>(jit::load_symbol(a, ops_symbol));
+    ModelOps ops{};
+    if (fn(&ops) != ops_abi)
+        throw std::runtime_error(e.model.source + ": the compiled model '" + a.path +
+                                 "' was built for another version of nhvk; delete it and run again");
+    e.ops = ops;
+    e.compiled = true;
+    e.report.source = e.model.source;
+    e.report.artefact = a.path;
+    e.report.key = a.key;
+    e.report.cached = a.cached;
+    e.report.compile_seconds = a.compile_seconds;
+    e.report.wait_seconds = a.wait_seconds;
+    if (!r.quiet) {
+        if (a.cached)
+            std::fprintf(stderr, "model file %s: loaded '%s' from the cache %s (derived in %.2f s)\n",
+                         e.model.source.c_str(), name.c_str(), a.path.c_str(), e.report.derive_seconds);
+        else
+            std::fprintf(stderr, "model file %s: derived in %.2f s, compiled in %.1f s%s\n", e.model.source.c_str(),
+                         e.report.derive_seconds, a.compile_seconds,
+                         a.wait_seconds > 0.5 ? (" (waited " + std::to_string(a.wait_seconds) + " s)").c_str() : "");
+    }
+    return &e.ops;
+}
+
+std::string resolve_model_argument(const std::string& arg) {
+    const std::string ext = ".toml";
+    if (arg.size() <= ext.size() || arg.compare(arg.size() - ext.size(), ext.size(), ext) != 0) return arg;
+    return register_model(load_model_file(arg)).name;
+}
+
+std::vector<ModelInfo> registered_infos() {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    std::vector<ModelInfo> v;
+    for (const auto& [name, e] : r.by_name) v.push_back(e->model.info);
+    return v;
+}
+
+const FileModel* find_registered(const std::string& name) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const auto it = r.by_name.find(name);
+    return it == r.by_name.end() ? nullptr : &it->second->model;
+}
+
+std::optional<CompileReport> compile_report(const std::string& name) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const auto it = r.by_name.find(name);
+    if (it == r.by_name.end() || !it->second->compiled) return std::nullopt;
+    return it->second->report;
+}
+
+void quiet_compiles(bool quiet) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.quiet = quiet;
+}
+
+} // namespace nhvk::modelfile

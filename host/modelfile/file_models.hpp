@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The model files of this process: registered by name when a config names one, compiled on first use.
+ *
+ *  `find_model_ops` and `model_registry` look here before the built-in models, so a model file whose name is also a
+ *  built-in model's replaces it for this process (the model-file twins of the built-in models are tested that way).
+ */
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model_info.hpp"
+#include "modelfile/model_file.hpp"
+
+namespace nhvk {
+
+struct ModelOps;
+
+namespace modelfile {
+
+/** @brief How a model file's compiled code was obtained (summary.json `model_file`, and stderr). */
+struct CompileReport {
+    std::string source;           ///< the model file (or the config of an inline model)
+    std::string artefact;         ///< the shared object in the cache
+    std::string key;              ///< its cache key
+    bool cached = false;          ///< loaded from the cache without compiling
+    double derive_seconds = 0.0;  ///< derivation and emission of the equations
+    double compile_seconds = 0.0; ///< the C++ compiler's time (0 when cached)
+    double wait_seconds = 0.0;    ///< waiting for another process compiling the same model
+};
+
+/** @brief Register `m` under its name (replacing an earlier model file of that name; an identical one is kept) and
+ *         return its description. Nothing is compiled yet. */
+const ModelInfo& register_model(FileModel m);
+
+/** @brief The ops of the registered model file `name`, compiling it (or loading it from the cache) on the first
+ *         call; nullptr when no model file of that name is registered. Prints one line to stderr when it compiles
+ *         (it takes seconds) unless `quiet_compiles(true)`. */
+const ModelOps* find_ops(const std::string& name);
+
+/** @brief A command line's model argument: a model file (`*.toml`) is loaded and registered and its model's name
+ *         returned; anything else is returned as it is (a model name). */
+std::string resolve_model_argument(const std::string& arg);
+
+/** @brief The registered model files' descriptions. */
+std::vector<ModelInfo> registered_infos();
+
+/** @brief The registered model file `name`, or nullptr. */
+const FileModel* find_registered(const std::string& name);
+
+/** @brief How the model file `name` was compiled; empty before `find_ops(name)`. */
+std::optional<CompileReport> compile_report(const std::string& name);
+
+/** @brief Whether `find_ops` keeps quiet when it compiles (`nhvk run -q`). */
+void quiet_compiles(bool quiet);
+
+} // namespace modelfile
+} // namespace nhvk

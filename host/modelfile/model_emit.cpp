@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+// A model file as one C++ translation unit: the model as a struct of the model concept (nhvk/dynamics.hpp), whose
+// functions print the parsed expressions as templated straight-line code (so the dual-number reference, the sampler
+// and the trajectory writer use it as they use a built-in model), followed by its generated equations
+// (host/sym/emit.hpp) and the exported `ModelOps` of model_ops_impl.hpp.
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "modelfile/model_file.hpp"
+#include "sym/emit.hpp"
+
+namespace nhvk::modelfile {
+
+namespace {
+
+using sym::Node;
+using sym::Op;
+using sym::Var;
+
+std::string number(double x) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", x);
+    return buf;
+}
+
+std::string c_string(const std::string& s) {
+    std::string r = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') r += '\\';
+        if (c == '\n') {
+            r += "\\n";
+            continue;
+        }
+        r += c;
+    }
+    return r + "\"";
+}
+
+/** @brief Straight-line code of some nodes of the model's graph in scalar type `S`: one named temporary per
+ *         interior node, leaves inline. */
+class Printer {
+public:
+    Printer(const sym::Graph& g, std::string scalar, std::string indent)
+        : g_(g), s_(std::move(scalar)), in_(std::move(indent)) {}
+
+    /** @brief The expression of node `id`, after declaring the temporaries it needs. */
+    std::string ref(int id) {
+        const Node& nd = g_.node(id);
+        switch (nd.op) {
+        case Op::constant:
+            return s_ + "(" + number(nd.value) + ")";
+        case Op::variable:
+            switch (nd.var) {
+            case Var::q:
+                return "q[" + std::to_string(nd.index) + "]";
+            case Var::v:
+                return "v[" + std::to_string(nd.index) + "]";
+            case Var::t:
+                return "t";
+            case Var::param:
+                return s_ + "(p" + std::to_string(nd.index) + ")";
+            default:
+                throw std::logic_error("model file: unexpected variable in an expression");
+            }
+        default:
+            break;
+        }
+        const auto it = names_.find(id);
+        if (it != names_.end()) return it->second;
+        const std::string a = nd.a >= 0 ? ref(nd.a) : std::string();
+        const std::string b = nd.b >= 0 ? ref(nd.b) : std::string();
+        const std::string name = "e" + std::to_string(id);
+        code_ << in_ << "const " << s_ << " " << name << " = " << expression(nd, a, b) << ";\n";
+        names_.emplace(id, name);
+        return name;
+    }
+    std::string code() const { return code_.str(); }
+
+private:
+    std::string expression(const Node& nd, const std::string& a, const std::string& b) const {
+        return sym::node_code(nd, a, b, s_, false);
+    }
+
+    const sym::Graph& g_;
+    std::string s_, in_;
+    std::ostringstream code_;
+    std::map<int, std::string> names_;
+};
+
+/** @brief `if (variant == i) { … }` blocks, one per variant, each printed by `body(variant, printer)`. */
+template <class Body>
+std::string per_variant(const FileModel& m, const std::string& scalar, const std::string& indent, Body&& body) {
+    std::string out;
+    for (std::size_t i = 0; i < m.variants.size(); ++i) {
+        const bool many = m.variants.size() > 1;
+        const std::string in = many ? indent + "    " : indent;
+        Printer p(*m.graph, scalar, in);
+        const std::string tail = body(m.variants[i], p);
+        if (many) out += indent + "if (variant() == " + std::to_string(i) + "u) {\n";
+        out += p.code() + tail;
+        if (many) out += indent + "}\n";
+    }
+    return out;
+}
+
+std::string conditions(const FileModel& m, bool velocity, const std::string& indent) {
+    std::string out;
+    for (int prec = 0; prec < 2; ++prec) {
+        out += indent + (prec == 0 ? "if constexpr (sizeof(T) >= 8) {\n" : "} else {\n");
+        out += per_variant(m, "T", indent + "    ", [&](const FileVariant& fv, Printer& p) {
+            std::string r = "";
+            const std::vector<Condition>& cs = velocity ? fv.velocity_chart[prec] : fv.chart[prec];
+            std::string all;
+            for (const Condition& c : cs) {
+                const std::string l = p.ref(c.lhs), rr = p.ref(c.rhs);
+                all += std::string(all.empty() ? "" : " && ") + "(" + l + (c.strict ? " > " : " >= ") + rr + ")";
+            }
+            return indent + "        return " + (all.empty() ? "true" : all) + ";\n";
+        });
+    }
+    return out + indent + "}\n";
+}
+
+} // namespace
+
+std::string emit_model_unit(const FileModel& m) {
+    const int n = m.info.n, k = m.info.k;
+    std::ostringstream o;
+    o << "// Emitted by nhvk from the model file " << m.source << ": do not edit (edit the model file).\n"
+      << "#include \"nhvk/dynamics.hpp\"\n\n"
+      << "namespace nhvk::file_model {\n\n"
+      << "struct Model : ModelBase {\n"
+      << "    static constexpr int n = " << n << ", k = " << k << ";\n"
+      << "    static constexpr const char* name = " << c_string(m.info.name) << ";\n"
+      << "    static constexpr const char* description = " << c_string(m.info.description) << ";\n"
+      << "    static constexpr const char* coord_names[n] = {";
+    for (int i = 0; i < n; ++i) o << (i ? ", " : "") << c_string(m.info.coords[static_cast<std::size_t>(i)]);
+    o << "};\n    static constexpr bool angles[n] = {";
+    for (int i = 0; i < n; ++i) o << (i ? ", " : "") << (m.info.angles[static_cast<std::size_t>(i)] ? "true" : "false");
+    o << "};\n";
+    o << "    static constexpr bool has_force = " << (m.has_forces ? "true" : "false") << ";\n"
+      << "    static constexpr bool lagrangian_depends_on_t = " << (m.lagrangian_depends_on_t ? "true" : "false")
+      << ";\n"
+      << "    static constexpr bool has_chart = " << (m.has_chart ? "true" : "false") << ";\n"
+      << "    static constexpr bool has_velocity_chart = " << (m.has_velocity_chart ? "true" : "false") << ";\n"
+      << "    static constexpr bool has_source_constraints = " << (m.has_source_residual ? "true" : "false") << ";\n\n";
+    // Parameters: members p0, p1, … (a parameter's name may be any identifier, a C++ keyword included).
+    for (std::size_t i = 0; i < m.info.params.size(); ++i) {
+        const ParamInfo& p = m.info.params[i];
+        if (p.is_bool) o << "    bool p" << i << " = " << (p.default_value != 0.0 ? "true" : "false") << ";\n";
+        else o << "    Param p" << i << " = " << number(p.default_value) << ";\n";
+    }
+    o << "    template <class V> NHVK_HD void visit_params(V&& visit) {\n";
+    for (std::size_t i = 0; i < m.info.params.size(); ++i) {
+        const ParamInfo& p = m.info.params[i];
+        o << "        visit(" << c_string(p.name) << ", p" << i;
+        if (!p.is_bool)
+            o << ", ParamDomain::"
+              << (p.domain == ParamDomain::positive       ? "positive"
+                  : p.domain == ParamDomain::non_negative ? "non_negative"
+                                                          : "any");
+        o << ");\n";
+    }
+    o << "    }\n";
+    o << "    /** @brief The combination of the boolean parameters (bit i: the i-th of them). */\n"
+      << "    NHVK_HD unsigned variant() const { return 0u";
+    for (std::size_t b = 0; b < m.flags.size(); ++b) o << " | (p" << m.flags[b] << " ? " << (1u << b) << "u : 0u)";
+    o << "; }\n\n";
+
+    o << "    template <class S> NHVK_HD S lagrangian(const S* q, const S* v, const S& t) const {\n"
+      << "        (void)q, (void)v, (void)t;\n"
+      << per_variant(m, "S", "        ",
+                     [](const FileVariant& fv, Printer& p) { return "        return " + p.ref(fv.lagrangian) + ";\n"; })
+      << "        return S(0); // unreachable: one variant matches\n    }\n";
+    o << "    template <class S> NHVK_HD void constraints(const S* q, const S* v, const S& t, S* phi) const {\n"
+      << "        (void)q, (void)v, (void)t;\n"
+      << per_variant(m, "S", "        ",
+                     [&](const FileVariant& fv, Printer& p) {
+                         std::string r;
+                         for (int a = 0; a < k; ++a)
+                             r += "phi[" + std::to_string(a) +
+                                  "] = " + p.ref(fv.constraints[static_cast<std::size_t>(a)]) + "; ";
+                         return "        " + r + "return;\n";
+                     })
+      << "    }\n";
+    if (m.has_forces)
+        o << "    template <class S> NHVK_HD void force(const S* q, const S* v, const S& t, S* F) const {\n"
+          << "        (void)q, (void)v, (void)t;\n"
+          << per_variant(m, "S", "        ",
+                         [&](const FileVariant& fv, Printer& p) {
+                             std::string r;
+                             for (int i = 0; i < n; ++i)
+                                 r += "F[" + std::to_string(i) +
+                                      "] = " + p.ref(fv.forces[static_cast<std::size_t>(i)]) + "; ";
+                             return "        " + r + "return;\n";
+                         })
+          << "    }\n";
+    if (m.has_chart)
+        o << "    template <class T> NHVK_HD bool in_chart(const T* q) const {\n        (void)q;\n"
+          << conditions(m, false, "        ") << "        return false;\n    }\n";
+    if (m.has_velocity_chart)
+        o << "    template <class T> NHVK_HD bool in_velocity_chart(const T* q, const T* v) const {\n"
+          << "        (void)q, (void)v;\n"
+          << conditions(m, true, "        ") << "        return false;\n    }\n";
+    if (m.has_source_residual)
+        o << "    template <class T> NHVK_HD T source_residual(const T* q, const T* v, const T& t) const {\n"
+          << "        (void)q, (void)v, (void)t;\n"
+          << per_variant(m, "T", "        ",
+                         [](const FileVariant& fv, Printer& p) {
+                             return "        return " + p.ref(fv.source_residual) + ";\n";
+                         })
+          << "        return T(0);\n    }\n";
+    o << "};\n\n} // namespace nhvk::file_model\n\n";
+
+    sym::Graph g;
+    const sym::DerivedModel d = derive_file_model(g, m);
+    o << sym::emit_header(g, d) << "\n";
+    o << "#include \"model_ops_impl.hpp\"\n\n"
+      << "extern \"C\" __attribute__((visibility(\"default\"))) int " << ops_symbol << "(nhvk::ModelOps* out) {\n"
+      << "    *out = nhvk::make_model_ops<nhvk::file_model::Model>();\n"
+      << "    return " << ops_abi << ";\n}\n";
+    return o.str();
+}
+
+} // namespace nhvk::modelfile

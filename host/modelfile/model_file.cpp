@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: MIT
+#include "modelfile/model_file.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <toml++/toml.h>
+
+#include "sym/parse.hpp"
+
+namespace nhvk::modelfile {
+
+namespace {
+
+/** @brief Reports a problem at a node of the file, with the key and the position (of the file) of the problem. */
+class Where {
+public:
+    Where(std::string source, std::string prefix) : source_(std::move(source)), prefix_(std::move(prefix)) {}
+
+    [[noreturn]] void fail(const toml::source_region& at, const std::string& key, const std::string& what) const {
+        std::string s = source_;
+        if (at.begin.line > 0) s += ":" + std::to_string(at.begin.line) + ":" + std::to_string(at.begin.column);
+        throw std::runtime_error(s + ": " + (key.empty() ? std::string() : prefix_ + key + ": ") + what);
+    }
+    [[noreturn]] void fail(const toml::node& n, const std::string& key, const std::string& what) const {
+        fail(n.source(), key, what);
+    }
+    /** A parse error inside the string at `n`: the position is the file's (the string's first character plus the
+     *  error's line and column inside the text); the message quotes the expression's line with a caret. */
+    [[noreturn]] void fail_in(const toml::node& n, const std::string& key, const std::string& text,
+                              const sym::ParseError& e) const {
+        const toml::source_region& at = n.source();
+        std::string s = source_;
+        if (at.begin.line > 0) {
+            // NOTE: the string token starts at `at.begin` with its opening delimiter ("…" or """…"""); a multi-line
+            // string's first newline right after the delimiter is not part of its value. Escapes shift columns; an
+            // expression rarely has any.
+            const std::string raw = token_start(at);
+            const bool multi = raw.rfind("\"\"\"", 0) == 0 || raw.rfind("'''", 0) == 0;
+            const int delim = multi ? 3 : 1;
+            long line = static_cast<long>(at.begin.line) + (e.line - 1);
+            long col = e.line == 1 ? static_cast<long>(at.begin.column) + delim + e.column - 1 : e.column;
+            if (multi && raw.size() > 3 && (raw[3] == '\n' || raw[3] == '\r')) {
+                line += 1;
+                if (e.line == 1) col = e.column;
+            }
+            s += ":" + std::to_string(line) + ":" + std::to_string(col);
+        }
+        std::string msg = s + ": " + prefix_ + key + ": " + e.what();
+        // The expression's line and a caret under the column.
+        std::istringstream lines(text);
+        std::string ln;
+        for (int i = 1; std::getline(lines, ln); ++i)
+            if (i == e.line) {
+                msg += "\n    " + ln + "\n    " +
+                       std::string(static_cast<std::size_t>(std::max(0, e.column - 1)), ' ') + "^";
+                break;
+            }
+        throw std::runtime_error(msg);
+    }
+    void set_file_text(std::string text) { file_text_ = std::move(text); }
+
+private:
+    std::string token_start(const toml::source_region& at) const {
+        std::istringstream in(file_text_);
+        std::string ln;
+        std::string rest;
+        for (std::size_t i = 1; std::getline(in, ln); ++i)
+            if (i == at.begin.line) {
+                rest = ln.substr(std::min(ln.size(), static_cast<std::size_t>(at.begin.column - 1))) + "\n";
+                std::string more;
+                if (std::getline(in, more)) rest += more;
+                break;
+            }
+        return rest;
+    }
+    std::string source_, prefix_, file_text_;
+};
+
+bool is_identifier(const std::string& s) {
+    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+    return std::all_of(s.begin(), s.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+/// The identifiers of an expression (to order the definitions by what they use).
+std::set<std::string> identifiers(const std::string& text) {
+    std::set<std::string> ids;
+    for (std::size_t i = 0; i < text.size();) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        if (std::isalpha(c) || c == '_') {
+            std::size_t j = i;
+            while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+            ids.insert(text.substr(i, j - i));
+            i = j;
+        } else if (std::isdigit(c) || c == '.') {
+            // a number, with an exponent: 1e-3 is not the identifier "e"
+            std::size_t j = i;
+            while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
+            if (j < text.size() && (text[j] == 'e' || text[j] == 'E')) {
+                ++j;
+                if (j < text.size() && (text[j] == '+' || text[j] == '-')) ++j;
+                while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+            }
+            i = j;
+        } else {
+            ++i;
+        }
+    }
+    return ids;
+}
+
+const std::vector<std::string>& model_keys() {
+    static const std::vector<std::string> k = {"name",           "description",     "coordinates", "angles",
+                                               "lagrangian",     "constraints",     "forces",      "chart",
+                                               "velocity_chart", "source_residual", "parameters",  "definitions"};
+    return k;
+}
+
+struct Loader {
+    const toml::table& root;
+    std::vector<std::string> ignored; // keys the caller reads (an inline model's `params`)
+    Where where;
+    FileModel m;
+    std::vector<std::string> def_names;              // in dependency order
+    std::map<std::string, const toml::node*> def_at; // each definition's string node
+
+    const toml::node& require(const std::string& key) const {
+        const toml::node* n = root.get(key);
+        if (!n) where.fail(root.source(), key, "required key is missing");
+        return *n;
+    }
+    std::string string_at(const toml::node& n, const std::string& key) const {
+        if (const auto* s = n.as_string()) return s->get();
+        where.fail(n, key, "expected a string (an expression)");
+    }
+    std::vector<const toml::node*> strings_at(const toml::node& n, const std::string& key) const {
+        const toml::array* a = n.as_array();
+        if (!a) where.fail(n, key, "expected an array of strings");
+        std::vector<const toml::node*> r;
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const toml::node& e = *a->get(i);
+            if (!e.is_string()) where.fail(e, key + "[" + std::to_string(i) + "]", "expected a string");
+            r.push_back(&e);
+        }
+        return r;
+    }
+
+    void read_header(const std::string& default_name) {
+        for (auto&& [k, v] : root)
+            if (std::find(model_keys().begin(), model_keys().end(), std::string(k.str())) == model_keys().end() &&
+                std::find(ignored.begin(), ignored.end(), std::string(k.str())) == ignored.end()) {
+                std::string allowed;
+                for (const std::string& s : model_keys()) allowed += (allowed.empty() ? "" : ", ") + s;
+                where.fail(k.source().begin.line > 0 ? k.source() : v.source(), std::string(k.str()),
+                           "unknown key; a model has: " + allowed);
+            }
+        m.info.name = default_name;
+        if (const toml::node* n = root.get("name")) {
+            m.info.name = string_at(*n, "name");
+            if (!is_identifier(m.info.name))
+                where.fail(*n, "name", "expected a name of letters, digits and '_' (it names the model in outputs)");
+        }
+        m.info.description = "model file " + m.source;
+        if (const toml::node* n = root.get("description")) m.info.description = string_at(*n, "description");
+
+        const toml::node& cn = require("coordinates");
+        std::set<std::string> seen;
+        for (const toml::node* c : strings_at(cn, "coordinates")) {
+            const std::string s = c->as_string()->get();
+            if (!is_identifier(s)) where.fail(*c, "coordinates", "'" + s + "' is not a name (letters, digits, '_')");
+            if (sym::is_reserved_name(s)) where.fail(*c, "coordinates", "'" + s + "' is reserved in expressions");
+            if (!seen.insert(s).second) where.fail(*c, "coordinates", "'" + s + "' is listed twice");
+            m.info.coords.push_back(s);
+        }
+        if (m.info.coords.empty()) where.fail(cn, "coordinates", "expected at least one coordinate");
+        m.info.n = static_cast<int>(m.info.coords.size());
+        m.info.angles.assign(m.info.coords.size(), false);
+        if (const toml::node* an = root.get("angles"))
+            for (const toml::node* a : strings_at(*an, "angles")) {
+                const std::string s = a->as_string()->get();
+                const int i = m.info.coord_index(s);
+                if (i < 0) where.fail(*a, "angles", "'" + s + "' is not one of the coordinates");
+                m.info.angles[static_cast<std::size_t>(i)] = true;
+            }
+
+        if (const toml::node* pn = root.get("parameters")) {
+            const toml::table* pt = pn->as_table();
+            if (!pt)
+                where.fail(*pn, "parameters",
+                           "expected a table of parameters (name = default, or name = "
+                           "{ default = ..., range = \"> 0\" })");
+            for (auto&& [k, v] : *pt) {
+                const std::string name(k.str()), key = "parameters." + name;
+                if (!is_identifier(name)) where.fail(v, key, "'" + name + "' is not a name");
+                if (sym::is_reserved_name(name)) where.fail(v, key, "'" + name + "' is reserved in expressions");
+                if (m.info.coord_index(name) >= 0) where.fail(v, key, "'" + name + "' is also a coordinate");
+                ParamInfo p;
+                p.name = name;
+                const toml::node* dflt = &v;
+                const toml::node* range = nullptr;
+                if (const toml::table* t = v.as_table()) {
+                    for (auto&& [kk, vv] : *t)
+                        if (kk.str() != "default" && kk.str() != "range")
+                            where.fail(vv, key + "." + std::string(kk.str()),
+                                       "unknown key; a parameter has: default, range");
+                    dflt = t->get("default");
+                    if (!dflt) where.fail(v, key + ".default", "required key is missing");
+                    range = t->get("range");
+                }
+                if (const auto* b = dflt->as_boolean()) {
+                    p.is_bool = true;
+                    p.default_value = b->get() ? 1.0 : 0.0;
+                    if (range) where.fail(*range, key + ".range", "a boolean parameter has no range");
+                } else if (dflt->is_integer() || dflt->is_floating_point()) {
+                    p.default_value = dflt->is_integer() ? static_cast<double>(dflt->as_integer()->get())
+                                                         : dflt->as_floating_point()->get();
+                    if (!std::isfinite(p.default_value)) where.fail(*dflt, key, "expected a finite number");
+                    if (range) {
+                        const auto* rs = range->as_string();
+                        const std::string r = rs ? rs->get() : "";
+                        if (r == "> 0") p.domain = ParamDomain::positive;
+                        else if (r == ">= 0") p.domain = ParamDomain::non_negative;
+                        else if (r == "finite") p.domain = ParamDomain::any;
+                        else where.fail(*range, key + ".range", "expected one of \"> 0\", \">= 0\", \"finite\"");
+                    }
+                    if (!in_domain(p.domain, p.default_value))
+                        where.fail(*dflt, key, "the default is outside the range " + std::string(to_string(p.domain)));
+                } else {
+                    where.fail(*dflt, key, "expected a number or true/false (the default value)");
+                }
+                if (p.is_bool) m.flags.push_back(static_cast<int>(m.info.params.size()));
+                m.info.params.push_back(p);
+            }
+        }
+        if (m.flags.size() > 4)
+            where.fail(*root.get("parameters"), "parameters", "at most 4 boolean parameters (each doubles the code)");
+    }
+
+    /// Definitions ordered so that each comes after those it uses; a cycle is an error.
+    void order_definitions() {
+        const toml::node* dn = root.get("definitions");
+        if (!dn) return;
+        const toml::table* dt = dn->as_table();
+        if (!dt) where.fail(*dn, "definitions", "expected a table of name = \"expression\"");
+        std::map<std::string, std::set<std::string>> uses;
+        for (auto&& [k, v] : *dt) {
+            const std::string name(k.str()), key = "definitions." + name;
+            if (!is_identifier(name)) where.fail(v, key, "'" + name + "' is not a name");
+            if (sym::is_reserved_name(name)) where.fail(v, key, "'" + name + "' is reserved in expressions");
+            if (m.info.coord_index(name) >= 0 || m.info.param_index(name) >= 0)
+                where.fail(v, key, "'" + name + "' is also a coordinate or parameter");
+            def_at[name] = &v;
+            uses[name] = identifiers(string_at(v, key));
+        }
+        std::set<std::string> done, active;
+        std::function<void(const std::string&)> visit = [&](const std::string& d) {
+            if (done.count(d)) return;
+            if (active.count(d))
+                where.fail(*def_at[d], "definitions." + d, "'" + d + "' is defined in terms of itself (a cycle)");
+            active.insert(d);
+            for (const std::string& u : uses[d])
+                if (def_at.count(u)) visit(u);
+            active.erase(d);
+            done.insert(d);
+            def_names.push_back(d);
+        };
+        for (const auto& [d, at] : def_at) visit(d);
+    }
+
+    sym::ParseScope scope_for(unsigned bits) const {
+        sym::ParseScope s;
+        s.coords = m.info.coords;
+        int bit = 0;
+        for (std::size_t i = 0; i < m.info.params.size(); ++i) {
+            if (m.info.params[i].is_bool) s.flags.emplace_back(m.info.params[i].name, ((bits >> bit++) & 1u) != 0);
+            else s.params.emplace_back(m.info.params[i].name, static_cast<int>(i));
+        }
+        return s;
+    }
+
+    int parse(sym::ParseScope s, const toml::node& n, const std::string& key, bool velocities, bool time,
+              const std::string& context) {
+        const std::string text = string_at(n, key);
+        s.allow_velocities = velocities;
+        s.allow_time = time;
+        s.context = context;
+        try {
+            return sym::parse_expression(*m.graph, text, s);
+        } catch (const sym::ParseError& e) {
+            where.fail_in(n, key, text, e);
+        }
+    }
+    Condition condition(sym::ParseScope s, const toml::node& n, const std::string& key, bool velocities,
+                        bool double_precision, const std::string& context) {
+        const std::string text = string_at(n, key);
+        s.allow_velocities = velocities;
+        s.allow_time = false;
+        s.context = context;
+        try {
+            const sym::Condition c = sym::parse_condition(*m.graph, text, s, double_precision);
+            return Condition{c.lhs, c.rhs, c.strict};
+        } catch (const sym::ParseError& e) {
+            where.fail_in(n, key, text, e);
+        }
+    }
+
+    void read_variant(unsigned bits) {
+        sym::ParseScope s = scope_for(bits);
+        for (const std::string& d : def_names)
+            s.definitions.emplace_back(d, parse(s, *def_at[d], "definitions." + d, true, true, "a definition"));
+        FileVariant fv;
+        const toml::node& ln = require("lagrangian");
+        fv.lagrangian = parse(s, ln, "lagrangian", true, true, "the Lagrangian");
+        const toml::node& cn = require("constraints");
+        const std::vector<const toml::node*> cs = strings_at(cn, "constraints");
+        if (cs.empty())
+            where.fail(cn, "constraints",
+                       "expected at least one constraint (a model without constraints "
+                       "has nothing to compare)");
+        if (static_cast<int>(cs.size()) >= m.info.n)
+            where.fail(cn, "constraints",
+                       "expected fewer constraints than coordinates (" + std::to_string(m.info.n) + "), got " +
+                           std::to_string(cs.size()));
+        for (std::size_t a = 0; a < cs.size(); ++a) {
+            const std::string key = "constraints[" + std::to_string(a) + "]";
+            const int id = parse(s, *cs[a], key, true, true, "a constraint");
+            if (!sym::depends_on(*m.graph, id, sym::Var::v))
+                where.fail(*cs[a], key,
+                           m.graph->is_constant(id)
+                               ? "the constraint depends on nothing (it is a constant)"
+                               : "the constraint depends on no velocity: nhvk integrates kinematic constraints "
+                                 "phi(q, q', t) = 0; write a holonomic constraint f(q, t) = 0 as its time derivative "
+                                 "(sum of df/dq_i * q_i' + df/dt)");
+            fv.constraints.push_back(id);
+        }
+        if (const toml::node* fn = root.get("forces")) {
+            const std::vector<const toml::node*> fs = strings_at(*fn, "forces");
+            if (static_cast<int>(fs.size()) != m.info.n)
+                where.fail(*fn, "forces",
+                           "expected one force per coordinate (" + std::to_string(m.info.n) + "), got " +
+                               std::to_string(fs.size()));
+            for (std::size_t i = 0; i < fs.size(); ++i)
+                fv.forces.push_back(parse(s, *fs[i], "forces[" + std::to_string(i) + "]", true, true, "a force"));
+        }
+        for (int prec = 0; prec < 2; ++prec) {
+            if (const toml::node* ch = root.get("chart")) {
+                const std::vector<const toml::node*> cs = strings_at(*ch, "chart");
+                for (std::size_t i = 0; i < cs.size(); ++i)
+                    fv.chart[prec].push_back(condition(s, *cs[i], "chart[" + std::to_string(i) + "]", false, prec == 0,
+                                                       "a chart condition (use velocity_chart)"));
+            }
+            if (const toml::node* ch = root.get("velocity_chart")) {
+                const std::vector<const toml::node*> cs = strings_at(*ch, "velocity_chart");
+                for (std::size_t i = 0; i < cs.size(); ++i)
+                    fv.velocity_chart[prec].push_back(condition(s, *cs[i], "velocity_chart[" + std::to_string(i) + "]",
+                                                                true, prec == 0, "a velocity chart condition"));
+            }
+        }
+        if (const toml::node* sr = root.get("source_residual"))
+            fv.source_residual = parse(s, *sr, "source_residual", true, true, "the source residual");
+        m.variants.push_back(std::move(fv));
+    }
+
+    /// Every velocity must enter L: a velocity that does not has a zero row in the kinetic metric ∂²L/∂q'∂q'.
+    void check_lagrangian() {
+        const toml::node& ln = require("lagrangian");
+        for (const FileVariant& fv : m.variants)
+            for (int i = 0; i < m.info.n; ++i)
+                if (!sym::depends_on(*m.graph, fv.lagrangian, sym::Var::v, i))
+                    where.fail(ln, "lagrangian",
+                               "the Lagrangian does not depend on " + m.info.coords[static_cast<std::size_t>(i)] +
+                                   "' (the kinetic metric d2L/dq'dq' has a zero row: it is singular)" +
+                                   (m.variants.size() > 1 ? " in variant " + std::to_string(&fv - m.variants.data())
+                                                          : std::string()));
+        for (const FileVariant& fv : m.variants)
+            if (sym::depends_on(*m.graph, fv.lagrangian, sym::Var::t)) m.lagrangian_depends_on_t = true;
+    }
+};
+
+std::string file_stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+FileModel load(const toml::table& table, const std::string& source, const std::string& key_prefix,
+               const std::string& default_name, const std::string& file_text, std::vector<std::string> ignored) {
+    Loader ld{table, std::move(ignored), Where(source, key_prefix), {}, {}, {}};
+    ld.where.set_file_text(file_text);
+    ld.m.source = source;
+    ld.m.graph = std::make_shared<sym::Graph>();
+    ld.read_header(default_name);
+    ld.order_definitions();
+    for (unsigned bits = 0; bits < (1u << ld.m.flags.size()); ++bits) ld.read_variant(bits);
+    ld.m.info.k = static_cast<int>(ld.m.variants.front().constraints.size());
+    ld.check_lagrangian();
+    const FileVariant& v0 = ld.m.variants.front();
+    ld.m.has_forces = !v0.forces.empty();
+    ld.m.has_chart = !v0.chart[0].empty();
+    ld.m.has_velocity_chart = !v0.velocity_chart[0].empty();
+    ld.m.has_source_residual = v0.source_residual >= 0;
+    std::ostringstream canon;
+    canon << table;
+    ld.m.text = canon.str();
+    return std::move(ld.m);
+}
+
+} // namespace
+
+FileModel load_model_table(const toml::table& table, const std::string& source, const std::string& key_prefix,
+                           const std::string& default_name, const std::vector<std::string>& ignored_keys,
+                           const std::string& file_text) {
+    return load(table, source, key_prefix, default_name, file_text, ignored_keys);
+}
+
+FileModel load_model_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw std::runtime_error(path + ": cannot read the model file");
+    std::ostringstream s;
+    s << f.rdbuf();
+    return load_model_text(s.str(), path, "", file_stem(path), {});
+}
+
+FileModel load_model_text(const std::string& toml_text, const std::string& source, const std::string& table_key,
+                          const std::string& default_name, const std::vector<std::string>& ignored_keys) {
+    toml::table root;
+    try {
+        root = toml::parse(toml_text, source);
+    } catch (const toml::parse_error& e) {
+        const auto& b = e.source().begin;
+        throw std::runtime_error(source + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) + ": " +
+                                 std::string(e.description()));
+    }
+    if (table_key.empty()) return load(root, source, "", default_name, toml_text, ignored_keys);
+    const toml::table* t = root.get_as<toml::table>(table_key);
+    if (!t) throw std::runtime_error(source + ": no [" + table_key + "] table");
+    return load(*t, source, table_key + ".", default_name, toml_text, ignored_keys);
+}
+
+} // namespace nhvk::modelfile

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief A model written as a TOML file of expressions (README "Adding a model"): loading, derivation, emission as
+ *         C++, and the compiled model's `ModelOps`.
+ *
+ *  @code
+ *  name = "my_particle"                     # optional: the file's stem
+ *  description = "..."                      # optional
+ *  coordinates = ["x", "y", "z"]
+ *  angles = []                              # optional: coordinates that are angles (wrapped in the divergence)
+ *  lagrangian = "0.5*m*(x'^2 + y'^2 + z'^2) - m*g*z"
+ *  constraints = ["z' - y*x'"]
+ *  forces = ["0", "-c*y'", "0"]             # optional: one generalized force per coordinate
+ *  chart = ["abs(cos(theta)) > margin(1e-4, 1e-3)"]   # optional: where the coordinates hold (no velocities)
+ *  velocity_chart = ["x'^2 + y'^2 > vfloor^2"]         # optional: the same in velocity space
+ *  source_residual = "abs(x'*y' - z')"      # optional: the source's own constraints, dimensionless, ~0 on the set
+ *  [parameters]
+ *  m = { default = 1.0, range = "> 0" }     # range: "> 0", ">= 0" or "finite" (the default)
+ *  g = 9.81                                 # a number alone: the default, range "finite"
+ *  rolling = { default = false }            # a boolean parameter: read only by if(rolling, a, b)
+ *  [definitions]                            # optional: named subexpressions, usable in every expression
+ *  wz = "psi' - phi'*sin(theta)"
+ *  @endcode
+ */
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "model_info.hpp"
+#include "nhvk/sym/expr.hpp"
+#include "sym/derived.hpp"
+
+namespace nhvk {
+
+struct ModelOps;
+
+namespace modelfile {
+
+/** @brief A chart condition `lhs > rhs` (or `>=` when not strict), node ids of `FileModel::graph`. */
+struct Condition {
+    int lhs = -1, rhs = -1;
+    bool strict = true;
+};
+
+/** @brief One combination of the boolean parameters: every expression as node ids of `FileModel::graph`. */
+struct FileVariant {
+    int lagrangian = -1;
+    std::vector<int> constraints; ///< k
+    std::vector<int> forces;      ///< n, or empty (no forces)
+    /// [0]: double precision, [1]: float (`margin(a, b)` and `vfloor` differ)
+    std::vector<Condition> chart[2], velocity_chart[2];
+    int source_residual = -1; ///< −1: none
+};
+
+/** @brief A parsed model file. The graph's `Var::param` index `i` is `info.params[i]` (booleans included, as the
+ *         built-in models' `visit_params` order numbers them). */
+struct FileModel {
+    std::string source;     ///< the file (or "CONFIG [model]" for an inline model), for messages
+    std::string text;       ///< what was parsed, canonical (hashed into the compiled model's key)
+    ModelInfo info;         ///< name, description, n, k, coordinates, angles, parameters
+    std::vector<int> flags; ///< indices into info.params of the boolean parameters (variant bit i = flags[i])
+    std::shared_ptr<sym::Graph> graph;
+    std::vector<FileVariant> variants; ///< 2^flags.size()
+    bool lagrangian_depends_on_t = false;
+    bool has_forces = false, has_chart = false, has_velocity_chart = false, has_source_residual = false;
+};
+
+/** @brief Load a model file. Errors name the file, the key, and the line and column (of the file) of the problem. */
+FileModel load_model_file(const std::string& path);
+
+/** @brief Load a model from TOML text: its root (`table_key` empty: a model file) or its table `table_key` (a
+ *         config's inline `[model]`, whose keys the messages then prefix with "model."). `source` names it in
+ *         messages; `default_name` is used when there is no `name`; `ignored_keys` are the caller's (an inline
+ *         model's `params`). */
+FileModel load_model_text(const std::string& toml_text, const std::string& source, const std::string& table_key,
+                          const std::string& default_name, const std::vector<std::string>& ignored_keys);
+
+/** @brief Load a model from a parsed TOML table (a config's inline `[model]`): keys in messages are prefixed with
+ *         `key_prefix`; `file_text` is the text the table was parsed from (for exact columns inside multi-line
+ *         strings; may be empty). */
+FileModel load_model_table(const toml::table& table, const std::string& source, const std::string& key_prefix,
+                           const std::string& default_name, const std::vector<std::string>& ignored_keys,
+                           const std::string& file_text);
+
+/** @brief The equations of every variant, derived with the reference AD of nhvk/dynamics.hpp run over the parsed
+ *         expressions, into `g` (the graph the emitter prints). */
+sym::DerivedModel derive_file_model(sym::Graph& g, const FileModel& m);
+
+/** @brief One translation unit: the model as a C++ struct of the model concept (its expressions printed as templated
+ *         straight-line code, the dual-number reference), its generated equations, and an exported function that
+ *         returns its `ModelOps`. */
+std::string emit_model_unit(const FileModel& m);
+
+/** @brief The exported function of a compiled model unit, and the version of the `ModelOps` layout it was built
+ *         against (the cache key hashes the headers, so a mismatch means a stale hand-made artefact). */
+inline constexpr const char* ops_symbol = "nhvk_model_file_ops";
+inline constexpr int ops_abi = 1;
+
+} // namespace modelfile
+} // namespace nhvk

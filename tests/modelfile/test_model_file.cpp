@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+// Model files (host/modelfile/model_file.hpp): what the loader refuses, with the file, key, line and column of each
+// documented error, and a model file run end to end (`nhvk run`, `nhvk trajectory`, `nhvk inspect`) against the
+// built-in model it re-expresses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "csv_table.hpp"
+#include "model_ops.hpp"
+#include "modelfile/file_models.hpp"
+#include "modelfile/model_file.hpp"
+#include "nhvk_cli.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nhvk::modelfile::load_model_text;
+
+const char* const particle = R"toml(name = "particle_file"
+coordinates = ["x", "y", "z"]
+lagrangian = "0.5*m*(x'^2 + y'^2 + z'^2)"
+constraints = ["z' - y*x'"]
+[parameters]
+m = { default = 1.0, range = "> 0" }
+)toml";
+
+/** The message of loading `text` as the model file "m.toml" (empty when it loads). */
+std::string error_of(const std::string& text) {
+    try {
+        load_model_text(text, "m.toml", "", "m", {});
+    } catch (const std::runtime_error& e) {
+        return e.what();
+    }
+    return {};
+}
+
+/** `text` with `from` replaced by `to` (the one occurrence). */
+std::string with(std::string text, const std::string& from, const std::string& to) {
+    const std::size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+#define EXPECT_HAS(haystack, needle) EXPECT_NE((haystack).find(needle), std::string::npos) << (haystack)
+
+TEST(ModelFileLoad, TheParticleLoadsWithItsSizesAndParameters) {
+    const nhvk::modelfile::FileModel m = load_model_text(particle, "m.toml", "", "m", {});
+    EXPECT_EQ(m.info.name, "particle_file");
+    EXPECT_EQ(m.info.n, 3);
+    EXPECT_EQ(m.info.k, 1);
+    ASSERT_EQ(m.info.params.size(), 1u);
+    EXPECT_EQ(m.info.params[0].name, "m");
+    EXPECT_EQ(m.info.params[0].domain, nhvk::ParamDomain::positive);
+    EXPECT_EQ(m.variants.size(), 1u);
+    EXPECT_FALSE(m.lagrangian_depends_on_t);
+}
+
+TEST(ModelFileErrors, AnUnknownNameSuggestsTheNearestAndPointsAtIt) {
+    const std::string e = error_of(with(particle, "0.5*m*", "0.5*mm*"));
+    // line 3, the string starts at column 14: `lagrangian = "` then `0.5*` (4 characters) before `mm`
+    EXPECT_HAS(e, "m.toml:3:19: lagrangian:");
+    EXPECT_HAS(e, "'mm'");
+    EXPECT_HAS(e, "did you mean 'm'");
+}
+
+TEST(ModelFileErrors, AFunctionWithTheWrongNumberOfArguments) {
+    const std::string e = error_of(with(particle, "z' - y*x'", "z' - atan2(y)*x'"));
+    EXPECT_HAS(e, "m.toml:4:");
+    EXPECT_HAS(e, "constraints[0]");
+    EXPECT_HAS(e, "atan2");
+    EXPECT_HAS(e, "2 arguments");
+}
+
+TEST(ModelFileErrors, AVelocityInAChartCondition) {
+    const std::string e = error_of(std::string(particle) + "");
+    EXPECT_TRUE(e.empty()) << e;
+    std::string text = particle;
+    text = with(text, "[parameters]", "chart = [\"x' > 0\"]\n[parameters]");
+    const std::string c = error_of(text);
+    EXPECT_HAS(c, "chart[0]");
+    EXPECT_HAS(c, "velocit");
+    EXPECT_HAS(c, "m.toml:5:");
+}
+
+TEST(ModelFileErrors, ALagrangianWithoutSomeVelocityHasASingularMetric) {
+    const std::string e = error_of(with(particle, " + z'^2", ""));
+    EXPECT_HAS(e, "lagrangian");
+    EXPECT_HAS(e, "z'");
+    EXPECT_HAS(e, "singular");
+}
+
+TEST(ModelFileErrors, AConstraintThatDependsOnNothing) {
+    const std::string e = error_of(with(particle, "z' - y*x'", "2*pi"));
+    EXPECT_HAS(e, "m.toml:4:");
+    EXPECT_HAS(e, "constraints[0]");
+    EXPECT_HAS(e, "depends on nothing");
+    const std::string h = error_of(with(particle, "z' - y*x'", "z - y*x"));
+    EXPECT_HAS(h, "depends on no velocity");
+}
+
+TEST(ModelFileErrors, MalformedExpressionsPointAtTheProblem) {
+    EXPECT_HAS(error_of(with(particle, "z' - y*x'", "z' - (y*x'")), "constraints[0]");
+    EXPECT_HAS(error_of(with(particle, "z' - y*x'", "z' - y*x' $")), "m.toml:4:");
+    EXPECT_HAS(error_of(with(particle, "z' - y*x'", "m' - y*x'")), "constraints[0]");
+}
+
+TEST(ModelFileErrors, TheTableItselfIsChecked) {
+    EXPECT_HAS(error_of(with(particle, "lagrangian", "lagrangain")), "unknown key");
+    EXPECT_HAS(error_of(with(particle, "range = \"> 0\"", "range = \"positive\"")), "parameters.m.range");
+    EXPECT_HAS(error_of(with(particle, "default = 1.0", "default = -1.0")), "outside the range");
+    EXPECT_HAS(error_of(with(particle, "[\"x\", \"y\", \"z\"]", "[\"x\", \"y\", \"x\"]")), "listed twice");
+    EXPECT_HAS(error_of(with(particle, "[\"x\", \"y\", \"z\"]", "[\"x\", \"t\", \"z\"]")), "reserved");
+    EXPECT_HAS(
+        error_of(with(particle, "constraints = [\"z' - y*x'\"]", "constraints = [\"z' - y*x'\", \"x'\", \"y'\"]")),
+        "fewer constraints than coordinates");
+    EXPECT_HAS(error_of(std::string(particle) + "[definitions]\na = \"b + x\"\nb = \"a*y\"\n"), "cycle");
+    EXPECT_HAS(error_of(with(particle, "coordinates = [\"x\", \"y\", \"z\"]\n", "")), "coordinates: required");
+}
+
+TEST(ModelFileLoad, DefinitionsMayComeInAnyOrderAndFlagsMakeVariants) {
+    const std::string text = R"toml(coordinates = ["x", "y", "z"]
+lagrangian = "kin + if(heavy, -g*z, 0)"
+constraints = ["z' - half*(x*y' - y*x')"]
+[parameters]
+heavy = { default = false }
+g = 9.81
+[definitions]
+kin = "half*(x'^2 + y'^2 + z'^2)"
+half = "0.5"
+)toml";
+    const nhvk::modelfile::FileModel m = load_model_text(text, "m.toml", "", "m", {});
+    ASSERT_EQ(m.variants.size(), 2u);
+    const auto L = [&](int variant, double z) {
+        return m.graph->evaluate(m.variants[static_cast<std::size_t>(variant)].lagrangian,
+                                 [&](nhvk::sym::Var var, int i) {
+                                     if (var == nhvk::sym::Var::q) return i == 2 ? z : 0.0;
+                                     if (var == nhvk::sym::Var::v) return 1.0;
+                                     if (var == nhvk::sym::Var::param) return 9.81;
+                                     return 0.0;
+                                 });
+    };
+    EXPECT_DOUBLE_EQ(L(0, 2.0), 1.5);
+    EXPECT_DOUBLE_EQ(L(1, 2.0), 1.5 - 9.81 * 2.0);
+}
+
+// ---- end to end: the particle as a file, against the built-in nh_particle ----
+
+TEST(ModelFileRun, AnInlineModelRunsAndMatchesTheBuiltInModel) {
+    nhvk_test::TempDir dir;
+    const std::string base = nhvk_test::read_text(std::string(NHVK_SOURCE_DIR) + "/configs/nh_particle.toml");
+    // The same config with the model inline (nh_particle's L = ½|v|², φ = ż − y ẋ) under another name.
+    std::string inline_cfg = base;
+    const std::size_t at = inline_cfg.find("[model]");
+    ASSERT_NE(at, std::string::npos);
+    const std::size_t end = inline_cfg.find('\n', inline_cfg.find("name", at));
+    inline_cfg.replace(at, end - at,
+                       "[model]\nname = \"particle_inline\"\ncoordinates = [\"x\", \"y\", \"z\"]\n"
+                       "lagrangian = \"0.5*(x'^2 + y'^2 + z'^2)\"\nconstraints = [\"z' - y*x'\"]");
+    std::ofstream(dir.path() / "inline.toml") << inline_cfg;
+    const auto a = nhvk_test::run_captured("", NHVK_BINARY,
+                                           {"run", (dir.path() / "inline.toml").string(), "--trajectories", "40",
+                                            "--threads", "2", "--out", dir.str("file")},
+                                           dir.path() / "io_file");
+    ASSERT_EQ(a.rc, 0) << a.err;
+    EXPECT_HAS(a.err, "model file");
+    const auto b = nhvk_test::run_captured("", NHVK_BINARY,
+                                           {"run", std::string(NHVK_SOURCE_DIR) + "/configs/nh_particle.toml",
+                                            "--trajectories", "40", "--threads", "2", "--out", dir.str("builtin")},
+                                           dir.path() / "io_builtin");
+    ASSERT_EQ(b.rc, 0) << b.err;
+    const nhvk_test::Csv fa = nhvk_test::read_csv(dir.path() / "file" / "stats.csv");
+    const nhvk_test::Csv fb = nhvk_test::read_csv(dir.path() / "builtin" / "stats.csv");
+    ASSERT_EQ(fa.rows.size(), fb.rows.size());
+    ASSERT_FALSE(fa.rows.empty());
+    // The same draws through the same derivation: equal to rounding (the emitted code may order its temporaries
+    // differently, so the last bits may differ).
+    for (std::size_t r = 0; r < fa.rows.size(); ++r)
+        for (std::size_t c = 0; c < fa.header.size(); ++c) {
+            const std::string& x = fa.rows[r][c];
+            const std::string& y = fb.rows[r][c];
+            char* e1 = nullptr;
+            char* e2 = nullptr;
+            const double dx = std::strtod(x.c_str(), &e1), dy = std::strtod(y.c_str(), &e2);
+            if (e1 == x.c_str() || e2 == y.c_str() || !std::isfinite(dx) || !std::isfinite(dy)) {
+                EXPECT_EQ(x, y) << fa.header[c] << " row " << r;
+                continue;
+            }
+            EXPECT_NEAR(dx, dy, 1e-9 * std::max(1.0, std::fabs(dy))) << fa.header[c] << " row " << r;
+        }
+    const nlohmann::json s = nhvk_test::read_json(dir.path() / "file" / "summary.json");
+    ASSERT_TRUE(s.contains("model_file"));
+    EXPECT_TRUE(s["model_file"].is_object());
+    EXPECT_TRUE(s["model_file"]["cached"].is_boolean());
+    EXPECT_GE(s["model_file"]["compile_seconds"].get<double>(), 0.0);
+    EXPECT_TRUE(nhvk_test::read_json(dir.path() / "builtin" / "summary.json")["model_file"].is_null());
+
+    // A second run loads the compiled model from the cache.
+    const auto c = nhvk_test::run_captured("", NHVK_BINARY,
+                                           {"run", (dir.path() / "inline.toml").string(), "--trajectories", "40",
+                                            "--threads", "2", "--out", dir.str("again")},
+                                           dir.path() / "io_again");
+    ASSERT_EQ(c.rc, 0) << c.err;
+    EXPECT_TRUE(nhvk_test::read_json(dir.path() / "again" / "summary.json")["model_file"]["cached"].get<bool>());
+    EXPECT_EQ(nhvk_test::read_text(dir.path() / "again" / "stats.csv"),
+              nhvk_test::read_text(dir.path() / "file" / "stats.csv"));
+}
+
+TEST(ModelFileRun, TrajectoryAndInspectTakeAModelFile) {
+    nhvk_test::TempDir dir;
+    std::ofstream(dir.path() / "particle.toml") << particle;
+    const auto t = nhvk_test::run_captured("", NHVK_BINARY,
+                                           {"trajectory", "--model", (dir.path() / "particle.toml").string(), "--q0",
+                                            "0,0.5,0", "--v0", "1,0,0.5", "--t-end", "1"},
+                                           dir.path() / "io_t");
+    ASSERT_EQ(t.rc, 0) << t.err;
+    // The nonholonomic particle: ÿ = 0 and ẋ √(1 + y²) constant (docs/models.md), here ẏ(0) = 0 so y stays 0.5.
+    const nhvk_test::Csv tr = nhvk_test::parse_csv(t.out);
+    ASSERT_GT(tr.rows.size(), 1u);
+    const std::size_t y = tr.col.at("nh_q1");
+    for (const auto& row : tr.rows) EXPECT_NEAR(std::stod(row[y]), 0.5, 1e-12);
+    const auto i = nhvk_test::run_captured("", NHVK_BINARY, {"inspect", (dir.path() / "particle.toml").string()},
+                                           dir.path() / "io_i");
+    ASSERT_EQ(i.rc, 0) << i.err;
+    EXPECT_HAS(i.out, "particle_file");
+    EXPECT_HAS(i.out, "integrable (holonomic):      no");
+}
+
+TEST(ModelFileRun, ABadModelFileExitsWithItsPositionAndNoOutputFolder) {
+    nhvk_test::TempDir dir;
+    std::ofstream(dir.path() / "bad.toml") << with(particle, "0.5*m*", "0.5*mass*");
+    std::string cfg = nhvk_test::read_text(std::string(NHVK_SOURCE_DIR) + "/configs/nh_particle.toml");
+    cfg = with(cfg, "name = \"nh_particle\"", "file = \"bad.toml\"");
+    std::ofstream(dir.path() / "run.toml") << cfg;
+    const auto r = nhvk_test::run_captured(
+        "", NHVK_BINARY, {"run", (dir.path() / "run.toml").string(), "--out", dir.str("out")}, dir.path() / "io");
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_HAS(r.err, "bad.toml:3:");
+    EXPECT_HAS(r.err, "'mass'");
+    EXPECT_FALSE(fs::exists(dir.path() / "out"));
+    const auto i = nhvk_test::run_captured("", NHVK_BINARY, {"inspect", (dir.path() / "bad.toml").string()},
+                                           dir.path() / "io_inspect");
+    EXPECT_EQ(i.rc, 2) << i.err;
+    EXPECT_HAS(i.err, "unknown name 'mass'");
+}
+
+} // namespace
