@@ -197,7 +197,18 @@ struct Loader {
                 where.fail(*pn, "parameters",
                            "expected a table of parameters (name = default, or name = "
                            "{ default = ..., range = \"> 0\" })");
-            for (auto&& [k, v] : *pt) {
+            // NOTE: toml++ keeps a table's keys sorted by name, but a parameter's index is its place in the file (as
+            // a built-in model's visit_params numbers them: configs, --param and the twins of the built-in models
+            // rely on it), so the entries are taken in the order of their positions in the file.
+            std::vector<std::pair<const toml::key*, const toml::node*>> entries;
+            for (auto&& [k, v] : *pt) entries.emplace_back(&k, &v);
+            std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+                const toml::source_position &x = a.first->source().begin, &y = b.first->source().begin;
+                return x.line != y.line ? x.line < y.line : x.column < y.column;
+            });
+            for (const auto& [kp, vp] : entries) {
+                const toml::key& k = *kp;
+                const toml::node& v = *vp;
                 const std::string name(k.str()), key = "parameters." + name;
                 if (!is_identifier(name)) where.fail(v, key, "'" + name + "' is not a name");
                 if (sym::is_reserved_name(name)) where.fail(v, key, "'" + name + "' is reserved in expressions");
@@ -370,16 +381,24 @@ struct Loader {
     }
 
     /// Every velocity must enter L: a velocity that does not has a zero row in the kinetic metric ∂²L/∂q'∂q'.
+    /// Every velocity must enter L or a constraint: one that enters neither gives the saddle-point matrix
+    /// [W -J^T; J 0] a zero column (singular). A velocity that enters only the constraints leaves W singular but the
+    /// saddle-point matrix may be regular (heisenberg's sub-Riemannian L = (x'^2 + y'^2)/2 with z' in phi).
     void check_lagrangian() {
         const toml::node& ln = require("lagrangian");
         for (const FileVariant& fv : m.variants)
-            for (int i = 0; i < m.info.n; ++i)
-                if (!sym::depends_on(*m.graph, fv.lagrangian, sym::Var::v, i))
+            for (int i = 0; i < m.info.n; ++i) {
+                bool in_constraints = false;
+                for (int c : fv.constraints)
+                    in_constraints = in_constraints || sym::depends_on(*m.graph, c, sym::Var::v, i);
+                if (!in_constraints && !sym::depends_on(*m.graph, fv.lagrangian, sym::Var::v, i))
                     where.fail(ln, "lagrangian",
-                               "the Lagrangian does not depend on " + m.info.coords[static_cast<std::size_t>(i)] +
-                                   "' (the kinetic metric d2L/dq'dq' has a zero row: it is singular)" +
+                               "neither the Lagrangian nor a constraint depends on " +
+                                   m.info.coords[static_cast<std::size_t>(i)] +
+                                   "' (the saddle-point matrix [W -J^T; J 0] has a zero column: it is singular)" +
                                    (m.variants.size() > 1 ? " in variant " + std::to_string(&fv - m.variants.data())
                                                           : std::string()));
+            }
         for (const FileVariant& fv : m.variants)
             if (sym::depends_on(*m.graph, fv.lagrangian, sym::Var::t)) m.lagrangian_depends_on_t = true;
     }
