@@ -252,3 +252,48 @@ TEST(ModelFileRun, ABadModelFileExitsWithItsPositionAndNoOutputFolder) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ModelFileRun, ASweepOverAModelFilesParameterGivesEachPointItsOwnRun) {
+    // driven_rolling_disc exists only as a file; its torque tau sets the rolling rate's limit tau/c, so the points
+    // must differ, and a point must be the run of that point alone (as for a built-in model,
+    // tests/host/test_sweep.cpp).
+    nhvk_test::TempDir dir;
+    std::string cfg = nhvk_test::read_text(std::string(NHVK_SOURCE_DIR) + "/configs/driven_rolling_disc.toml");
+    cfg = with(cfg, "file = \"../models/driven_rolling_disc.toml\"",
+               "file = \"" + std::string(NHVK_SOURCE_DIR) + "/models/driven_rolling_disc.toml\"");
+    std::ofstream(dir.path() / "base.toml") << cfg;
+    std::ofstream(dir.path() / "sweep.toml")
+        << cfg << "\n[sweep]\n[[sweep.axes]]\nkey = \"model.params.tau\"\nvalues = [0.2, 1.0]\n";
+    const auto s = nhvk_test::run_captured("", NHVK_BINARY,
+                                           {"run", (dir.path() / "sweep.toml").string(), "--trajectories", "12",
+                                            "--threads", "2", "--out", dir.str("sweep")},
+                                           dir.path() / "io_sweep");
+    ASSERT_EQ(s.rc, 0) << s.err;
+    const nhvk_test::Csv points = nhvk_test::read_csv(dir.path() / "sweep" / "sweep_points.csv");
+    ASSERT_EQ(points.rows.size(), 2u);
+    EXPECT_EQ(std::stod(points.at(0, "tau")), 0.2);
+    EXPECT_EQ(std::stod(points.at(1, "tau")), 1.0);
+    const auto one =
+        nhvk_test::run_captured("", NHVK_BINARY,
+                                {"run", (dir.path() / "base.toml").string(), "--trajectories", "12", "--threads", "2",
+                                 "--set", "model.params.tau=1.0", "--out", dir.str("one")},
+                                dir.path() / "io_one");
+    ASSERT_EQ(one.rc, 0) << one.err;
+    const nhvk_test::Csv sweep = nhvk_test::read_csv(dir.path() / "sweep" / "sweep.csv");
+    const nhvk_test::Csv alone = nhvk_test::read_csv(dir.path() / "one" / "stats.csv");
+    std::vector<std::size_t> rows[2];
+    for (std::size_t r = 0; r < sweep.rows.size(); ++r) rows[sweep.at(r, "point") == "1"].push_back(r);
+    ASSERT_EQ(rows[1].size(), alone.rows.size());
+    ASSERT_EQ(rows[0].size(), alone.rows.size());
+    bool points_differ = false;
+    for (std::size_t i = 0; i < alone.rows.size(); ++i) {
+        for (const std::string& c : alone.header)
+            EXPECT_EQ(sweep.at(rows[1][i], c), alone.at(i, c)) << c << " row " << i;
+        points_differ = points_differ || sweep.at(rows[0][i], "mean") != sweep.at(rows[1][i], "mean");
+    }
+    EXPECT_TRUE(points_differ) << "tau changes the motion, so the two points' statistics must differ";
+}
+
+} // namespace
