@@ -39,11 +39,14 @@ namespace modelfile {
 std::vector<ModelInfo> registered_infos();
 }
 
+/** @brief Every built-in model, in catalogue order. */
+inline std::vector<ModelInfo> builtin_model_registry() { return detail::infos(BuiltinModels{}); }
+
 /** @brief The model files registered in this process (first: one of them replaces a built-in model of its name),
  *         then every built-in model, in catalogue order. */
 inline std::vector<ModelInfo> model_registry() {
     std::vector<ModelInfo> r = modelfile::registered_infos();
-    for (ModelInfo& m : detail::infos(BuiltinModels{}))
+    for (ModelInfo& m : builtin_model_registry())
         if (!find_model(r, m.name)) r.push_back(std::move(m));
     return r;
 }

@@ -221,7 +221,7 @@ TEST(CliBadConfig, UnknownModelListsTheKnownOnes) {
     TempDir tmp;
     const CliRun r = nhvk({"run", fixture("unknown_model.toml"), "--out", tmp.str("out")}, tmp);
     EXPECT_EQ(r.rc, nhvk::exit_usage);
-    for (const nhvk::ModelInfo& m : nhvk::model_registry())
+    for (const nhvk::ModelInfo& m : nhvk::builtin_model_registry())
         EXPECT_NE(r.err.find(m.name), std::string::npos) << m.name << " not listed in: " << r.err;
 }
 
@@ -498,7 +498,7 @@ TEST(CliTrajectory, UnknownModelExitsTwoListingTheKnownOnes) {
     const CliRun r =
         nhvk({"trajectory", "--model", "nh_partcle", "--q0", "0,0,0", "--v0", "0,0,0", "--t-end", "1"}, tmp);
     EXPECT_EQ(r.rc, nhvk::exit_usage);
-    for (const nhvk::ModelInfo& m : nhvk::model_registry())
+    for (const nhvk::ModelInfo& m : nhvk::builtin_model_registry())
         EXPECT_NE(r.err.find(m.name), std::string::npos) << m.name << " not listed in: " << r.err;
 }
 

@@ -395,7 +395,7 @@ std::string describe(const ProjectionReport& r) {
 TEST(EnsembleSampling, EverySampleSatisfiesTheConstraintsAndIsTheWClosestPoint) {
     constexpr int N = 200;
     int models = 0;
-    for (const nhvk::ModelInfo& info : nhvk::model_registry()) {
+    for (const nhvk::ModelInfo& info : nhvk::builtin_model_registry()) {
         const RunConfig cfg = parse(generic_config(info));
         ProjectionReport rep;
         const bool found = nhvk::visit_model(info.name, [&](auto tag) {
@@ -427,7 +427,7 @@ TEST(EnsembleSampling, EverySampleSatisfiesTheConstraintsAndIsTheWClosestPoint) 
 // The same through the whole pipeline: the initial states written to samples.csv satisfy the constraints.
 TEST(EnsembleSampling, SavedSamplesSatisfyTheConstraints) {
     TempDir tmp;
-    for (const nhvk::ModelInfo& info : nhvk::model_registry()) {
+    for (const nhvk::ModelInfo& info : nhvk::builtin_model_registry()) {
         // NOTE: a step limit well above what t_end = 0.01 needs: appell_hamel's motion can reach its singular set
         // ẋ = ẏ = 0 within t_end (the horizontal speed falls at a g/(1 + a²)), and with the default 10^7 steps one
         // such member alone costs ~30 s before it ends with step_limit.

@@ -148,7 +148,7 @@ void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
 const std::vector<Case>& all_cases() {
     static const std::vector<Case> v = [] {
         std::vector<Case> r;
-        for (const nhvk::ModelInfo& m : nhvk::model_registry())
+        for (const nhvk::ModelInfo& m : nhvk::builtin_model_registry())
             for (Precision p : {Precision::f64, Precision::f32})
                 for (Method me : {Method::rk4, Method::dopri5}) r.push_back({m.name, p, me});
         return r;
@@ -162,7 +162,7 @@ const std::vector<Case>& all_cases() {
 const std::vector<Case>& ensemble_cases() {
     static const std::vector<Case> v = [] {
         std::vector<Case> r;
-        for (const nhvk::ModelInfo& m : nhvk::model_registry()) {
+        for (const nhvk::ModelInfo& m : nhvk::builtin_model_registry()) {
             r.push_back({m.name, Precision::f64, Method::dopri5});
             r.push_back({m.name, Precision::f32, Method::rk4});
         }
@@ -1269,7 +1269,7 @@ TEST_P(CudaVsCpuSampling, SamplingMatches) {
 
 std::vector<std::string> model_names() {
     std::vector<std::string> v;
-    for (const nhvk::ModelInfo& m : nhvk::model_registry()) v.push_back(m.name);
+    for (const nhvk::ModelInfo& m : nhvk::builtin_model_registry()) v.push_back(m.name);
     return v;
 }
 
