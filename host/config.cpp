@@ -5,6 +5,7 @@
 #include "nhvk/step_budget.hpp"
 
 #include "checks.hpp"
+#include "edit_distance.hpp"
 #include "input_limits.hpp"
 
 #include <algorithm>
@@ -32,9 +33,14 @@ namespace nhvk {
 const std::vector<ConfigTable>& config_sections() {
     static const std::vector<ConfigTable> sections = {
         {"", {"model", "initial", "integrator", "times", "divergence", "statistics", "diagnostics", "run", "sweep"}},
+        // a built-in model's name, or a model file, or an inline model: every key of a model (modelfile/)
         {"model",
-         {"name", "params", "file", "description", "coordinates", "angles", "lagrangian", "constraints", "forces",
-          "chart", "velocity_chart", "source_residual", "parameters", "definitions"}},
+         [] {
+             std::vector<std::string> keys{"name", "params", "file"};
+             for (const std::string& k : modelfile::model_keys())
+                 if (k != "name") keys.push_back(k);
+             return keys;
+         }()},
         {"initial", {"t0", "energy", "q", "v", "mu"}},
         {"integrator", {"method", "rtol", "atol", "dt", "min_step", "max_steps", "project", "precision", "equations"}},
         {"times", {"t_end", "spacing", "count", "t_first", "list"}},
@@ -152,21 +158,6 @@ std::string one_of(const std::vector<std::string>& options) {
         out += quote(options[i]);
     }
     return out;
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diag = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diag = up;
-        }
-    }
-    return row[b.size()];
 }
 
 /** " (did you mean "x"?)" for a near miss, else "". */
@@ -513,9 +504,9 @@ void apply_option(toml::table& root, const OptionOverride& o, Reporter& rep) {
 // Sections
 
 /** A model file (`model.file`) or an inline model (`[model]` with `lagrangian`): loaded, registered under its name
- *  (modelfile/file_models.hpp), and its description returned; null for a built-in model's name. */
-std::optional<ModelInfo> parse_file_model(const Reader& rd, const toml::table* model, const std::string& source_name) {
-    if (!model) return std::nullopt;
+ *  (modelfile/file_models.hpp), and its description in the registry returned; null for a built-in model's name. */
+const ModelInfo* parse_file_model(const Reader& rd, const toml::table* model, const std::string& source_name) {
+    if (!model) return nullptr;
     const toml::node* file = model->get("file");
     const toml::node* lagrangian = model->get("lagrangian");
     if (!file && !lagrangian) {
@@ -524,7 +515,7 @@ std::optional<ModelInfo> parse_file_model(const Reader& rd, const toml::table* m
                 rd.report().fail(v, child_key("model", k.str()),
                                  "a key of an inline model, but [model] has no `lagrangian` (an inline model needs "
                                  "coordinates, lagrangian and constraints; or name a model file with model.file)");
-        return std::nullopt;
+        return nullptr;
     }
     if (file && lagrangian)
         rd.report().fail(*lagrangian, "model.lagrangian",
@@ -543,7 +534,7 @@ std::optional<ModelInfo> parse_file_model(const Reader& rd, const toml::table* m
         if (!std::filesystem::is_regular_file(path, ec))
             rd.report().fail(*file, "model.file", "no model file " + quote(path.string()));
         try {
-            return modelfile::register_model(modelfile::load_model_file(path.string()));
+            return &modelfile::register_model(modelfile::load_model_file(path.string()));
         } catch (const std::runtime_error& e) {
             throw ConfigError(e.what(), "model.file", 0, 0);
         }
@@ -556,7 +547,7 @@ std::optional<ModelInfo> parse_file_model(const Reader& rd, const toml::table* m
             ss << in.rdbuf();
             text = ss.str();
         }
-        return modelfile::register_model(
+        return &modelfile::register_model(
             modelfile::load_model_table(*model, source_name, "model.", "inline_model", {"params"}, text));
     } catch (const std::runtime_error& e) {
         throw ConfigError(e.what(), "model", 0, 0);
@@ -564,13 +555,12 @@ std::optional<ModelInfo> parse_file_model(const Reader& rd, const toml::table* m
 }
 
 const ModelInfo& parse_model(const Reader& rd, const toml::table& root, const std::vector<ModelInfo>& registry,
-                             const std::string& source_name, std::optional<ModelInfo>& file_model) {
+                             const std::string& source_name) {
     std::vector<std::string> names;
     for (const ModelInfo& m : registry) names.push_back(m.name);
     const toml::table* model = rd.table(&root, "model", "model");
     if (model) rd.check_keys(*model, "model", config_keys(config_sections(), "model"));
-    file_model = parse_file_model(rd, model, source_name);
-    if (file_model) return *file_model;
+    if (const ModelInfo* file_model = parse_file_model(rd, model, source_name)) return *file_model;
     const toml::node* name = rd.get(model, "name");
     if (!name) rd.report().missing(model, "model.name", "known models: " + join(names));
     const std::string s = rd.string(*name, "model.name");
@@ -1014,8 +1004,7 @@ RunConfig parse_sections(const Reader& rd, const toml::table& root, const std::s
     rd.check_keys(root, "", config_keys(config_sections(), ""), "allowed sections", "section");
     RunConfig cfg;
     cfg.source_path = source_name;
-    std::optional<ModelInfo> file_model;
-    cfg.model = parse_model(rd, root, registry, source_name, file_model);
+    cfg.model = parse_model(rd, root, registry, source_name);
     parse_params(rd, root, cfg);
     parse_initial(rd, root, cfg);
     parse_integrator(rd, root, cfg);

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -64,11 +63,11 @@ const ModelOps* find_ops(const std::string& name) {
     e.report.derive_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const jit::CompilerSpec spec = jit::host_compiler();
     // NOTE: a compile takes seconds (the engine's templates for this model): say so before, not after.
-    if (!r.quiet && !std::filesystem::exists(std::filesystem::path(jit::cache_root()) / "cpu" /
-                                             (jit::cache_key(unit, spec) + ".so")))
-        std::fprintf(stderr, "model file %s: compiling model '%s' with %s (once; later runs load it from %s)\n",
-                     e.model.source.c_str(), name.c_str(), spec.cxx.c_str(), jit::cache_root().c_str());
-    const jit::Artefact a = jit::compile_shared_object(unit, spec, "cpu", e.model.source);
+    const jit::Artefact a = jit::compile_shared_object(unit, spec, "cpu", e.model.source, [&] {
+        if (!r.quiet)
+            std::fprintf(stderr, "model file %s: compiling model '%s' with %s (once; later runs load it from %s)\n",
+                         e.model.source.c_str(), name.c_str(), spec.cxx.c_str(), jit::cache_root().c_str());
+    });
     using Fn = int (*)(ModelOps*);
     const Fn fn = reinterpret_cast<Fn>(jit::load_symbol(a, ops_symbol));
     ModelOps ops{};

@@ -113,7 +113,6 @@ std::string conditions(const FileModel& m, bool velocity, const std::string& ind
     for (int prec = 0; prec < 2; ++prec) {
         out += indent + (prec == 0 ? "if constexpr (sizeof(T) >= 8) {\n" : "} else {\n");
         out += per_variant(m, "T", indent + "    ", [&](const FileVariant& fv, Printer& p) {
-            std::string r = "";
             const std::vector<Condition>& cs = velocity ? fv.velocity_chart[prec] : fv.chart[prec];
             std::string all;
             for (const Condition& c : cs) {

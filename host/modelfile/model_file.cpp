@@ -90,40 +90,6 @@ bool is_identifier(const std::string& s) {
                        [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
-/// The identifiers of an expression (to order the definitions by what they use).
-std::set<std::string> identifiers(const std::string& text) {
-    std::set<std::string> ids;
-    for (std::size_t i = 0; i < text.size();) {
-        const unsigned char c = static_cast<unsigned char>(text[i]);
-        if (std::isalpha(c) || c == '_') {
-            std::size_t j = i;
-            while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
-            ids.insert(text.substr(i, j - i));
-            i = j;
-        } else if (std::isdigit(c) || c == '.') {
-            // a number, with an exponent: 1e-3 is not the identifier "e"
-            std::size_t j = i;
-            while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
-            if (j < text.size() && (text[j] == 'e' || text[j] == 'E')) {
-                ++j;
-                if (j < text.size() && (text[j] == '+' || text[j] == '-')) ++j;
-                while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
-            }
-            i = j;
-        } else {
-            ++i;
-        }
-    }
-    return ids;
-}
-
-const std::vector<std::string>& model_keys() {
-    static const std::vector<std::string> k = {"name",           "description",     "coordinates", "angles",
-                                               "lagrangian",     "constraints",     "forces",      "chart",
-                                               "velocity_chart", "source_residual", "parameters",  "definitions"};
-    return k;
-}
-
 struct Loader {
     const toml::table& root;
     std::vector<std::string> ignored; // keys the caller reads (an inline model's `params`)
@@ -235,12 +201,15 @@ struct Loader {
                                                          : dflt->as_floating_point()->get();
                     if (!std::isfinite(p.default_value)) where.fail(*dflt, key, "expected a finite number");
                     if (range) {
+                        // the ranges as messages and the README spell them (to_string of model_info.hpp)
                         const auto* rs = range->as_string();
-                        const std::string r = rs ? rs->get() : "";
-                        if (r == "> 0") p.domain = ParamDomain::positive;
-                        else if (r == ">= 0") p.domain = ParamDomain::non_negative;
-                        else if (r == "finite") p.domain = ParamDomain::any;
-                        else where.fail(*range, key + ".range", "expected one of \"> 0\", \">= 0\", \"finite\"");
+                        const ParamDomain domains[] = {ParamDomain::positive, ParamDomain::non_negative,
+                                                       ParamDomain::any};
+                        const auto d = std::find_if(std::begin(domains), std::end(domains),
+                                                    [&](ParamDomain x) { return rs && rs->get() == to_string(x); });
+                        if (d == std::end(domains))
+                            where.fail(*range, key + ".range", "expected one of \"> 0\", \">= 0\", \"finite\"");
+                        p.domain = *d;
                     }
                     if (!in_domain(p.domain, p.default_value))
                         where.fail(*dflt, key, "the default is outside the range " + std::string(to_string(p.domain)));
@@ -261,7 +230,7 @@ struct Loader {
         if (!dn) return;
         const toml::table* dt = dn->as_table();
         if (!dt) where.fail(*dn, "definitions", "expected a table of name = \"expression\"");
-        std::map<std::string, std::set<std::string>> uses;
+        std::map<std::string, std::vector<std::string>> uses;
         for (auto&& [k, v] : *dt) {
             const std::string name(k.str()), key = "definitions." + name;
             if (!is_identifier(name)) where.fail(v, key, "'" + name + "' is not a name");
@@ -269,7 +238,7 @@ struct Loader {
             if (m.info.coord_index(name) >= 0 || m.info.param_index(name) >= 0)
                 where.fail(v, key, "'" + name + "' is also a coordinate or parameter");
             def_at[name] = &v;
-            uses[name] = identifiers(string_at(v, key));
+            uses[name] = sym::names_in(string_at(v, key));
         }
         std::set<std::string> done, active;
         std::function<void(const std::string&)> visit = [&](const std::string& d) {
@@ -323,6 +292,19 @@ struct Loader {
         }
     }
 
+    /** The conditions of the array `key` (none when absent), for one precision. */
+    std::vector<Condition> conditions(const sym::ParseScope& s, const std::string& key, bool velocities,
+                                      bool double_precision, const std::string& context) {
+        std::vector<Condition> out;
+        if (const toml::node* n = root.get(key)) {
+            const std::vector<const toml::node*> cs = strings_at(*n, key);
+            for (std::size_t i = 0; i < cs.size(); ++i)
+                out.push_back(
+                    condition(s, *cs[i], key + "[" + std::to_string(i) + "]", velocities, double_precision, context));
+        }
+        return out;
+    }
+
     void read_variant(unsigned bits) {
         sym::ParseScope s = scope_for(bits);
         for (const std::string& d : def_names)
@@ -362,25 +344,14 @@ struct Loader {
                 fv.forces.push_back(parse(s, *fs[i], "forces[" + std::to_string(i) + "]", true, true, "a force"));
         }
         for (int prec = 0; prec < 2; ++prec) {
-            if (const toml::node* ch = root.get("chart")) {
-                const std::vector<const toml::node*> cs = strings_at(*ch, "chart");
-                for (std::size_t i = 0; i < cs.size(); ++i)
-                    fv.chart[prec].push_back(condition(s, *cs[i], "chart[" + std::to_string(i) + "]", false, prec == 0,
-                                                       "a chart condition (use velocity_chart)"));
-            }
-            if (const toml::node* ch = root.get("velocity_chart")) {
-                const std::vector<const toml::node*> cs = strings_at(*ch, "velocity_chart");
-                for (std::size_t i = 0; i < cs.size(); ++i)
-                    fv.velocity_chart[prec].push_back(condition(s, *cs[i], "velocity_chart[" + std::to_string(i) + "]",
-                                                                true, prec == 0, "a velocity chart condition"));
-            }
+            fv.chart[prec] = conditions(s, "chart", false, prec == 0, "a chart condition (use velocity_chart)");
+            fv.velocity_chart[prec] = conditions(s, "velocity_chart", true, prec == 0, "a velocity chart condition");
         }
         if (const toml::node* sr = root.get("source_residual"))
             fv.source_residual = parse(s, *sr, "source_residual", true, true, "the source residual");
         m.variants.push_back(std::move(fv));
     }
 
-    /// Every velocity must enter L: a velocity that does not has a zero row in the kinetic metric ∂²L/∂q'∂q'.
     /// Every velocity must enter L or a constraint: one that enters neither gives the saddle-point matrix
     /// [W -J^T; J 0] a zero column (singular). A velocity that enters only the constraints leaves W singular but the
     /// saddle-point matrix may be regular (heisenberg's sub-Riemannian L = (x'^2 + y'^2)/2 with z' in phi).
@@ -429,6 +400,13 @@ FileModel load(const toml::table& table, const std::string& source, const std::s
 }
 
 } // namespace
+
+const std::vector<std::string>& model_keys() {
+    static const std::vector<std::string> k = {"name",           "description",     "coordinates", "angles",
+                                               "lagrangian",     "constraints",     "forces",      "chart",
+                                               "velocity_chart", "source_residual", "parameters",  "definitions"};
+    return k;
+}
 
 FileModel load_model_table(const toml::table& table, const std::string& source, const std::string& key_prefix,
                            const std::string& default_name, const std::vector<std::string>& ignored_keys,

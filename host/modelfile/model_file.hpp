@@ -69,6 +69,9 @@ struct FileModel {
     bool has_forces = false, has_chart = false, has_velocity_chart = false, has_source_residual = false;
 };
 
+/** @brief The keys of a model (a model file's top level, an inline model's `[model]`), in the README's order. */
+const std::vector<std::string>& model_keys();
+
 /** @brief Load a model file. Errors name the file, the key, and the line and column (of the file) of the problem. */
 FileModel load_model_file(const std::string& path);
 

@@ -193,7 +193,7 @@ std::string cache_key(const std::string& source, const CompilerSpec& spec) {
 }
 
 Artefact compile_shared_object(const std::string& source, const CompilerSpec& spec, const std::string& kind,
-                               const std::string& label) {
+                               const std::string& label, const std::function<void()>& on_miss) {
     Artefact a;
     a.key = cache_key(source, spec);
     const fs::path dir = fs::path(cache_root()) / kind;
@@ -206,6 +206,7 @@ Artefact compile_shared_object(const std::string& source, const CompilerSpec& sp
         a.cached = true;
         return a;
     }
+    if (on_miss) on_miss();
     const auto t_wait = std::chrono::steady_clock::now();
     FileLock lock((dir / (a.key + ".lock")).string());
     a.wait_seconds = seconds_since(t_wait);

@@ -16,6 +16,7 @@
  */
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,9 +49,11 @@ struct Artefact {
 std::string cache_key(const std::string& source, const CompilerSpec& spec);
 
 /** @brief The shared object of `source` under `cache_root()/kind/`, compiled now if it is not there. `label` names
- *         the source in messages (e.g. the model file). Throws with the compiler's output on failure. */
+ *         the source in messages (e.g. the model file). `on_miss` is called once the entry is found missing, before
+ *         waiting for another process's compile or compiling (to say that this takes a while). Throws with the
+ *         compiler's output on failure. */
 Artefact compile_shared_object(const std::string& source, const CompilerSpec& spec, const std::string& kind,
-                               const std::string& label);
+                               const std::string& label, const std::function<void()>& on_miss = {});
 
 /** @brief `dlopen` the artefact (kept open for the life of the process) and return the address of `symbol`. */
 void* load_symbol(const Artefact& a, const char* symbol);

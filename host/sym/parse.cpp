@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "parse.hpp"
 
+#include "edit_distance.hpp"
+
 #include "nhvk/dynamics.hpp"
 
 #include <algorithm>
@@ -31,24 +33,6 @@ bool name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || 
 bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool digit(char c) { return c >= '0' && c <= '9'; }
 
-/** @brief Levenshtein distance, ignoring case. */
-int edit_distance(const std::string& a, const std::string& b) {
-    std::vector<int> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        int diag = row[0];
-        row[0] = static_cast<int>(i);
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const int up = row[j];
-            const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                              std::tolower(static_cast<unsigned char>(b[j - 1]));
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
-            diag = up;
-        }
-    }
-    return row[b.size()];
-}
-
 /** @brief Whether `name` begins `candidate` (ignoring case). */
 bool begins(const std::string& candidate, const std::string& name) {
     if (name.size() > candidate.size()) return false;
@@ -66,7 +50,7 @@ std::string suggestion(const std::string& name, const std::vector<std::string>& 
     const std::string* best = nullptr;
     int best_d = allowed + 1;
     for (const std::string& c : candidates) {
-        int d = edit_distance(name, c);
+        int d = static_cast<int>(edit_distance(name, c, true));
         if (len >= 2 && begins(c, name)) d = std::min(d, 1);
         if (d < best_d) {
             best_d = d;
@@ -176,6 +160,17 @@ private:
         if (tok_.kind != Tok::end) unexpected("an operator or the end of the expression");
     }
 
+public:
+    /** @brief The names of the remaining tokens (without their apostrophes), up to the end or the first token the
+     *  lexer refuses. */
+    void collect_names(std::vector<std::string>& out) {
+        while (tok_.kind != Tok::end) {
+            if (tok_.kind == Tok::name) out.push_back(tok_.text);
+            advance();
+        }
+    }
+
+private:
     // ---- tokens ----
     void skip_space() {
         while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
@@ -677,6 +672,18 @@ std::string to_text(const Graph& g, int root, const ParseScope& scope) {
     std::string out;
     print(g, root, scope, out);
     return out;
+}
+
+std::vector<std::string> names_in(const std::string& text) {
+    Graph g;
+    const ParseScope scope;
+    std::vector<std::string> names;
+    try {
+        Parser(g, text, scope, true, true).collect_names(names);
+    } catch (const ParseError&) {
+        // NOTE: the names before a character the lexer refuses; parsing the text reports the error with its position
+    }
+    return names;
 }
 
 bool is_reserved_name(const std::string& name) {

@@ -90,6 +90,10 @@ std::vector<int> dependencies(const Graph& g, int root);
  *         expanded). Throws for a variable the scope cannot name (a multiplier). */
 std::string to_text(const Graph& g, int root, const ParseScope& scope);
 
+/** @brief The names `text` uses, in order and with repeats (`x'` gives `x`), as the parser's lexer reads them,
+ *         up to the first character it refuses (parsing reports that). Used to order definitions by what they use. */
+std::vector<std::string> names_in(const std::string& text);
+
 /** @brief Names the parser gives a meaning of its own (`t`, `pi`, `if`, the functions, and the condition's
  *         `margin` and `vfloor`): a model's coordinate, parameter or definition should not take one. */
 bool is_reserved_name(const std::string& name);
