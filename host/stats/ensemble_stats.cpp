@@ -466,8 +466,8 @@ void EnsembleAccumulator::merge(const EnsembleAccumulator& other) {
     }
     merge_partials_and_rows(other);
     if (!exact_) {
-        // NOTE: an exact other's quantiles are in its values; binned here unless it has rows, which then came with
-        // the values from a backend that binned them (CUDA; left as before this rule)
+        // NOTE: an exact other's quantiles are in its values; binned here unless it has rows: a backend that sends
+        // both (CUDA) has binned the values into those rows already, and binning them again would count them twice
         if (other.exact_ && !other.has_rows()) bin_values_of(other);
         return;
     }
@@ -543,8 +543,8 @@ void EnsembleAccumulator::load(bytes::Reader& in) {
     const bool exact = in.get<std::uint8_t>() != 0u;
     std::vector<SeriesPartial> partials = in.get_vector<SeriesPartial>();
     std::vector<std::uint64_t> counts = in.get_vector<std::uint64_t>();
-    // NOTE: no rows (an accumulator that kept none) or every row; a state written before rows were made only when
-    // needed holds zero rows in exact mode, and takes no room here either
+    // NOTE: no rows (an accumulator that kept none) or every row: a NHVK-STATE-v4 file of an exact accumulator may
+    // hold every row, all zero, and still restores (taking no room here)
     if (partials.size() != n_series_ || (!counts.empty() && counts.size() != n_series_ * row_words_)) {
         throw std::runtime_error(what + ": statistics arrays of the wrong length");
     }
