@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /** @file
- *  @brief The CUDA kernels, templated on the model; included only by the generated per-model .cu files, after the
- *         model's generated equations. The device integrates the generated equations (`GenEquations`) only: the
- *         dual-number reference runs on the CPU.
+ *  @brief The host side of the CUDA kernels (kernel_templates.cuh), templated on the model; included only by the
+ *         generated per-model .cu files, after the model's generated equations. The device integrates the generated
+ * equations (`GenEquations`) only: the dual-number reference runs on the CPU.
  */
 #pragma once
 
@@ -12,46 +12,13 @@
 
 #include "cuda_check.hpp"
 #include "cuda_model_ops.hpp"
+#include "kernel_templates.cuh"
 #include "nhvk/backend/sample_spec.hpp"
 #include "nhvk/dispatch.hpp"
-#include "nhvk/generated.hpp"
 
 namespace nhvk {
 
 namespace cuda_detail {
-constexpr int block_size = 128;
-
-/** @brief One thread per trajectory of the chunk. */
-template <class M, class T, template <class, class> class St>
-__global__ void __launch_bounds__(block_size) ensemble_chunk_kernel(ChunkArgs a) {
-    const long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (j < a.m) run_chunk_member<M, T, St, GenEquations>(a, j);
-}
-
-/** @brief One thread per member drawn: the sampling stage on the device (the same code as the CPU's). */
-template <class M>
-__global__ void __launch_bounds__(block_size)
-    sample_chunk_kernel(SampleSpec<M> spec, ChunkArgs a, std::uint64_t first) {
-    const long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (j < a.m) sample_chunk_member<M, GenEquations<M, double>>(spec, a, first, j);
-}
-
-template <class M, class T> struct TrajectoryArgs {
-    T q0[M::n], v0[M::n], mu0[M::k];
-    T t0;
-    const double* times;
-    int nt;
-    StepControl ctl;
-    T* out;
-    MemberOutcome* outcome;
-};
-
-template <class M, class T, template <class, class> class St>
-__global__ void trajectory_kernel(M model, TrajectoryArgs<M, T> a) {
-    if (blockIdx.x != 0 || threadIdx.x != 0) return;
-    StateRecorder<M, T> rec{a.out};
-    *a.outcome = integrate_member<St, GenEquations>(model, a.q0, a.v0, a.mu0, a.t0, a.times, a.nt, a.ctl, rec);
-}
 
 /** @brief A device buffer freed on scope exit. */
 struct DeviceBuffer {

@@ -127,7 +127,10 @@ std::string conditions(const FileModel& m, bool velocity, const std::string& ind
 
 } // namespace
 
-std::string emit_model_unit(const FileModel& m) {
+namespace {
+
+/// The model as a struct of the model concept, then its generated equations: what both units below start with.
+std::string emit_model_equations(const FileModel& m) {
     const int n = m.info.n, k = m.info.k;
     std::ostringstream o;
     o << "// Emitted by nhvk from the model file " << m.source << ": do not edit (edit the model file).\n"
@@ -219,11 +222,44 @@ std::string emit_model_unit(const FileModel& m) {
     sym::Graph g;
     const sym::DerivedModel d = derive_file_model(g, m);
     o << sym::emit_header(g, d) << "\n";
-    o << "#include \"model_ops_impl.hpp\"\n\n"
+    return o.str();
+}
+
+} // namespace
+
+std::string emit_model_unit(const FileModel& m) {
+    std::ostringstream o;
+    o << emit_model_equations(m);
+    o << "#include \"model_ops_impl.hpp\"\n#include \"nhvk/backend/sample_spec.hpp\"\n\n"
       << "extern \"C\" __attribute__((visibility(\"default\"))) int " << ops_symbol << "(nhvk::ModelOps* out) {\n"
       << "    *out = nhvk::make_model_ops<nhvk::file_model::Model>();\n"
-      << "    return " << ops_abi << ";\n}\n";
+      << "    return " << ops_abi
+      << ";\n}\n\n"
+      // NOTE: the CUDA kernels of the same model (emit_model_cuda_unit) take this struct by value; NVRTC lays it out
+      // as this host compiler does (CUDA keeps the host ABI's layout), so these bytes are its kernel argument.
+      << "extern \"C\" __attribute__((visibility(\"default\"))) unsigned long " << sample_spec_symbol
+      << "(const nhvk::SamplingPlan* plan, void* out, unsigned long capacity) {\n"
+      << "    using Spec = nhvk::SampleSpec<nhvk::file_model::Model>;\n"
+      << "    if (plan && out && capacity >= sizeof(Spec)) {\n"
+      << "        const Spec s = nhvk::make_sample_spec<nhvk::file_model::Model>(*plan);\n"
+      << "        __builtin_memcpy(out, &s, sizeof s);\n"
+      << "    }\n"
+      << "    return sizeof(Spec);\n}\n";
     return o.str();
+}
+
+std::string emit_model_cuda_unit(const FileModel& m) {
+    return emit_model_equations(m) + "#include \"kernel_templates.cuh\"\n";
+}
+
+std::vector<std::string> cuda_kernel_names(CudaKernels which, Precision precision, Method method) {
+    const std::string M = "nhvk::file_model::Model";
+    const std::string T = precision == Precision::f64 ? "double" : "float";
+    const std::string St = method == Method::dopri5 ? "nhvk::Dopri5" : "nhvk::Rk4";
+    if (which == CudaKernels::trajectory)
+        return {"&nhvk::cuda_detail::trajectory_flat_kernel<" + M + ", " + T + ", " + St + ">"};
+    return {"&nhvk::cuda_detail::ensemble_chunk_kernel<" + M + ", " + T + ", " + St + ">",
+            "&nhvk::cuda_detail::sample_chunk_kernel<" + M + ">"};
 }
 
 } // namespace nhvk::modelfile

@@ -31,6 +31,7 @@
 #include <toml++/toml.h>
 
 #include "model_info.hpp"
+#include "nhvk/numerics.hpp"
 #include "nhvk/sym/expr.hpp"
 #include "sym/derived.hpp"
 
@@ -102,6 +103,26 @@ std::string emit_model_unit(const FileModel& m);
  *         against (the cache key hashes the headers, so a mismatch means a stale hand-made artefact). */
 inline constexpr const char* ops_symbol = "nhvk_model_file_ops";
 inline constexpr int ops_abi = 1;
+
+/** @brief The exported `unsigned long (const SamplingPlan*, void* out, unsigned long capacity)` of a compiled model
+ *         unit: writes the model's `SampleSpec` (the CUDA sampling kernel's argument) when it fits and returns its
+ *         size. */
+inline constexpr const char* sample_spec_symbol = "nhvk_model_file_sample_spec";
+
+/** @brief The CUDA translation unit of `m` for NVRTC: the same struct and generated equations as `emit_model_unit`,
+ *         then the kernel templates (kernels/kernel_templates.cuh), nothing of the host. */
+std::string emit_model_cuda_unit(const FileModel& m);
+
+/** @brief Which kernels of a model one CUDA module holds. */
+enum class CudaKernels {
+    ensemble,   ///< the chunk kernel, then the sampling kernel (`nhvk run`)
+    trajectory, ///< the flat trajectory kernel (`nhvk trajectory`)
+};
+
+/** @brief The kernels NVRTC instantiates from `emit_model_cuda_unit` for one precision and method, as name
+ *         expressions. A module holds one combination only: each costs seconds to a minute of NVRTC, and a run uses
+ *         one. */
+std::vector<std::string> cuda_kernel_names(CudaKernels which, Precision precision, Method method);
 
 } // namespace modelfile
 } // namespace nhvk

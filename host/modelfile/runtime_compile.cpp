@@ -107,7 +107,7 @@ std::string compiler_version(const std::string& cxx) {
 
 /// The hash of every header under the roots (relative path and bytes): the engine a unit includes. Read at every
 /// call (a few milliseconds for nhvk's ~150 headers; one call per model and process), so an edit is never missed.
-std::string headers_hash(const std::vector<std::string>& roots) {
+std::string headers_hash_impl(const std::vector<std::string>& roots) {
     Hash h;
     for (const std::string& root : roots) {
         std::vector<fs::path> files;
@@ -160,6 +160,21 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 } // namespace
 
+void write_file(const std::string& path, const std::string& bytes) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << bytes;
+    f.flush();
+    if (!f) throw std::runtime_error("cannot write '" + path + "'");
+}
+
+std::string headers_hash(const std::vector<std::string>& roots) { return headers_hash_impl(roots); }
+
+std::string hash_hex(const std::vector<std::string>& parts) {
+    Hash h;
+    for (const std::string& p : parts) h.add(p);
+    return h.hex();
+}
+
 CompilerSpec host_compiler() {
     CompilerSpec s;
     const char* env = std::getenv("NHVK_CXX");
@@ -187,22 +202,22 @@ std::string cache_key(const std::string& source, const CompilerSpec& spec) {
     h.add(spec.cxx);
     h.add(compiler_version(spec.cxx));
     for (const std::string& f : spec.flags) h.add(f);
-    h.add(headers_hash(spec.header_roots));
+    h.add(headers_hash_impl(spec.header_roots));
     h.add(source);
     return h.hex();
 }
 
-Artefact compile_shared_object(const std::string& source, const CompilerSpec& spec, const std::string& kind,
-                               const std::string& label, const std::function<void()>& on_miss) {
+Artefact cached_artefact(const std::string& key, const std::string& kind, const std::string& ext,
+                         const std::function<void()>& on_miss, const std::function<void(const Entry&)>& build) {
     Artefact a;
-    a.key = cache_key(source, spec);
+    a.key = key;
     const fs::path dir = fs::path(cache_root()) / kind;
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) throw std::runtime_error("cannot create the cache folder '" + dir.string() + "': " + ec.message());
-    const fs::path so = dir / (a.key + ".so");
-    a.path = so.string();
-    if (fs::exists(so)) {
+    const fs::path out = dir / (a.key + ext);
+    a.path = out.string();
+    if (fs::exists(out)) {
         a.cached = true;
         return a;
     }
@@ -210,44 +225,47 @@ Artefact compile_shared_object(const std::string& source, const CompilerSpec& sp
     const auto t_wait = std::chrono::steady_clock::now();
     FileLock lock((dir / (a.key + ".lock")).string());
     a.wait_seconds = seconds_since(t_wait);
-    if (fs::exists(so)) { // another process compiled it while this one waited
+    if (fs::exists(out)) { // another process built it while this one waited
         a.cached = true;
         return a;
     }
-    const std::string tag = std::to_string(getpid());
-    const fs::path src = dir / (a.key + "." + tag + ".cpp"), tmp = dir / (a.key + "." + tag + ".so.tmp"),
-                   log = dir / (a.key + "." + tag + ".log");
-    {
-        std::ofstream f(src, std::ios::binary | std::ios::trunc);
-        f << source;
-        f.flush();
-        if (!f) throw std::runtime_error("cannot write '" + src.string() + "'");
-    }
-    std::vector<std::string> argv{spec.cxx};
-    argv.insert(argv.end(), spec.flags.begin(), spec.flags.end());
-    argv.push_back(src.string());
-    argv.push_back("-o");
-    argv.push_back(tmp.string());
+    const std::string stem = (dir / (a.key + "." + std::to_string(getpid()))).string();
+    const Entry e{dir.string() + "/" + a.key, stem, stem + ext + ".tmp"};
     const auto t0 = std::chrono::steady_clock::now();
-    const int rc = run_command(argv, log.string());
+    build(e);
     a.compile_seconds = seconds_since(t0);
-    if (rc != 0) {
-        std::string out = read_file(log);
-        if (out.size() > 4000) out = out.substr(0, 4000) + "\n[...]";
-        fs::remove(tmp, ec);
-        // NOTE: the source and the log stay, named in the message, for a bug report.
-        throw std::runtime_error(label + ": the C++ compiler failed on the emitted equations (" + spec.cxx + ", exit " +
-                                 std::to_string(rc) + "; source " + src.string() + ", log " + log.string() + "):\n" +
-                                 out);
-    }
-    fs::remove(log, ec);
-    // The source under the entry's own name, for a user who wants to read what was compiled.
-    fs::rename(src, dir / (a.key + ".cpp"), ec);
-    fs::rename(tmp, so, ec);
+    fs::rename(e.tmp, out, ec);
     if (ec)
-        throw std::runtime_error("cannot move the compiled model into the cache '" + so.string() +
+        throw std::runtime_error("cannot move the compiled model into the cache '" + out.string() +
                                  "': " + ec.message());
     return a;
+}
+
+Artefact compile_shared_object(const std::string& source, const CompilerSpec& spec, const std::string& kind,
+                               const std::string& label, const std::function<void()>& on_miss) {
+    return cached_artefact(cache_key(source, spec), kind, ".so", on_miss, [&](const Entry& e) {
+        const std::string src = e.stem + ".cpp", log = e.stem + ".log";
+        write_file(src, source);
+        std::vector<std::string> argv{spec.cxx};
+        argv.insert(argv.end(), spec.flags.begin(), spec.flags.end());
+        argv.push_back(src);
+        argv.push_back("-o");
+        argv.push_back(e.tmp);
+        const int rc = run_command(argv, log);
+        std::error_code ec;
+        if (rc != 0) {
+            std::string out = read_file(log);
+            if (out.size() > 4000) out = out.substr(0, 4000) + "\n[...]";
+            fs::remove(e.tmp, ec);
+            // NOTE: the source and the log stay, named in the message, for a bug report.
+            throw std::runtime_error(label + ": the C++ compiler failed on the emitted equations (" + spec.cxx +
+                                     ", exit " + std::to_string(rc) + "; source " + src + ", log " + log + "):\n" +
+                                     out);
+        }
+        fs::remove(log, ec);
+        // The source under the entry's own name, for a user who wants to read what was compiled.
+        fs::rename(src, e.name + ".cpp", ec);
+    });
 }
 
 void* load_symbol(const Artefact& a, const char* symbol) {

@@ -48,6 +48,27 @@ struct Artefact {
 /** @brief The cache key of `source` compiled with `spec` (also hashes the compiler's `--version` and the headers). */
 std::string cache_key(const std::string& source, const CompilerSpec& spec);
 
+/** @brief The names a build step writes to: `tmp` is renamed to the entry once the step returns; `stem` is private to
+ *         this process (for sources and logs); `name` is the entry's path without its extension. */
+struct Entry {
+    std::string name, stem, tmp;
+};
+
+/** @brief The entry `cache_root()/kind/key + ext`, built now by `build` (which writes `Entry::tmp`) if it is not
+ *         there: under the entry's lock, so one process of many builds it and the others wait and load it, and
+ *         renamed into place, so a half-written entry is never seen. A `build` that throws leaves no entry. */
+Artefact cached_artefact(const std::string& key, const std::string& kind, const std::string& ext,
+                         const std::function<void()>& on_miss, const std::function<void(const Entry&)>& build);
+
+/** @brief The hash (32 hex digits) of `parts`, each length-prefixed. */
+std::string hash_hex(const std::vector<std::string>& parts);
+
+/** @brief The hash of every header (`.hpp`, `.h`, `.cuh`) under `roots`: their relative paths and bytes. */
+std::string headers_hash(const std::vector<std::string>& roots);
+
+/** @brief Write `bytes` to `path` (truncating); throws when it cannot. */
+void write_file(const std::string& path, const std::string& bytes);
+
 /** @brief The shared object of `source` under `cache_root()/kind/`, compiled now if it is not there. `label` names
  *         the source in messages (e.g. the model file). `on_miss` is called once the entry is found missing, before
  *         waiting for another process's compile or compiling (to say that this takes a while). Throws with the
