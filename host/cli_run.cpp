@@ -247,7 +247,12 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
     }
     // NOTE: a model file is compiled (or loaded from the cache) here, before the run's clock starts: its compile time
     // is reported on its own (stderr, summary.json model_file), not inside the run's trajectories per second.
-    if (modelfile::find_registered(cfg.model.name)) find_model_ops(cfg.model.name);
+    if (modelfile::find_registered(cfg.model.name)) {
+        find_model_ops(cfg.model.name);
+        if (runs_on_device(cfg))
+            modelfile::prepare_cuda(cfg.model.name, modelfile::CudaKernels::ensemble, cfg.integrator.precision,
+                                    cfg.integrator.method);
+    }
     if (const std::optional<SettingProblem> e = check_memory(cfg, physical_memory_bytes(), runs_on_device(cfg)))
         throw UsageError(e->key + ": " + e->expected);
     if (cfg.sweep) check_sweep_energy(cfg, o.config);

@@ -261,8 +261,11 @@ int run_trajectory_command(const TrajectoryOptions& o) {
 
     TrajectoryResult r;
     if (o.backend == "cpu") r = run_trajectory_cpu(req);
-    else if (o.backend == "cuda") r = run_trajectory_cuda(req);
-    else throw UsageError("--backend: expected cpu or cuda, got '" + o.backend + "'");
+    else if (o.backend == "cuda") {
+        if (modelfile::find_registered(req.model))
+            modelfile::prepare_cuda(req.model, modelfile::CudaKernels::trajectory, req.precision, req.method);
+        r = run_trajectory_cuda(req);
+    } else throw UsageError("--backend: expected cpu or cuda, got '" + o.backend + "'");
 
     // NOTE: the CSV's writes fail inside the C library's buffer (a full disk, /dev/full): the reason is the errno of
     // that failure, still set here (no later call succeeds in between), not at the final flush in main.

@@ -20,6 +20,10 @@ TrajectoryResult run_trajectory_cuda(const TrajectoryRequest&) {
 std::unique_ptr<EnsembleBackend> make_cuda_backend(const ChunkLayout&, const ChunkCommon&) {
     throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
 }
+void register_cuda_jit_module(CudaJitModule) {
+    throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
+}
+std::string cuda_device_arch() { throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason()); }
 
 } // namespace nhvk
 #endif

@@ -24,6 +24,7 @@
 
 #include "cpu_backend.hpp"
 #include "model_ops.hpp"
+#include "modelfile/cuda_compile.hpp"
 #include "modelfile/file_models.hpp"
 #include "nhvk/backend/cuda_device.hpp"
 #include "pipeline/comm.hpp"
@@ -48,11 +49,11 @@ std::string parallel_run_problem(const RunConfig& cfg) {
 }
 
 bool runs_on_device(const RunConfig& cfg) {
-    // NOTE: a model file is compiled for the CPU only (modelfile/): `auto` picks the CPU for it, and `cuda` is refused
-    // by `nhvk run` with a message.
+    // NOTE: a model file's kernels are compiled by NVRTC: without it (a build with no CUDA toolkit) `auto` picks the
+    // CPU for a model file, and `cuda` is refused with a message (make_backend).
     return cfg.run.backend == Backend::cuda ||
            (cfg.run.backend == Backend::automatic && cfg.integrator.equations == EquationsKind::generated &&
-            !modelfile::find_registered(cfg.model.name) && cuda_available());
+            (!modelfile::find_registered(cfg.model.name) || jit::nvrtc_available()) && cuda_available());
 }
 
 namespace {
@@ -73,13 +74,14 @@ std::unique_ptr<EnsembleBackend> make_backend(const RunConfig& cfg, const RunPla
     if (cfg.run.backend == Backend::cuda && plan.common.equations == EquationsKind::ad)
         throw std::runtime_error("run.backend = \"cuda\" integrates the generated equations only; "
                                  "integrator.equations = \"ad\" needs run.backend = \"cpu\" or \"auto\"");
-    if (cfg.run.backend == Backend::cuda && modelfile::find_registered(cfg.model.name))
-        throw std::runtime_error("run.backend = \"cuda\": model '" + cfg.model.name +
-                                 "' is a model file, which this version compiles for the CPU only; set run.backend = "
-                                 "\"cpu\" or \"auto\"");
     if (runs_on_device(cfg)) {
         // NOTE: the ranks on a node take the node's devices in turn.
         if (comm.parallel()) select_cuda_device(comm.local_rank());
+        // NOTE: the kernels of a model file are compiled for the device just selected (its architecture); cli_run
+        // compiled them before the clock started (for device 0), so this is a cache hit unless the node mixes devices.
+        if (modelfile::find_registered(cfg.model.name))
+            modelfile::prepare_cuda(cfg.model.name, modelfile::CudaKernels::ensemble, plan.common.precision,
+                                    plan.common.method);
         return make_cuda_backend(device_layout(cfg, plan.layout), plan.common);
     }
     return make_cpu_backend(plan.layout, plan.common, threads, std::move(watch));

@@ -22,6 +22,7 @@
 #include <algorithm>
 
 #include "cuda_check.hpp"
+#include "cuda_jit.hpp"
 #include "cuda_model_ops.hpp"
 #include "nhvk/backend/backend.hpp"
 #include "nhvk/backend/cuda_device.hpp"
@@ -35,6 +36,8 @@ namespace {
 template <class... Ms> std::vector<CudaModelOps> make_table(ModelList<Ms...>) { return {make_cuda_model_ops<Ms>()...}; }
 
 const CudaModelOps& cuda_ops(const std::string& model) {
+    // a model file's kernels (compiled at run time) first: a model file may replace a built-in model of its name
+    if (const CudaModelOps* jit = jit_cuda_ops(model)) return *jit;
     static const std::vector<CudaModelOps> table = make_table(BuiltinModels{});
     for (const CudaModelOps& o : table)
         if (model == o.name) return o;

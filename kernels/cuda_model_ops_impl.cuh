@@ -12,6 +12,7 @@
 
 #include "cuda_check.hpp"
 #include "cuda_model_ops.hpp"
+#include "device_buffer.hpp"
 #include "kernel_templates.cuh"
 #include "nhvk/backend/sample_spec.hpp"
 #include "nhvk/dispatch.hpp"
@@ -19,15 +20,6 @@
 namespace nhvk {
 
 namespace cuda_detail {
-
-/** @brief A device buffer freed on scope exit. */
-struct DeviceBuffer {
-    void* p = nullptr;
-    explicit DeviceBuffer(std::size_t bytes) { NHVK_CUDA_CHECK(cudaMalloc(&p, bytes > 0 ? bytes : 1)); }
-    ~DeviceBuffer() { cudaFree(p); }
-    DeviceBuffer(const DeviceBuffer&) = delete;
-    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
 
 template <class M, class T, template <class, class> class St>
 TrajectoryResult trajectory_on_device(const TrajectoryRequest& req) {
@@ -52,16 +44,7 @@ TrajectoryResult trajectory_on_device(const TrajectoryRequest& req) {
     const M model = make_model<M>(req.params.empty() ? nullptr : req.params.data());
     trajectory_kernel<M, T, St><<<1, 1>>>(model, a);
     NHVK_CUDA_CHECK(cudaGetLastError());
-    NHVK_CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<T> buf(static_cast<std::size_t>(nt + 1) * row);
-    TrajectoryResult r;
-    NHVK_CUDA_CHECK(cudaMemcpy(buf.data(), d_out.p, sizeof(T) * buf.size(), cudaMemcpyDeviceToHost));
-    NHVK_CUDA_CHECK(cudaMemcpy(&r.outcome, d_outcome.p, sizeof(MemberOutcome), cudaMemcpyDeviceToHost));
-    r.row_size = row;
-    r.rows = r.outcome.status == Status::ok ? nt + 1 : r.outcome.time_index + 1;
-    if (r.rows < 0) r.rows = 0;
-    r.states.assign(buf.begin(), buf.end());
-    return r;
+    return read_trajectory<T>(d_out, d_outcome, nt, row);
 }
 
 /** @brief Launch the chunk kernel for the model and numerics of `common` on `stream`. */

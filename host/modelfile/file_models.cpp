@@ -10,7 +10,9 @@
 #include <stdexcept>
 
 #include "model_ops.hpp"
+#include "modelfile/cuda_compile.hpp"
 #include "modelfile/runtime_compile.hpp"
+#include "nhvk/backend/cuda_device.hpp"
 
 namespace nhvk::modelfile {
 
@@ -20,6 +22,8 @@ struct Entry {
     FileModel model;
     bool compiled = false;
     ModelOps ops{};
+    /// the host unit's SampleSpec of a plan (CudaJitModule::sample_spec)
+    unsigned long (*sample_spec)(const SamplingPlan*, void*, unsigned long) = nullptr;
     CompileReport report;
 };
 
@@ -75,6 +79,8 @@ const ModelOps* find_ops(const std::string& name) {
         throw std::runtime_error(e.model.source + ": the compiled model '" + a.path +
                                  "' was built for another version of nhvk; delete it and run again");
     e.ops = ops;
+    e.sample_spec = reinterpret_cast<unsigned long (*)(const SamplingPlan*, void*, unsigned long)>(
+        jit::load_symbol(a, sample_spec_symbol));
     e.compiled = true;
     e.report.source = e.model.source;
     e.report.artefact = a.path;
@@ -92,6 +98,41 @@ const ModelOps* find_ops(const std::string& name) {
                          a.wait_seconds > 0.5 ? (" (waited " + std::to_string(a.wait_seconds) + " s)").c_str() : "");
     }
     return &e.ops;
+}
+
+void prepare_cuda(const std::string& name, CudaKernels which, Precision precision, Method method) {
+    if (!find_ops(name)) throw std::logic_error("prepare_cuda: '" + name + "' is not a registered model file");
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    Entry& e = *r.by_name.at(name);
+    if (!jit::nvrtc_available())
+        throw std::runtime_error(e.model.source + ": model '" + name +
+                                 "' runs on the CUDA backend through NVRTC, and this nhvk was built without the CUDA "
+                                 "toolkit; run it on the CPU (run.backend = \"cpu\" or \"auto\", --backend cpu)");
+    const std::string arch = cuda_device_arch();
+    const std::vector<std::string> names = cuda_kernel_names(which, precision, method);
+    const jit::CudaArtefact a =
+        jit::compile_cuda(emit_model_cuda_unit(e.model), names, arch, "cuda", e.model.source, [&] {
+            if (!r.quiet)
+                std::fprintf(stderr, "model file %s: compiling the CUDA kernels of '%s' for %s with NVRTC %s (once)\n",
+                             e.model.source.c_str(), name.c_str(), arch.c_str(), jit::nvrtc_version().c_str());
+        });
+    CudaJitModule m;
+    m.model = name;
+    m.n = e.model.info.n;
+    m.k = e.model.info.k;
+    m.trajectory = which == CudaKernels::trajectory;
+    m.precision = precision;
+    m.method = method;
+    m.image = a.image;
+    m.kernels = a.lowered;
+    m.sample_spec = e.sample_spec;
+    register_cuda_jit_module(std::move(m));
+    e.report.cuda =
+        CompileReport::Cuda{arch, a.file.path, a.file.key, a.file.cached, a.file.compile_seconds, a.file.wait_seconds};
+    if (!r.quiet && !a.file.cached)
+        std::fprintf(stderr, "model file %s: CUDA kernels compiled in %.1f s\n", e.model.source.c_str(),
+                     a.file.compile_seconds);
 }
 
 std::string resolve_model_argument(const std::string& arg) {

@@ -29,6 +29,16 @@ struct CompileReport {
     double derive_seconds = 0.0;  ///< derivation and emission of the equations
     double compile_seconds = 0.0; ///< the C++ compiler's time (0 when cached)
     double wait_seconds = 0.0;    ///< waiting for another process compiling the same model
+    /// NVRTC's compile of the model's CUDA kernels (a run on the CUDA backend), the last one of this process
+    struct Cuda {
+        std::string arch;     ///< the device's, e.g. "sm_90"
+        std::string artefact; ///< the CUBIN entry in the cache
+        std::string key;
+        bool cached = false;
+        double compile_seconds = 0.0;
+        double wait_seconds = 0.0;
+    };
+    std::optional<Cuda> cuda;
 };
 
 /** @brief Register `m` under its name (replacing an earlier model file of that name; an identical one is kept) and
@@ -39,6 +49,12 @@ const ModelInfo& register_model(FileModel m);
  *         call; nullptr when no model file of that name is registered. Prints one line to stderr when it compiles
  *         (it takes seconds) unless `quiet_compiles(true)`. */
 const ModelOps* find_ops(const std::string& name);
+
+/** @brief Compile (or load from the cache) the CUDA kernels of the registered model file `name` for the current
+ *         device, `which` of them for one precision and method, and hand them to the CUDA backend (its runs and
+ *         trajectories of `name` then use them). Compiles the host unit first (`find_ops`). Throws when this nhvk has
+ *         no NVRTC or no CUDA backend, or `name` is not a registered model file. Prints to stderr as `find_ops`. */
+void prepare_cuda(const std::string& name, CudaKernels which, Precision precision, Method method);
 
 /** @brief A command line's model argument: a model file (`*.toml`) is loaded and registered and its model's name
  *         returned; anything else is returned as it is (a model name). */

@@ -347,7 +347,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
     j["timing"]["transfer_seconds"] = r.transfer_seconds;
     j["timing"]["trajectories_per_second"] = r.seconds > 0 ? static_cast<double>(r.requested) / r.seconds : 0.0;
     // A model file's compile (or cache hit) in this process; null for a built-in model (and in `nhvk merge`).
-    if (const std::optional<modelfile::CompileReport> mf = modelfile::compile_report(cfg.model.name))
+    if (const std::optional<modelfile::CompileReport> mf = modelfile::compile_report(cfg.model.name)) {
         j["model_file"] = {{"source", mf->source},
                            {"artefact", mf->artefact},
                            {"cache_key", mf->key},
@@ -355,7 +355,16 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
                            {"derive_seconds", mf->derive_seconds},
                            {"compile_seconds", mf->compile_seconds},
                            {"wait_seconds", mf->wait_seconds}};
-    else j["model_file"] = nullptr;
+        // NVRTC's compile of its kernels when the run was on the CUDA backend; null on the CPU
+        if (mf->cuda && r.backend == "cuda")
+            j["model_file"]["cuda"] = {{"arch", mf->cuda->arch},
+                                       {"artefact", mf->cuda->artefact},
+                                       {"cache_key", mf->cuda->key},
+                                       {"cached", mf->cuda->cached},
+                                       {"compile_seconds", mf->cuda->compile_seconds},
+                                       {"wait_seconds", mf->cuda->wait_seconds}};
+        else j["model_file"]["cuda"] = nullptr;
+    } else j["model_file"] = nullptr;
     nlohmann::json& job = j["job"];
     job["config_hash"] = r.config_hash;
     job["ranks"] = r.ranks;

@@ -83,6 +83,7 @@
 // the same count, nonfinite, mean, std, min and max bit for bit (the same values, exact reductions), and quantiles
 // within the histogram's stated resolution (a defect of the CPU's histogram mode, issue 21 failure 1, fails here).
 #include "ensemble_testing.hpp"
+#include "nhvk_cli.hpp"
 #include "temp_dir.hpp"
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
@@ -104,6 +105,7 @@
 
 #include "config.hpp"
 #include "ensemble.hpp"
+#include "modelfile/file_models.hpp"
 #include "nhvk/backend/backend.hpp"
 #include "nhvk/backend/trajectory.hpp"
 #include "nhvk/sample_member.hpp"
@@ -186,9 +188,16 @@ std::string set_number(const std::string& key, double x) {
     return key + "=" + buf;
 }
 
+/** The suffix of a model file twin's name (register_twin): its case runs the built-in model's config. */
+const std::string twin_suffix = "_file";
+
 RunConfig case_config(const Case& c, long long trajectories, bool sweep = true) {
-    const std::string path = std::string(NHVK_SOURCE_DIR) + "/configs/" + c.model + ".toml";
+    const bool twin = c.model.size() > twin_suffix.size() &&
+                      c.model.compare(c.model.size() - twin_suffix.size(), twin_suffix.size(), twin_suffix) == 0;
+    const std::string config_model = twin ? c.model.substr(0, c.model.size() - twin_suffix.size()) : c.model;
+    const std::string path = std::string(NHVK_SOURCE_DIR) + "/configs/" + config_model + ".toml";
     std::vector<std::string> sets = {
+        "model.name=\"" + c.model + "\"",
         std::string("integrator.method=\"") + (c.method == Method::rk4 ? "rk4" : "dopri5") + "\"",
         std::string("integrator.precision=\"") + (c.precision == Precision::f64 ? "double" : "float") + "\"",
         set_number("times.t_end", t_end),
@@ -1302,5 +1311,60 @@ TEST(CudaBackend, EntryPointsAgreeWithAvailability) {
         EXPECT_FALSE(fs::exists(cfg.run.out));
     }
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Model files: kernels compiled at run time by NVRTC and launched through the driver API (kernels/cuda_jit.cu)
+
+/** models/<name>.toml registered as "<name>_file", beside (not replacing) the built-in model of its name. */
+std::string register_twin(const std::string& name) {
+    const std::string text = nhvk_test::read_text(std::string(NHVK_SOURCE_DIR) + "/models/" + name + ".toml");
+    const std::string from = "name = \"" + name + "\"", to = "name = \"" + name + twin_suffix + "\"";
+    const std::size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << name;
+    std::string renamed = text;
+    if (at != std::string::npos) renamed.replace(at, from.size(), to);
+    return nhvk::modelfile::register_model(nhvk::modelfile::load_model_text(renamed, name + ".toml", "", name, {}))
+        .name;
+}
+
+class CudaModelFile : public ::testing::TestWithParam<Case> {};
+
+// A model file's statistics on the device equal its own on the CPU, with the built-in models' tolerances (the run
+// compiles its kernels: make_backend calls prepare_cuda).
+TEST_P(CudaModelFile, StatisticsMatchTheCpu) {
+    NHVK_REQUIRE_CUDA();
+    Case c = GetParam();
+    c.model = register_twin(c.model);
+    ensemble_statistics_match(c, false);
+}
+
+// On the device, a model file's trajectory equals its built-in twin's: the two generated equations differ at most in
+// the grouping of sums (as on the CPU, tests/modelfile/test_model_file_twins.cpp).
+TEST_P(CudaModelFile, TrajectoryMatchesTheBuiltInTwin) {
+    NHVK_REQUIRE_CUDA();
+    const Case c = GetParam();
+    const CaseRun cr(c, 8, 8);
+    const Inputs in = sampled_inputs(cr, 8, 0);
+    long long j = 0;
+    while (j < in.m && in.sample_status[j] != static_cast<std::uint8_t>(nhvk::SampleStatus::ok)) ++j;
+    ASSERT_LT(j, in.m);
+    nhvk::TrajectoryRequest req = trajectory_request(cr, in, j, c.precision, cr.plan.common.ctl);
+    const nhvk::TrajectoryResult builtin = nhvk::run_trajectory_cuda(req);
+    req.model = register_twin(c.model);
+    nhvk::modelfile::prepare_cuda(req.model, nhvk::modelfile::CudaKernels::trajectory, req.precision, req.method);
+    const nhvk::TrajectoryResult file = nhvk::run_trajectory_cuda(req);
+    ASSERT_EQ(file.outcome.status, builtin.outcome.status);
+    ASSERT_EQ(file.rows, builtin.rows);
+    ASSERT_EQ(file.row_size, builtin.row_size);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(builtin.rows * builtin.row_size); ++i)
+        EXPECT_NEAR(file.states[i], builtin.states[i], 1e-8 * std::max(1.0, std::fabs(builtin.states[i]))) << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, CudaModelFile,
+                         ::testing::Values(Case{"nh_particle", Precision::f64, Method::dopri5},
+                                           Case{"nh_particle", Precision::f64, Method::rk4},
+                                           Case{"ball_on_turntable", Precision::f64, Method::dopri5},
+                                           Case{"rolling_disc", Precision::f64, Method::rk4}),
+                         [](const ::testing::TestParamInfo<Case>& p) { return case_name(p.param); });
 
 } // namespace

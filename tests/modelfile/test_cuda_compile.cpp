@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,9 @@ using nhvk::jit::CudaArtefact;
 class CudaCompile : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (!nhvk::jit::nvrtc_available()) GTEST_SKIP() << "built without NVRTC (no CUDA toolkit at configure time)";
+        if (const char* c = std::getenv("NHVK_CACHE_DIR")) saved_ = c;
         setenv("NHVK_CACHE_DIR", dir_.str("cache").c_str(), 1);
+        if (!nhvk::jit::nvrtc_available()) GTEST_SKIP() << "built without NVRTC (no CUDA toolkit at configure time)";
     }
     static nhvk::modelfile::FileModel model(const std::string& name) {
         return nhvk::modelfile::load_model_file(std::string(NHVK_SOURCE_DIR) + "/models/" + name + ".toml");
@@ -35,6 +37,12 @@ protected:
                                 const std::vector<std::string>& names = ensemble_rk4()) {
         return nhvk::jit::compile_cuda(nhvk::modelfile::emit_model_cuda_unit(m), names, arch, "cuda", m.source);
     }
+    // the folder is this test's: later tests of the same process (a whole binary run) get the caller's back
+    void TearDown() override {
+        if (saved_) setenv("NHVK_CACHE_DIR", saved_->c_str(), 1);
+        else unsetenv("NHVK_CACHE_DIR");
+    }
+    std::optional<std::string> saved_;
     nhvk_test::TempDir dir_;
 };
 

@@ -13,6 +13,7 @@
 #include "model_ops.hpp"
 #include "modelfile/file_models.hpp"
 #include "modelfile/model_file.hpp"
+#include "nhvk/backend/backend.hpp"
 #include "nhvk_cli.hpp"
 #include "temp_dir.hpp"
 
@@ -231,6 +232,29 @@ TEST(ModelFileRun, TrajectoryAndInspectTakeAModelFile) {
     ASSERT_EQ(i.rc, 0) << i.err;
     EXPECT_HAS(i.out, "particle_file");
     EXPECT_HAS(i.out, "integrable (holonomic):      no");
+}
+
+// Without a device (or without CUDA in this build) a model file asked to run on the CUDA backend says why, exits
+// non-zero and writes nothing; with a device the CUDA suite (tests/kernels) runs it.
+TEST(ModelFileRun, TheCudaBackendWithoutADeviceSaysWhyAndWritesNothing) {
+    if (nhvk::cuda_available()) GTEST_SKIP() << "a device is present: tests/kernels runs model files on it";
+    nhvk_test::TempDir dir;
+    std::ofstream(dir.path() / "particle.toml") << particle;
+    std::string cfg = nhvk_test::read_text(std::string(NHVK_SOURCE_DIR) + "/configs/nh_particle.toml");
+    cfg = with(cfg, "name = \"nh_particle\"", "file = \"particle.toml\"");
+    std::ofstream(dir.path() / "run.toml") << cfg;
+    const auto r = nhvk_test::run_captured(
+        "", NHVK_BINARY, {"run", (dir.path() / "run.toml").string(), "--backend", "cuda", "--out", dir.str("out")},
+        dir.path() / "io");
+    EXPECT_NE(r.rc, 0) << r.err;
+    EXPECT_HAS(r.err, "backend 'cuda': " + nhvk::cuda_unavailable_reason());
+    EXPECT_FALSE(fs::exists(dir.path() / "out"));
+    const auto t = nhvk_test::run_captured("", NHVK_BINARY,
+                                           {"trajectory", "--model", (dir.path() / "particle.toml").string(), "--q0",
+                                            "0,0.5,0", "--v0", "1,0,0.5", "--t-end", "1", "--backend", "cuda"},
+                                           dir.path() / "io_t");
+    EXPECT_NE(t.rc, 0) << t.err;
+    EXPECT_HAS(t.err, "backend 'cuda': " + nhvk::cuda_unavailable_reason());
 }
 
 TEST(ModelFileRun, ABadModelFileExitsWithItsPositionAndNoOutputFolder) {

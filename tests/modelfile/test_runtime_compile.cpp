@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "modelfile/runtime_compile.hpp"
@@ -64,10 +65,17 @@ int call_answer(const Artefact& a) {
 class RuntimeCompile : public ::testing::Test {
 protected:
     void SetUp() override {
+        if (const char* c = std::getenv("NHVK_CACHE_DIR")) saved_ = c;
         setenv("NHVK_CACHE_DIR", dir_.str("cache").c_str(), 1);
         fs::create_directories(dir_.path() / "headers");
         std::ofstream(dir_.path() / "headers" / "engine.hpp") << "// version 1\n";
     }
+    // the folder is this test's: later tests of the same process (a whole binary run) get the caller's back
+    void TearDown() override {
+        if (saved_) setenv("NHVK_CACHE_DIR", saved_->c_str(), 1);
+        else unsetenv("NHVK_CACHE_DIR");
+    }
+    std::optional<std::string> saved_;
     nhvk_test::TempDir dir_;
     fs::path count() const { return dir_.path() / "count"; }
 };

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The CUDA entry points of models compiled at run time (register_cuda_jit_module): the same table as a
+ *         built-in model's, launching NVRTC's kernels through the driver API.
+ */
+#pragma once
+
+#include <string>
+
+#include "cuda_model_ops.hpp"
+
+namespace nhvk {
+
+/** @brief The ops of a model with a registered run-time module, or nullptr when it has none. */
+const CudaModelOps* jit_cuda_ops(const std::string& model);
+
+} // namespace nhvk
