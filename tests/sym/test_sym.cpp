@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The symbolic layer (include/nhvk/sym/expr.hpp, host/sym/emit.*): hash-consing, the exact folding rules, graph
-// evaluation against plain arithmetic, derivatives traced through the dual numbers against hand derivatives, and the
-// emitter's choice of solve and its hoisting of parameter-only subexpressions.
+// The symbolic layer (include/nhvk/sym/expr.hpp, host/sym/lower.*, print.*): hash-consing, the exact folding rules,
+// graph evaluation against plain arithmetic, derivatives traced through the dual numbers against hand derivatives, and
+// the emitter's choice of solve and its hoisting of parameter-only subexpressions.
 #include <nhvk/dual.hpp>
 #include <nhvk/sym/expr.hpp>
 #include <sym/emit.hpp>
