@@ -94,7 +94,8 @@ const char* array_name(Array a) {
     return "K.c";
 }
 
-/** @brief The text of one statement, without indent or newline. */
+/** @brief The text of one statement after the indent of its first line, without the last newline (`LuSolve`'s later
+ *         lines start with `in_`). */
 struct StatementText {
     std::string operator()(const Comment& s) const { return "// " + s.text; }
     std::string operator()(const Let& s) const {
