@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The symbolic layer (include/nhvk/sym/expr.hpp, host/sym/emit.*): hash-consing, the exact folding rules, graph
-// evaluation against plain arithmetic, derivatives traced through the dual numbers against hand derivatives, and the
-// emitter's choice of solve and its hoisting of parameter-only subexpressions.
+// The symbolic layer (include/nhvk/sym/expr.hpp, host/sym/lower.*, print.*): hash-consing, the exact folding rules,
+// graph evaluation against plain arithmetic, derivatives traced through the dual numbers against hand derivatives, and
+// the emitter's choice of solve, its hoisting of parameter-only subexpressions, its statement lists and their printing.
 #include <nhvk/dual.hpp>
 #include <nhvk/sym/expr.hpp>
 #include <sym/emit.hpp>
@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace {
@@ -142,6 +143,51 @@ TEST(SymEmit, InvertsASmallStateDependentBlockInClosedForm) {
     EXPECT_EQ(h.find("lu_solve"), std::string::npos) << "k = 1: one division after the 2×2 block's adjugate";
     EXPECT_NE(h.find("> NumericLimits<T>::epsilon() * ("), std::string::npos)
         << "the block's determinant is checked against the permanent of its absolute values";
+}
+
+TEST(SymLower, ASchurComplementOfOneConstraintIsCheckedThenDivided) {
+    Graph g;
+    const nhvk::sym::LoweredModel lm = nhvk::sym::lower(g, toy(g, false));
+    ASSERT_EQ(lm.functions.size(), 6u);
+    const nhvk::sym::Function& nh = lm.functions[1];
+    ASSERT_EQ(nh.kind, nhvk::sym::FunctionKind::nh_accel);
+    ASSERT_EQ(nh.variants.size(), 1u);
+    const nhvk::sym::Statements& body = nh.variants[0];
+    const auto is = [&](auto tag) {
+        return std::count_if(body.begin(), body.end(),
+                             [](const nhvk::sym::Statement& st) { return std::holds_alternative<decltype(tag)>(st); });
+    };
+    EXPECT_EQ(is(nhvk::sym::LuSolve{}), 0);
+    EXPECT_EQ(is(nhvk::sym::CheckSingular{}), 1);
+    EXPECT_EQ(is(nhvk::sym::Store{}), 3) << "a[0], a[1], lambda[0]";
+    const auto check = std::find_if(body.begin(), body.end(), [](const nhvk::sym::Statement& st) {
+        return std::holds_alternative<nhvk::sym::CheckSingular>(st);
+    });
+    ASSERT_TRUE(check != body.end() && std::holds_alternative<nhvk::sym::Let>(*(check + 1)));
+    EXPECT_EQ(std::get<nhvk::sym::Let>(*(check + 1)).op, Op::div) << "then λ = r / S";
+    ASSERT_TRUE(std::holds_alternative<nhvk::sym::Return>(body.back()));
+    EXPECT_EQ(std::get<nhvk::sym::Return>(body.back()).what, nhvk::sym::Return::What::ok);
+}
+
+TEST(SymPrint, PrintsAStatementListWithoutTheGraph) {
+    using nhvk::sym::Ref;
+    const auto temp = [](int id) { return Ref{Ref::Kind::temp, Var::q, id, 0.0}; };
+    const Ref q0{Ref::Kind::variable, Var::q, 0, 0.0}, two{Ref::Kind::literal, Var::q, 0, 2.0};
+    nhvk::sym::LuSolve lu{nhvk::sym::System::schur, 2, {temp(3), two, two, temp(3)}, {q0, temp(4)}};
+    const nhvk::sym::Statements body = {
+        nhvk::sym::Comment{"S m = r"},
+        nhvk::sym::Let{temp(3), Op::mul, 0.0, q0, two},
+        lu,
+        nhvk::sym::Store{nhvk::sym::Array::mudot, 1, -1, Ref{Ref::Kind::solution, Var::q, 1, 0.0}},
+        nhvk::sym::Return{nhvk::sym::Return::What::ok, Ref{}},
+    };
+    EXPECT_EQ(nhvk::sym::print_statements(body, "  "), "  // S m = r\n"
+                                                       "  const T t3 = q[0] * T(2);\n"
+                                                       "  T S_[2][2] = {{t3, T(2)}, {T(2), t3}};\n"
+                                                       "  T r_[2] = {q[0], t4};\n"
+                                                       "  if (!lu_solve(S_, r_).ok) return Status::singular;\n"
+                                                       "  mudot[1] = r_[1];\n"
+                                                       "  return Status::ok;\n");
 }
 
 /** The saddle parts of `n` coordinates whose Wt has the nonzero pattern `pattern` (row-major, symmetric), each

@@ -1,52 +1,15 @@
 // SPDX-License-Identifier: MIT
-#include "emit.hpp"
+#include "lower.hpp"
 
 #include "nhvk/linalg.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
 namespace nhvk::sym {
-
-std::string node_code(const Node& nd, const std::string& a, const std::string& b, const std::string& scalar,
-                      bool header) {
-    const auto number = [](double x) {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.17g", x);
-        return std::string(buf);
-    };
-    switch (nd.op) {
-    case Op::add:
-        return a + " + " + b;
-    case Op::sub:
-        return a + " - " + b;
-    case Op::mul:
-        return a + " * " + b;
-    case Op::div:
-        return a + " / " + b;
-    case Op::neg:
-        return "-" + a;
-    case Op::pow:
-        if (nd.value == 2.0) return a + " * " + a;
-        if (nd.value == 0.5) return "sqrt(" + a + ")";
-        if (nd.value == -1.0) return scalar + "(1) / " + a;
-        // NOTE: outside the headers the exponent stays a plain number: pow(Dual, number) is the power rule, while
-        // pow(Dual, Dual) is exp(p log a), NaN for a negative base (x^3 at x < 0).
-        return "pow(" + a + ", " + (header ? scalar + "(" + number(nd.value) + ")" : number(nd.value)) + ")";
-    default:
-        break;
-    }
-    // the elementary functions: their spelling in the table of nhvk/ops.hpp (headers), or their name, which namespace
-    // nhvk overloads for every scalar type (plain numbers and the dual numbers)
-    if (const FunctionOp* f = function_op(nd.op))
-        return std::string(header ? f->spelling : f->name) + "(" + a + (f->arity == 2 ? ", " + b : std::string()) + ")";
-    throw std::logic_error("emit: unexpected node");
-}
 
 const char* solve_kind_name(SolveKind s) {
     switch (s) {
@@ -67,18 +30,7 @@ constexpr unsigned param_bit = 1u << static_cast<unsigned>(Var::param);
 /** @brief A node that depends on nothing but the parameters (and is not a bare constant). */
 bool is_param_level(const Graph& g, int id) { return !g.is_constant(id) && (g.dep_mask(id) & ~param_bit) == 0u; }
 
-std::string literal(double x) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", x);
-    return std::string("T(") + buf + ")";
-}
-
-/** @brief The right-hand side of one node given the names of its arguments (the generated headers' form). */
-std::string node_expr(const Node& nd, const std::string& a, const std::string& b) {
-    return node_code(nd, a, b, "T", true);
-}
-
-/** @brief The parameter-only subexpressions of one variant that the functions read: slots of `Consts<T>::c`. */
+/** @brief The parameter-only subexpressions of one variant that the functions read: slots of `Consts<T>`. */
 class ConstTable {
 public:
     int slot(int id) {
@@ -96,36 +48,45 @@ private:
     std::map<int, int> slot_;
 };
 
-/** @brief The body of one generated function: named temporaries for the state-dependent nodes, in topological
- *         order, each emitted once. */
+Ref literal(double x) {
+    Ref r;
+    r.kind = Ref::Kind::literal;
+    r.value = x;
+    return r;
+}
+
+Ref ref_of(Ref::Kind kind, int index, Var var = Var::q) {
+    Ref r;
+    r.kind = kind;
+    r.var = var;
+    r.index = index;
+    return r;
+}
+
+Ref multiplier(int c) { return ref_of(Ref::Kind::variable, c, Var::lambda); }
+
+/** @brief `name` declared as node `nd` of arguments `a`, `b`. */
+Let let(const Ref& name, const Node& nd, const Ref& a, const Ref& b) { return Let{name, nd.op, nd.value, a, b}; }
+
+/** @brief The statements of one generated function: named temporaries for the state-dependent nodes, in
+ *         topological order, each declared once. */
 class Body {
 public:
-    Body(const Graph& g, ConstTable& consts, std::string indent) : g_(g), k_(consts), in_(std::move(indent)) {}
+    Body(const Graph& g, ConstTable& consts) : g_(g), k_(consts) {}
 
-    std::string ref(int id) {
+    /** @brief How the statements read node `id`. NOTE: the first read of a parameter-only node gives it its slot, so
+     *         the slots are numbered in the order the statements are lowered. */
+    Ref ref(int id) {
         const Node& nd = g_.node(id);
         if (nd.op == Op::constant) return literal(nd.value);
-        if (is_param_level(g_, id)) return "K.c[" + std::to_string(k_.slot(id)) + "]";
+        if (is_param_level(g_, id)) return ref_of(Ref::Kind::slot, k_.slot(id));
         if (nd.op == Op::variable) {
-            switch (nd.var) {
-            case Var::q:
-                return "q[" + std::to_string(nd.index) + "]";
-            case Var::v:
-                return "v[" + std::to_string(nd.index) + "]";
-            case Var::t:
-                return "t";
-            case Var::mu:
-                return "mu[" + std::to_string(nd.index) + "]";
-            case Var::lambda:
-                return "lam_" + std::to_string(nd.index);
-            case Var::param:
-                break;
-            }
-            throw std::logic_error("emit: unexpected variable");
+            if (nd.var == Var::param) throw std::logic_error("lower: unexpected variable");
+            return ref_of(Ref::Kind::variable, nd.index, nd.var);
         }
-        return "t" + std::to_string(id);
+        return ref_of(Ref::Kind::temp, id);
     }
-    /** @brief Emit every state-dependent node `roots` need that is not emitted yet. */
+    /** @brief Declare every state-dependent node `roots` need that is not declared yet. */
     void need(const std::vector<int>& roots) {
         std::set<int> todo;
         std::vector<int> stack(roots.begin(), roots.end());
@@ -134,50 +95,41 @@ public:
             stack.pop_back();
             const Node& nd = g_.node(id);
             if (nd.op == Op::constant || nd.op == Op::variable || is_param_level(g_, id)) continue;
-            if (emitted_.count(id) || todo.count(id)) continue;
+            if (declared_.count(id) || todo.count(id)) continue;
             todo.insert(id);
             if (nd.a >= 0) stack.push_back(nd.a);
             if (nd.b >= 0) stack.push_back(nd.b);
         }
         for (const int id : todo) { // std::set: ascending ids = topological order
             const Node& nd = g_.node(id);
-            line("const T t" + std::to_string(id) + " = " +
-                 node_expr(nd, ref(nd.a), nd.b >= 0 ? ref(nd.b) : std::string()) + ";");
-            emitted_.insert(id);
+            // NOTE: at most one argument of a state-dependent node is parameter-only (else the node would be), so the
+            // order of these two reads does not decide any slot
+            const Ref a = ref(nd.a);
+            add(let(ref_of(Ref::Kind::temp, id), nd, a, nd.b >= 0 ? ref(nd.b) : Ref{}));
+            declared_.insert(id);
         }
     }
-    void line(const std::string& s) { os_ << in_ << s << '\n'; }
-    /** @brief `T NAME[m][m] = {…}; T r_[m] = {…};` from row-major node ids, then the LU solve (singular: return). */
-    void lu_system(const std::string& name, const std::vector<int>& A, const std::vector<int>& r, int m) {
-        const std::string sm = std::to_string(m);
-        std::string init = "T " + name + "[" + sm + "][" + sm + "] = {";
-        for (int i = 0; i < m; ++i) {
-            init += i ? ", {" : "{";
-            for (int j = 0; j < m; ++j) init += (j ? ", " : "") + ref(A[static_cast<std::size_t>(i * m + j)]);
-            init += "}";
-        }
-        line(init + "};");
-        std::string rr = "T r_[" + sm + "] = {";
-        for (int i = 0; i < m; ++i) rr += (i ? ", " : "") + ref(r[static_cast<std::size_t>(i)]);
-        line(rr + "};");
-        line("if (!lu_solve(" + name + ", r_).ok) return Status::singular;");
+    void add(Statement s) { out_.push_back(std::move(s)); }
+    void comment(std::string text) { add(Comment{std::move(text)}); }
+    void store(Array array, int i, int j, const Ref& value) { add(Store{array, i, j, value}); }
+    void ret(Return::What what) { add(Return{what, Ref{}}); }
+    /** @brief The m×m system `A x = r` from row-major node ids, solved by LU. */
+    void lu_system(System system, const std::vector<int>& A, const std::vector<int>& r, int m) {
+        LuSolve lu;
+        lu.system = system;
+        lu.m = m;
+        for (const int id : A) lu.A.push_back(ref(id));
+        for (const int id : r) lu.r.push_back(ref(id));
+        add(std::move(lu));
     }
-    std::string str() const { return os_.str(); }
+    Statements take() { return std::move(out_); }
 
 private:
     const Graph& g_;
     ConstTable& k_;
-    std::string in_;
-    std::ostringstream os_;
-    std::set<int> emitted_;
+    Statements out_;
+    std::set<int> declared_;
 };
-
-/** @brief The strings of `v` separated by `sep`. */
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-    std::string s;
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? sep : std::string()) + v[i];
-    return s;
-}
 
 int sum(Graph& g, const std::vector<int>& terms) {
     int s = g.constant(0.0);
@@ -199,11 +151,14 @@ std::vector<int> emit_jv(Graph& g, Body& body, const DerivedVariant& dv, int n, 
     return jv;
 }
 
-/** @brief `if (power) *power = Σ_c m_c (J·v)_c;` with the multipliers named by `mult_name(c)`. */
-template <class Name> void emit_power(Body& body, const std::vector<int>& jv, const Name& mult_name) {
-    std::string p = "T(0)";
-    for (std::size_t c = 0; c < jv.size(); ++c) p += " + " + mult_name(static_cast<int>(c)) + " * " + body.ref(jv[c]);
-    body.line("if (power) *power = " + p + "; // the power of the reactions, λ·(J·v)");
+/** @brief When asked for, the power `Σ_c m_c (J·v)_c` with the multipliers read as `mult(c)`. */
+template <class Mult> void emit_power(Body& body, const std::vector<int>& jv, const Mult& mult) {
+    ReactionPower p;
+    for (std::size_t c = 0; c < jv.size(); ++c) {
+        p.multipliers.push_back(mult(static_cast<int>(c)));
+        p.rates.push_back(body.ref(jv[c]));
+    }
+    body.add(std::move(p));
 }
 
 // The LU path solves the system that the engine's `motion_system` (nhvk/linalg.hpp) assembles, traced here with the
@@ -241,11 +196,11 @@ void trace_motion_system_sized(Graph& g, const SaddleParts& s, const DerivedVari
     if constexpr (N > max_motion_n) {
         throw std::runtime_error(
             "the generator's saddle-point assembly is instantiated for n <= " + std::to_string(max_motion_n) +
-            " coordinates (raise max_motion_n in host/sym/emit.cpp)");
+            " coordinates (raise max_motion_n in host/sym/lower.cpp)");
     } else if constexpr (K > max_motion_k) {
         throw std::runtime_error(
             "the generator's saddle-point assembly is instantiated for k <= " + std::to_string(max_motion_k) +
-            " constraints (raise max_motion_k in host/sym/emit.cpp)");
+            " constraints (raise max_motion_k in host/sym/lower.cpp)");
     } else if (n != N) {
         trace_motion_system_sized<N + 1, K>(g, s, dv, n, k, A, r);
     } else if (k != K) {
@@ -257,9 +212,10 @@ void trace_motion_system_sized(Graph& g, const SaddleParts& s, const DerivedVari
 
 /** @brief `Wt⁻¹` for the Schur paths as row-major node ids (−1: a structural zero). `schur_diagonal`: `1/Wt_ii`,
  *         constants per trajectory. `schur_blocks`: each diagonal block in closed form, adjugate over determinant,
- *         after the code that returns `singular` when the determinant is not finite or has no correct digit left:
- *         `|det| ≤ ε·per(|M|)`, where the permanent of the block's absolute values is the sum of the magnitudes of
- *         the terms the determinant cancels (and scales with rows and columns as the determinant does). */
+ *         after a `CheckSingular` that returns `singular` when the determinant is not finite or has no correct
+ *         digit left: `|det| ≤ ε·per(|M|)`, where the permanent of the block's absolute values is the sum of
+ *         the magnitudes of the terms the determinant cancels (and scales with rows and columns as the determinant
+ *         does). */
 std::vector<int> inverse_metric(Graph& g, Body& body, const SaddleParts& s, int n, SolveKind kind) {
     std::vector<int> winv(static_cast<std::size_t>(n * n), -1);
     auto at = [n](int i, int j) { return static_cast<std::size_t>(i * n + j); };
@@ -305,30 +261,25 @@ std::vector<int> inverse_metric(Graph& g, Body& body, const SaddleParts& s, int 
             det = sum(g, {mul(M(0, 0), cof[0]), mul(M(0, 1), cof[1]), mul(M(0, 2), cof[2])});
         }
         std::vector<int> roots{det};
-        std::vector<std::string> terms;
+        CheckSingular check;
         for (const auto& [f, ps] : per) {
             if (f >= 0 && g.is_value(f, 0.0)) continue;
-            std::vector<std::string> inner;
+            PermanentTerm t;
             for (const int p : ps) {
                 if (g.is_value(p, 0.0)) continue;
                 roots.push_back(p);
-                inner.push_back("abs(" + body.ref(p) + ")");
+                t.products.push_back(body.ref(p));
             }
-            if (inner.empty()) continue;
-            std::string t = join(inner, " + ");
+            if (t.products.empty()) continue;
             if (f >= 0) {
                 roots.push_back(f);
-                t = "abs(" + body.ref(f) + ") * (" + t + ")";
+                t.factor = body.ref(f);
             }
-            terms.push_back(t);
+            check.bound.push_back(std::move(t));
         }
         body.need(roots);
-        const std::string d = body.ref(det);
-        const std::string bound =
-            terms.empty() ? std::string("T(0)") : "NumericLimits<T>::epsilon() * (" + join(terms, " + ") + ")";
-        // NOTE: one test for the bound, ±∞ and NaN (NaN fails both comparisons)
-        body.line("if (!(abs(" + d + ") > " + bound + " && abs(" + d +
-                  ") <= NumericLimits<T>::max())) return Status::singular;");
+        check.value = body.ref(det);
+        body.add(std::move(check));
         const int rdet = g.binary(Op::div, one, det);
         for (int i = 0; i < b; ++i)
             for (int j = 0; j < b; ++j) {
@@ -340,20 +291,19 @@ std::vector<int> inverse_metric(Graph& g, Body& body, const SaddleParts& s, int 
     return winv;
 }
 
-/** @brief The code that solves `[Wt −Jᵀ; J 0][a; m] = [−bt; γ]` into `a[]` and `mult[]` (and, with `power`, the
+/** @brief The statements that solve `[Wt −Jᵀ; J 0][a; m] = [−bt; γ]` into `a[]` and `mult[]` (and, with `power`, the
  *         reaction power `m·(J·v)` into `*power` when that pointer is not null), then returns ok. */
-void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant& dv, int n, int k, const char* mult,
+void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant& dv, int n, int k, Array mult,
                 bool power = false) {
-    const std::string M(mult);
     auto J = [&](int c, int j) { return dv.J[static_cast<std::size_t>(c * n + j)]; };
     const std::vector<int> jv = power ? emit_jv(g, body, dv, n, k) : std::vector<int>{};
     const SolveKind kind = choose_solve(g, s, n);
     if (kind != SolveKind::lu) {
-        body.line(kind == SolveKind::schur_diagonal
-                      ? "// [Wt −Jᵀ; J 0][a; m] = [−bt; γ] with Wt diagonal and constant: S m = γ + J Wt⁻¹ bt, "
-                        "S = J Wt⁻¹ Jᵀ, a = Wt⁻¹ (Jᵀ m − bt)"
-                      : "// [Wt −Jᵀ; J 0][a; m] = [−bt; γ] with Wt block-diagonal (blocks inverted in closed form): "
-                        "S m = γ + J Wt⁻¹ bt, S = J Wt⁻¹ Jᵀ, a = Wt⁻¹ (Jᵀ m − bt)");
+        body.comment(kind == SolveKind::schur_diagonal
+                         ? "[Wt −Jᵀ; J 0][a; m] = [−bt; γ] with Wt diagonal and constant: S m = γ + J Wt⁻¹ bt, "
+                           "S = J Wt⁻¹ Jᵀ, a = Wt⁻¹ (Jᵀ m − bt)"
+                         : "[Wt −Jᵀ; J 0][a; m] = [−bt; γ] with Wt block-diagonal (blocks inverted in closed form): "
+                           "S m = γ + J Wt⁻¹ bt, S = J Wt⁻¹ Jᵀ, a = Wt⁻¹ (Jᵀ m − bt)");
         const std::vector<int> winv = inverse_metric(g, body, s, n, kind);
         // the nonzero entries (i, j) of Wt⁻¹, row-major (for a diagonal Wt: the sums below in coordinate order)
         std::vector<std::pair<int, int>> nz;
@@ -405,15 +355,12 @@ void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant
         roots.insert(roots.end(), r.begin(), r.end());
         body.need(roots);
         if (k == 1) {
-            const std::string s00 = body.ref(S[0]);
-            // NOTE: one test for 0, ±∞ and NaN (NaN fails both comparisons)
-            body.line("if (!(abs(" + s00 + ") > T(0) && abs(" + s00 +
-                      ") <= NumericLimits<T>::max())) return Status::singular;");
-            body.line("const T lam_0 = " + body.ref(r[0]) + " / " + s00 + ";");
+            const Ref s00 = body.ref(S[0]);
+            body.add(CheckSingular{s00, {}});
+            body.add(Let{multiplier(0), Op::div, 0.0, body.ref(r[0]), s00});
         } else {
-            body.lu_system("S_", S, r, k);
-            for (int a = 0; a < k; ++a)
-                body.line("const T lam_" + std::to_string(a) + " = r_[" + std::to_string(a) + "];");
+            body.lu_system(System::schur, S, r, k);
+            for (int a = 0; a < k; ++a) body.add(Bind{multiplier(a), ref_of(Ref::Kind::solution, a)});
         }
         // a_i = Σ_j (Wt⁻¹)_ij (Jᵀ m − bt)_j, the force (Jᵀ m − bt)_j formed where first needed
         std::vector<int> force(static_cast<std::size_t>(n), -1);
@@ -432,47 +379,25 @@ void emit_solve(Graph& g, Body& body, const SaddleParts& s, const DerivedVariant
         std::vector<int> acc(static_cast<std::size_t>(n));
         for (int i = 0; i < n; ++i) acc[static_cast<std::size_t>(i)] = sum(g, acc_terms[static_cast<std::size_t>(i)]);
         body.need(acc);
-        for (int i = 0; i < n; ++i)
-            body.line("a[" + std::to_string(i) + "] = " + body.ref(acc[static_cast<std::size_t>(i)]) + ";");
-        for (int c = 0; c < k; ++c) body.line(M + "[" + std::to_string(c) + "] = lam_" + std::to_string(c) + ";");
-        if (power) emit_power(body, jv, [](int c) { return "lam_" + std::to_string(c); });
-        body.line("return Status::ok;");
+        for (int i = 0; i < n; ++i) body.store(Array::a, i, -1, body.ref(acc[static_cast<std::size_t>(i)]));
+        for (int c = 0; c < k; ++c) body.store(mult, c, -1, multiplier(c));
+        if (power) emit_power(body, jv, multiplier);
+        body.ret(Return::What::ok);
         return;
     }
-    body.line("// [Wt −Jᵀ; J 0][a; m] = [−bt; γ]: LU with partial pivoting (nhvk/linalg.hpp)");
+    body.comment("[Wt −Jᵀ; J 0][a; m] = [−bt; γ]: LU with partial pivoting (nhvk/linalg.hpp)");
     const int m = n + k;
     std::vector<int> A, r;
     trace_motion_system_sized(g, s, dv, n, k, A, r);
     std::vector<int> roots(A);
     roots.insert(roots.end(), r.begin(), r.end());
     body.need(roots);
-    body.lu_system("A_", A, r, m);
-    for (int i = 0; i < n; ++i) body.line("a[" + std::to_string(i) + "] = r_[" + std::to_string(i) + "];");
-    for (int c = 0; c < k; ++c) body.line(M + "[" + std::to_string(c) + "] = r_[" + std::to_string(n + c) + "];");
-    if (power) emit_power(body, jv, [n](int c) { return "r_[" + std::to_string(n + c) + "]"; });
-    body.line("return Status::ok;");
-}
-
-/** @brief One generated member function: its signature, and one body per variant. */
-struct Function {
-    std::string signature;
-    std::string prologue; ///< `(void)x;` for arguments a body may not read
-    std::vector<std::string> bodies;
-};
-
-std::string assemble(const Function& f) {
-    std::ostringstream os;
-    os << "    template <class T>\n    " << f.signature << " {\n" << f.prologue;
-    if (f.bodies.size() == 1) {
-        os << f.bodies[0];
-    } else {
-        // NOTE: the last variant is the else branch, so every path returns or assigns every output.
-        for (std::size_t v = 0; v + 1 < f.bodies.size(); ++v)
-            os << "        if (K.variant == " << v << ") {\n" << f.bodies[v] << "        }\n";
-        os << "        {\n" << f.bodies.back() << "        }\n";
-    }
-    os << "    }\n";
-    return os.str();
+    body.lu_system(System::saddle, A, r, m);
+    const auto x = [](int row) { return ref_of(Ref::Kind::solution, row); };
+    for (int i = 0; i < n; ++i) body.store(Array::a, i, -1, x(i));
+    for (int c = 0; c < k; ++c) body.store(mult, c, -1, x(n + c));
+    if (power) emit_power(body, jv, [&](int c) { return x(n + c); });
+    body.ret(Return::What::ok);
 }
 
 } // namespace
@@ -523,93 +448,68 @@ SolveKind choose_solve(const Graph& g, const SaddleParts& s, int n) {
     return mu_free ? SolveKind::schur_blocks : SolveKind::lu;
 }
 
-std::string emit_header(Graph& g, const DerivedModel& m) {
+LoweredModel lower(Graph& g, const DerivedModel& m) {
     const int n = m.n, k = m.k;
     const std::size_t nv = m.variants.size();
     std::vector<ConstTable> consts(nv);
-    const std::string ind = nv == 1 ? "        " : "            ";
-    Function nh{
-        "NHVK_HD NHVK_FORCEINLINE static Status nh_accel(const Consts<T>& K, const T* q, const T* v, T t, T* a, "
-        "T* lambda, T* power = nullptr)",
-        "        (void)K; (void)q; (void)v; (void)t; (void)power;\n",
-        {}};
-    Function vk{"NHVK_HD NHVK_FORCEINLINE static Status vk_accel(const Consts<T>& K, const T* q, const T* v, "
-                "const T* mu, T t, T* a, T* mudot)",
-                "        (void)K; (void)q; (void)v; (void)mu; (void)t;\n",
-                {}};
-    Function cp{"NHVK_HD NHVK_FORCEINLINE static void constraint_parts(const Consts<T>& K, const T* q, const T* v, "
-                "T t, T (&phi)[" +
-                    std::to_string(k) + "], T (&J)[" + std::to_string(k) + "][" + std::to_string(n) + "], T (&gamma)[" +
-                    std::to_string(k) + "])",
-                "        (void)K; (void)q; (void)v; (void)t;\n",
-                {}};
-    Function km{"NHVK_HD NHVK_FORCEINLINE static void kinetic_metric(const Consts<T>& K, const T* q, const T* v, T t, "
-                "T (&W)[" +
-                    std::to_string(n) + "][" + std::to_string(n) + "])",
-                "        (void)K; (void)q; (void)v; (void)t;\n",
-                {}};
-    Function en{"NHVK_HD NHVK_FORCEINLINE static T energy(const Consts<T>& K, const T* q, const T* v, T t)",
-                "        (void)K; (void)q; (void)v; (void)t;\n",
-                {}};
-    std::vector<std::string> nh_kinds, vk_kinds;
+    LoweredModel out;
+    out.cpp_type = m.cpp_type;
+    out.header = m.header;
+    out.n = n;
+    out.k = k;
+    out.n_params = m.params.size();
+    out.bool_params = m.bool_params;
+    Function cf{FunctionKind::consts, {}}, nh{FunctionKind::nh_accel, {}}, vk{FunctionKind::vk_accel, {}},
+        cp{FunctionKind::constraint_parts, {}}, km{FunctionKind::kinetic_metric, {}}, en{FunctionKind::energy, {}};
     for (std::size_t vi = 0; vi < nv; ++vi) {
         const DerivedVariant& dv = m.variants[vi];
-        nh_kinds.push_back(solve_kind_name(choose_solve(g, dv.nh, n)));
-        vk_kinds.push_back(solve_kind_name(choose_solve(g, dv.vk, n)));
+        out.nh_solve.push_back(choose_solve(g, dv.nh, n));
+        out.vk_solve.push_back(choose_solve(g, dv.vk, n));
         {
-            Body b(g, consts[vi], ind);
-            emit_solve(g, b, dv.nh, dv, n, k, "lambda", true);
-            nh.bodies.push_back(b.str());
+            Body b(g, consts[vi]);
+            emit_solve(g, b, dv.nh, dv, n, k, Array::lambda, true);
+            nh.variants.push_back(b.take());
         }
         {
-            Body b(g, consts[vi], ind);
-            emit_solve(g, b, dv.vk, dv, n, k, "mudot");
-            vk.bodies.push_back(b.str());
+            Body b(g, consts[vi]);
+            emit_solve(g, b, dv.vk, dv, n, k, Array::mudot);
+            vk.variants.push_back(b.take());
         }
+        // NOTE: the void functions return at the end of each variant but the last, which is the else branch
         {
-            Body b(g, consts[vi], ind);
+            Body b(g, consts[vi]);
             std::vector<int> roots(dv.phi);
             roots.insert(roots.end(), dv.J.begin(), dv.J.end());
             roots.insert(roots.end(), dv.gamma.begin(), dv.gamma.end());
             b.need(roots);
             for (int a = 0; a < k; ++a) {
-                b.line("phi[" + std::to_string(a) + "] = " + b.ref(dv.phi[static_cast<std::size_t>(a)]) + ";");
-                b.line("gamma[" + std::to_string(a) + "] = " + b.ref(dv.gamma[static_cast<std::size_t>(a)]) + ";");
-                for (int j = 0; j < n; ++j)
-                    b.line("J[" + std::to_string(a) + "][" + std::to_string(j) +
-                           "] = " + b.ref(dv.J[static_cast<std::size_t>(a * n + j)]) + ";");
+                b.store(Array::phi, a, -1, b.ref(dv.phi[static_cast<std::size_t>(a)]));
+                b.store(Array::gamma, a, -1, b.ref(dv.gamma[static_cast<std::size_t>(a)]));
+                for (int j = 0; j < n; ++j) b.store(Array::J, a, j, b.ref(dv.J[static_cast<std::size_t>(a * n + j)]));
             }
-            if (nv > 1) b.line("return;");
-            cp.bodies.push_back(b.str());
+            if (nv > 1) b.ret(Return::What::nothing);
+            cp.variants.push_back(b.take());
         }
         {
-            Body b(g, consts[vi], ind);
+            Body b(g, consts[vi]);
             b.need(dv.nh.W);
             for (int i = 0; i < n; ++i)
                 for (int j = 0; j < n; ++j)
-                    b.line("W[" + std::to_string(i) + "][" + std::to_string(j) +
-                           "] = " + b.ref(dv.nh.W[static_cast<std::size_t>(i * n + j)]) + ";");
-            if (nv > 1) b.line("return;");
-            km.bodies.push_back(b.str());
+                    b.store(Array::W, i, j, b.ref(dv.nh.W[static_cast<std::size_t>(i * n + j)]));
+            if (nv > 1) b.ret(Return::What::nothing);
+            km.variants.push_back(b.take());
         }
         {
-            Body b(g, consts[vi], ind);
+            Body b(g, consts[vi]);
             b.need({dv.energy});
-            b.line("return " + b.ref(dv.energy) + ";");
-            en.bodies.push_back(b.str());
+            b.add(Return{Return::What::value, b.ref(dv.energy)});
+            en.variants.push_back(b.take());
         }
     }
 
-    // ---- Consts<T> and consts<T>(p): the parameter-only nodes each variant's functions read ----
-    std::size_t n_consts = 0;
-    for (const ConstTable& c : consts) n_consts = std::max(n_consts, c.ids().size());
-    Function cf{"NHVK_HD NHVK_FORCEINLINE static Consts<T> consts(const double* p)", "", {}};
-    std::string variant_expr = "0";
-    for (std::size_t b = 0; b < m.bool_params.size(); ++b)
-        variant_expr += " + (p[" + std::to_string(m.bool_params[b]) + "] != 0.0 ? " + std::to_string(1u << b) + " : 0)";
-    cf.prologue = "        (void)p;\n        Consts<T> K{};\n        K.variant = " + variant_expr + ";\n";
+    // ---- consts<T>(p): the parameter-only nodes each variant's functions read, into the slots of Consts<T> ----
     for (std::size_t vi = 0; vi < nv; ++vi) {
-        std::ostringstream os;
+        Statements body;
         std::set<int> todo;
         std::vector<int> stack(consts[vi].ids().begin(), consts[vi].ids().end());
         while (!stack.empty()) {
@@ -623,48 +523,21 @@ std::string emit_header(Graph& g, const DerivedModel& m) {
         }
         auto cref = [&](int id) {
             const Node& nd = g.node(id);
-            return nd.op == Op::constant ? literal(nd.value) : "c" + std::to_string(id);
+            return nd.op == Op::constant ? literal(nd.value) : ref_of(Ref::Kind::param_temp, id);
         };
-        for (const int id : todo) {
+        for (const int id : todo) { // std::set: ascending ids = topological order
             const Node& nd = g.node(id);
-            const std::string rhs = nd.op == Op::variable
-                                        ? "T(p[" + std::to_string(nd.index) + "])"
-                                        : node_expr(nd, cref(nd.a), nd.b >= 0 ? cref(nd.b) : std::string());
-            os << ind << "const T c" << id << " = " << rhs << ";\n";
+            if (nd.op == Op::variable) body.push_back(Bind{cref(id), ref_of(Ref::Kind::variable, nd.index, nd.var)});
+            else body.push_back(let(cref(id), nd, cref(nd.a), nd.b >= 0 ? cref(nd.b) : Ref{}));
         }
         for (std::size_t s = 0; s < consts[vi].ids().size(); ++s)
-            os << ind << "K.c[" << s << "] = c" << consts[vi].ids()[s] << ";\n";
-        if (nv > 1) os << ind << "return K;\n";
-        cf.bodies.push_back(os.str());
+            body.push_back(Store{Array::consts, static_cast<int>(s), -1, cref(consts[vi].ids()[s])});
+        body.push_back(Return{Return::What::consts, Ref{}});
+        cf.variants.push_back(std::move(body));
+        out.n_consts = std::max(out.n_consts, consts[vi].ids().size());
     }
-    if (nv == 1) cf.bodies[0] += "        return K;\n";
-
-    std::ostringstream os;
-    os << "// SPDX-License-Identifier: MIT\n"
-       << "// Generated by nhvk-codegen from " << (m.header.empty() ? std::string("a model file") : m.header)
-       << " (host/sym/): do not edit; edit the model and rebuild.\n"
-       << "// The equations of " << m.cpp_type << " derived once by the reference AD over a symbolic scalar, folded "
-       << "and\n// with common subexpressions shared. Saddle-point solves (per variant): nonholonomic "
-       << join(nh_kinds, ",") << ", vakonomic " << join(vk_kinds, ",") << ".\n"
-       << "#pragma once\n\n#include \"nhvk/generated.hpp\"\n"
-       // NOTE: no header for a model file's model: its struct precedes these equations in one unit.
-       << (m.header.empty() ? std::string() : "#include \"" + m.header + "\"\n") << "\nnamespace nhvk {\n\n"
-       << "template <> struct Generated<" << m.cpp_type << "> {\n"
-       << "    static constexpr int n = " << n << ", k = " << k << ", n_params = " << m.params.size()
-       << ", n_variants = " << nv << ", n_consts = " << n_consts << ";\n"
-       << "    static constexpr const char* nh_solve = \"" << join(nh_kinds, ",") << "\";\n"
-       << "    static constexpr const char* vk_solve = \"" << join(vk_kinds, ",") << "\";\n"
-       << "    /** @brief Parameter-only subexpressions, evaluated once per trajectory. */\n"
-       << "    template <class T> struct Consts {\n        int variant;\n        T c[" << (n_consts ? n_consts : 1)
-       << "];\n    };\n\n";
-    os << assemble(cf) << '\n'
-       << assemble(nh) << '\n'
-       << assemble(vk) << '\n'
-       << assemble(cp) << '\n'
-       << assemble(km) << '\n'
-       << assemble(en);
-    os << "};\n\n} // namespace nhvk\n";
-    return os.str();
+    out.functions = {std::move(cf), std::move(nh), std::move(vk), std::move(cp), std::move(km), std::move(en)};
+    return out;
 }
 
 } // namespace nhvk::sym
