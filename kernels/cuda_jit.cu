@@ -22,10 +22,50 @@ namespace nhvk {
 
 namespace {
 
+/** @brief The driver API functions this file calls, found through the runtime (cudaGetDriverEntryPointByVersion)
+ *         rather than linked: linking libcuda.so.1 would make every nhvk binary fail to start on a machine without a
+ *         driver (CI's), while the runtime API only opens it when a device is used. */
+struct Driver {
+    decltype(&cuGetErrorString) get_error_string = nullptr;
+    decltype(&cuModuleLoadData) module_load_data = nullptr;
+    decltype(&cuModuleGetFunction) module_get_function = nullptr;
+    decltype(&cuLaunchKernel) launch_kernel = nullptr;
+#if CUDA_VERSION >= 12040
+    decltype(&cuFuncGetParamInfo) func_get_param_info = nullptr;
+#endif
+};
+
+template <class F> void entry_point(const char* name, F& f) {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    // NOTE: the version of the prototypes in the cuda.h this file was compiled with
+    NHVK_CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &p, CUDA_VERSION, cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || !p)
+        throw std::runtime_error(std::string("CUDA driver: no entry point '") + name +
+                                 "' (the driver is older than "
+                                 "the toolkit nhvk was built with?)");
+    f = reinterpret_cast<F>(p);
+}
+
+const Driver& driver() {
+    static const Driver d = [] {
+        Driver r;
+        entry_point("cuGetErrorString", r.get_error_string);
+        entry_point("cuModuleLoadData", r.module_load_data);
+        entry_point("cuModuleGetFunction", r.module_get_function);
+        entry_point("cuLaunchKernel", r.launch_kernel);
+#if CUDA_VERSION >= 12040
+        entry_point("cuFuncGetParamInfo", r.func_get_param_info);
+#endif
+        return r;
+    }();
+    return d;
+}
+
 void check(CUresult r, const char* what) {
     if (r == CUDA_SUCCESS) return;
     const char* s = nullptr;
-    cuGetErrorString(r, &s);
+    driver().get_error_string(r, &s);
     throw std::runtime_error(std::string("CUDA driver: ") + what + ": " + (s ? s : "unknown error"));
 }
 
@@ -57,10 +97,10 @@ Loaded& module_for(const std::string& model, bool trajectory, Precision precisio
         // NOTE: the runtime API's calls before this one made the device's primary context current; the module
         // lives in it, as the built-in models' kernels do.
         NHVK_CUDA_CHECK(cudaFree(nullptr));
-        check(cuModuleLoadData(&l.module, l.m.image.data()), "cuModuleLoadData (a model file's CUBIN)");
+        check(driver().module_load_data(&l.module, l.m.image.data()), "cuModuleLoadData (a model file's CUBIN)");
         for (const std::string& name : l.m.kernels) {
             CUfunction f = nullptr;
-            check(cuModuleGetFunction(&f, l.module, name.c_str()), name.c_str());
+            check(driver().module_get_function(&f, l.module, name.c_str()), name.c_str());
             l.fn.push_back(f);
         }
     }
@@ -72,7 +112,7 @@ unsigned blocks_for(long long m) {
 }
 
 void launch(CUfunction f, unsigned blocks, unsigned threads, void* stream, void** args) {
-    check(cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, static_cast<CUstream>(stream), args, nullptr),
+    check(driver().launch_kernel(f, blocks, 1, 1, threads, 1, 1, 0, static_cast<CUstream>(stream), args, nullptr),
           "cuLaunchKernel (a model file's kernel)");
 }
 
@@ -92,7 +132,7 @@ void jit_launch_sample(const ChunkCommon& common, const ChunkArgs& device_args, 
 #if CUDA_VERSION >= 12040
     // The kernel's first argument is the model's SampleSpec as NVRTC laid it out; the host compiler's must match.
     std::size_t offset = 0, param_size = 0;
-    check(cuFuncGetParamInfo(l.fn.at(1), 0, &offset, &param_size), "cuFuncGetParamInfo");
+    check(driver().func_get_param_info(l.fn.at(1), 0, &offset, &param_size), "cuFuncGetParamInfo");
     if (param_size != size)
         throw std::logic_error("backend 'cuda': model '" + common.model + "': SampleSpec is " + std::to_string(size) +
                                " bytes on the host, " + std::to_string(param_size) + " in the kernel");
