@@ -3,7 +3,6 @@
 // functions print the parsed expressions as templated straight-line code (so the dual-number reference, the sampler
 // and the trajectory writer use it as they use a built-in model), followed by its generated equations
 // (host/sym/emit.hpp) and the exported `ModelOps` of model_ops_impl.hpp.
-#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -21,12 +20,6 @@ namespace {
 using sym::Node;
 using sym::Op;
 using sym::Var;
-
-std::string number(double x) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", x);
-    return buf;
-}
 
 std::string c_string(const std::string& s) {
     std::string r = "\"";
@@ -53,7 +46,7 @@ public:
         const Node& nd = g_.node(id);
         switch (nd.op) {
         case Op::constant:
-            return s_ + "(" + number(nd.value) + ")";
+            return s_ + "(" + sym::number(nd.value) + ")";
         case Op::variable:
             switch (nd.var) {
             case Var::q:
@@ -155,7 +148,7 @@ std::string emit_model_equations(const FileModel& m) {
     for (std::size_t i = 0; i < m.info.params.size(); ++i) {
         const ParamInfo& p = m.info.params[i];
         if (p.is_bool) o << "    bool p" << i << " = " << (p.default_value != 0.0 ? "true" : "false") << ";\n";
-        else o << "    Param p" << i << " = " << number(p.default_value) << ";\n";
+        else o << "    Param p" << i << " = " << sym::number(p.default_value) << ";\n";
     }
     o << "    template <class V> NHVK_HD void visit_params(V&& visit) {\n";
     for (std::size_t i = 0; i < m.info.params.size(); ++i) {

@@ -8,13 +8,13 @@
 
 namespace nhvk::sym {
 
-namespace {
-
 std::string number(double x) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.17g", x);
     return buf;
 }
+
+namespace {
 
 /** @brief The strings of `v` separated by `sep`. */
 std::string join(const std::vector<std::string>& v, const std::string& sep) {

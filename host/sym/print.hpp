@@ -14,6 +14,9 @@
 
 namespace nhvk::sym {
 
+/** @brief `x` as a C++ literal that reads back as the same double (`%.17g`). */
+std::string number(double x);
+
 /** @brief The C++ of node `nd` given its arguments' names `a`, `b`: constants of the exponent wrapped as `scalar(c)`.
  *         `header`: the generated headers' form (the spelling of nhvk/ops.hpp's table, `trig_sin`, for `T` = double
  *         or float); otherwise the function's name, for code that also runs on the dual numbers (a model file's
