@@ -78,7 +78,7 @@ std::unique_ptr<EnsembleBackend> make_backend(const RunConfig& cfg, const RunPla
         // NOTE: the ranks on a node take the node's devices in turn.
         if (comm.parallel()) select_cuda_device(comm.local_rank());
         // NOTE: the kernels of a model file are compiled for the device just selected (its architecture); cli_run
-        // compiled them before the clock started (for device 0), so this is a cache hit unless the node mixes devices.
+        // prepared them before the clock started (for device 0), so this does nothing unless the node mixes devices.
         if (modelfile::find_registered(cfg.model.name))
             modelfile::prepare_cuda(cfg.model.name, modelfile::CudaKernels::ensemble, plan.common.precision,
                                     plan.common.method);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /** @file
  *  @brief Test support: a fresh folder under the system temporary directory, named after the running test and
- *         removed with everything in it at scope exit.
+ *         removed with everything in it at scope exit; an environment variable set for a scope.
  */
 #pragma once
 
@@ -10,7 +10,9 @@
 
 #include <atomic>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace nhvk_test {
@@ -40,6 +42,27 @@ public:
 
 private:
     std::filesystem::path path_;
+};
+
+/** @brief Sets (or, with std::nullopt, unsets) an environment variable, and puts back its earlier value (or its
+ *         absence) at scope exit, so a test does not change what later tests of the same process see. */
+class ScopedEnv {
+public:
+    ScopedEnv(std::string name, const std::optional<std::string>& value) : name_(std::move(name)) {
+        if (const char* old = std::getenv(name_.c_str())) old_ = old;
+        set(value);
+    }
+    ~ScopedEnv() { set(old_); }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+    void set(const std::optional<std::string>& value) const {
+        if (value) setenv(name_.c_str(), value->c_str(), 1);
+        else unsetenv(name_.c_str());
+    }
+
+private:
+    std::string name_;
+    std::optional<std::string> old_;
 };
 
 } // namespace nhvk_test

@@ -3,7 +3,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -58,14 +57,6 @@ const Shim shims[] = {
                  "};\n}\n"},
 };
 
-std::vector<std::string> split(const char* list) {
-    std::vector<std::string> out;
-    std::istringstream in(list);
-    for (std::string s; std::getline(in, s, ';');)
-        if (!s.empty()) out.push_back(s);
-    return out;
-}
-
 /// The entry's bytes: "nhvk-cubin 1", the number of names, one lowered name per line, then the CUBIN.
 std::string pack(const std::vector<std::string>& lowered, const std::string& image) {
     std::string s = "nhvk-cubin 1\n" + std::to_string(lowered.size()) + "\n";
@@ -87,14 +78,6 @@ void unpack(const std::string& bytes, const std::string& path, CudaArtefact& out
         out.lowered.push_back(line);
     }
     out.image = bytes.substr(static_cast<std::size_t>(in.tellg()));
-}
-
-std::string read_bytes(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::ostringstream s;
-    s << f.rdbuf();
-    if (!f) throw std::runtime_error("cannot read '" + path + "'");
-    return s.str();
 }
 
 #if NHVK_HAVE_NVRTC
@@ -140,7 +123,7 @@ std::vector<std::string> nvrtc_options(const std::string& arch) {
     const std::size_t dot = v.find('.');
     o.push_back("-DCUDART_VERSION=" +
                 std::to_string(std::stoi(v.substr(0, dot)) * 1000 + std::stoi(v.substr(dot + 1)) * 10));
-    for (const std::string& d : split(NHVK_JIT_CUDA_INCLUDES)) o.push_back("-I" + d);
+    for (const std::string& d : split_list(NHVK_JIT_CUDA_INCLUDES)) o.push_back("-I" + d);
     return o;
 }
 
@@ -150,7 +133,7 @@ CudaArtefact compile_cuda(const std::string& source, const std::vector<std::stri
 #if NHVK_HAVE_NVRTC
     const std::vector<std::string> options = nvrtc_options(arch);
     std::vector<std::string> parts{std::string(nhvk_version), "nvrtc " + nvrtc_version(),
-                                   headers_hash(split(NHVK_JIT_CUDA_HEADER_ROOTS)), source};
+                                   headers_hash(split_list(NHVK_JIT_CUDA_HEADER_ROOTS)), source};
     parts.insert(parts.end(), options.begin(), options.end());
     parts.insert(parts.end(), name_expressions.begin(), name_expressions.end());
     for (const Shim& s : shims) parts.emplace_back(s.text);
@@ -196,7 +179,7 @@ CudaArtefact compile_cuda(const std::string& source, const std::vector<std::stri
         // The source under the entry's own name, for a user who wants to read what was compiled.
         write_file(e.name + ".cu", source);
     });
-    unpack(read_bytes(out.file.path), out.file.path, out);
+    unpack(read_file(out.file.path), out.file.path, out);
     if (out.lowered.size() != name_expressions.size())
         throw std::runtime_error("'" + out.file.path + "' holds " + std::to_string(out.lowered.size()) +
                                  " kernels, expected " + std::to_string(name_expressions.size()) +

@@ -7,7 +7,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "model_ops.hpp"
 #include "modelfile/cuda_compile.hpp"
@@ -24,6 +26,8 @@ struct Entry {
     ModelOps ops{};
     /// the host unit's SampleSpec of a plan (CudaJitModule::sample_spec)
     unsigned long (*sample_spec)(const SamplingPlan*, void*, unsigned long) = nullptr;
+    /// the CUDA modules handed to the backend: (arch, which, precision, method)
+    std::set<std::tuple<std::string, CudaKernels, Precision, Method>> cuda_prepared;
     CompileReport report;
 };
 
@@ -110,6 +114,9 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
                                  "' runs on the CUDA backend through NVRTC, and this nhvk was built without the CUDA "
                                  "toolkit; run it on the CPU (run.backend = \"cpu\" or \"auto\", --backend cpu)");
     const std::string arch = cuda_device_arch();
+    // NOTE: a run asks twice (before its clock, then for the device make_backend selected); the backend keeps the
+    // module for the life of the process
+    if (e.cuda_prepared.count({arch, which, precision, method})) return;
     const std::vector<std::string> names = cuda_kernel_names(which, precision, method);
     const jit::CudaArtefact a =
         jit::compile_cuda(emit_model_cuda_unit(e.model), names, arch, "cuda", e.model.source, [&] {
@@ -128,6 +135,7 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
     m.kernels = a.lowered;
     m.sample_spec = e.sample_spec;
     register_cuda_jit_module(std::move(m));
+    e.cuda_prepared.emplace(arch, which, precision, method);
     e.report.cuda =
         CompileReport::Cuda{arch, a.file.path, a.file.key, a.file.cached, a.file.compile_seconds, a.file.wait_seconds};
     if (!r.quiet && !a.file.cached)

@@ -61,13 +61,6 @@ private:
     std::uint64_t a_ = 0xcbf29ce484222325ull, b_ = 0x2545f4914f6cdd1dull;
 };
 
-std::string read_file(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::ostringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
 /// Run argv with stdout and stderr into `log`; the exit status (or -1 when it could not start).
 int run_command(const std::vector<std::string>& argv, const std::string& log) {
     std::vector<char*> args;
@@ -120,7 +113,7 @@ std::string headers_hash_impl(const std::vector<std::string>& roots) {
         h.add(root);
         for (const fs::path& f : files) {
             h.add(fs::relative(f, root).string());
-            h.add(read_file(f));
+            h.add(read_file(f.string()));
         }
     }
     return h.hex();
@@ -160,6 +153,21 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 } // namespace
 
+std::string read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+std::vector<std::string> split_list(const char* list) {
+    std::vector<std::string> out;
+    std::istringstream in(list);
+    for (std::string s; std::getline(in, s, ';');)
+        if (!s.empty()) out.push_back(s);
+    return out;
+}
+
 void write_file(const std::string& path, const std::string& bytes) {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f << bytes;
@@ -179,12 +187,8 @@ CompilerSpec host_compiler() {
     CompilerSpec s;
     const char* env = std::getenv("NHVK_CXX");
     s.cxx = env && *env ? env : NHVK_JIT_CXX;
-    std::istringstream flags(NHVK_JIT_FLAGS);
-    for (std::string f; std::getline(flags, f, ';');)
-        if (!f.empty()) s.flags.push_back(f);
-    std::istringstream roots(NHVK_JIT_HEADER_ROOTS);
-    for (std::string r; std::getline(roots, r, ';');)
-        if (!r.empty()) s.header_roots.push_back(r);
+    s.flags = split_list(NHVK_JIT_FLAGS);
+    s.header_roots = split_list(NHVK_JIT_HEADER_ROOTS);
     return s;
 }
 

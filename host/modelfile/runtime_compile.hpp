@@ -66,6 +66,12 @@ std::string hash_hex(const std::vector<std::string>& parts);
 /** @brief The hash of every header (`.hpp`, `.h`, `.cuh`) under `roots`: their relative paths and bytes. */
 std::string headers_hash(const std::vector<std::string>& roots);
 
+/** @brief The bytes of `path` (empty when it cannot be read). */
+std::string read_file(const std::string& path);
+
+/** @brief The non-empty items of a `;`-separated list (CMake's lists, as nhvk_jit_config.hpp records them). */
+std::vector<std::string> split_list(const char* list);
+
 /** @brief Write `bytes` to `path` (truncating); throws when it cannot. */
 void write_file(const std::string& path, const std::string& bytes);
 

@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,8 +21,6 @@ using nhvk::jit::CudaArtefact;
 class CudaCompile : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (const char* c = std::getenv("NHVK_CACHE_DIR")) saved_ = c;
-        setenv("NHVK_CACHE_DIR", dir_.str("cache").c_str(), 1);
         if (!nhvk::jit::nvrtc_available()) GTEST_SKIP() << "built without NVRTC (no CUDA toolkit at configure time)";
     }
     static nhvk::modelfile::FileModel model(const std::string& name) {
@@ -37,13 +34,9 @@ protected:
                                 const std::vector<std::string>& names = ensemble_rk4()) {
         return nhvk::jit::compile_cuda(nhvk::modelfile::emit_model_cuda_unit(m), names, arch, "cuda", m.source);
     }
-    // the folder is this test's: later tests of the same process (a whole binary run) get the caller's back
-    void TearDown() override {
-        if (saved_) setenv("NHVK_CACHE_DIR", saved_->c_str(), 1);
-        else unsetenv("NHVK_CACHE_DIR");
-    }
-    std::optional<std::string> saved_;
     nhvk_test::TempDir dir_;
+    // the cache is this test's folder, and the caller's setting comes back for later tests of the same process
+    nhvk_test::ScopedEnv cache_{"NHVK_CACHE_DIR", dir_.str("cache")};
 };
 
 bool is_elf(const std::string& image) {

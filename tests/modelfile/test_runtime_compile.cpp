@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <string>
 
 #include "modelfile/runtime_compile.hpp"
@@ -65,18 +64,12 @@ int call_answer(const Artefact& a) {
 class RuntimeCompile : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (const char* c = std::getenv("NHVK_CACHE_DIR")) saved_ = c;
-        setenv("NHVK_CACHE_DIR", dir_.str("cache").c_str(), 1);
         fs::create_directories(dir_.path() / "headers");
         std::ofstream(dir_.path() / "headers" / "engine.hpp") << "// version 1\n";
     }
-    // the folder is this test's: later tests of the same process (a whole binary run) get the caller's back
-    void TearDown() override {
-        if (saved_) setenv("NHVK_CACHE_DIR", saved_->c_str(), 1);
-        else unsetenv("NHVK_CACHE_DIR");
-    }
-    std::optional<std::string> saved_;
     nhvk_test::TempDir dir_;
+    // the cache is this test's folder, and the caller's setting comes back for later tests of the same process
+    nhvk_test::ScopedEnv cache_{"NHVK_CACHE_DIR", dir_.str("cache")};
     fs::path count() const { return dir_.path() / "count"; }
 };
 
@@ -184,16 +177,10 @@ TEST_F(RuntimeCompile, AMissingCompilerIsExplained) {
 }
 
 TEST(RuntimeCompileRoot, CacheFolderFollowsTheEnvironment) {
-    const char* saved = std::getenv("NHVK_CACHE_DIR");
-    const std::string keep = saved ? saved : "";
-    unsetenv("NHVK_CACHE_DIR");
-    setenv("XDG_CACHE_HOME", "/tmp/xdg-test", 1);
+    nhvk_test::ScopedEnv cache("NHVK_CACHE_DIR", std::nullopt), xdg("XDG_CACHE_HOME", "/tmp/xdg-test");
     EXPECT_EQ(nhvk::jit::cache_root(), "/tmp/xdg-test/nhvk");
-    setenv("NHVK_CACHE_DIR", "/tmp/explicit", 1);
+    cache.set("/tmp/explicit");
     EXPECT_EQ(nhvk::jit::cache_root(), "/tmp/explicit");
-    if (saved) setenv("NHVK_CACHE_DIR", keep.c_str(), 1);
-    else unsetenv("NHVK_CACHE_DIR");
-    unsetenv("XDG_CACHE_HOME");
 }
 
 } // namespace
