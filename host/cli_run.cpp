@@ -249,6 +249,9 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
     // is reported on its own (stderr, summary.json model_file), not inside the run's trajectories per second.
     if (modelfile::find_registered(cfg.model.name)) {
         find_model_ops(cfg.model.name);
+        // NOTE: an interpreted model (no C++ compiler) integrates the reference equations whatever the config says;
+        // the summary says what ran
+        if (modelfile::is_interpreted(cfg.model.name)) cfg.integrator.equations = EquationsKind::ad;
         if (runs_on_device(cfg))
             modelfile::prepare_cuda(cfg.model.name, modelfile::CudaKernels::ensemble, cfg.integrator.precision,
                                     cfg.integrator.method);

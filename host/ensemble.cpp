@@ -50,10 +50,12 @@ std::string parallel_run_problem(const RunConfig& cfg) {
 
 bool runs_on_device(const RunConfig& cfg) {
     // NOTE: a model file's kernels are compiled by NVRTC: without it (a build with no CUDA toolkit) `auto` picks the
-    // CPU for a model file, and `cuda` is refused with a message (make_backend).
+    // CPU for a model file, and `cuda` is refused with a message (make_backend); so it does for an interpreted one.
     return cfg.run.backend == Backend::cuda ||
            (cfg.run.backend == Backend::automatic && cfg.integrator.equations == EquationsKind::generated &&
-            (!modelfile::find_registered(cfg.model.name) || jit::nvrtc_available()) && cuda_available());
+            (!modelfile::find_registered(cfg.model.name) ||
+             (jit::nvrtc_available() && !modelfile::is_interpreted(cfg.model.name))) &&
+            cuda_available());
 }
 
 namespace {

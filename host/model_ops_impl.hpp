@@ -18,18 +18,24 @@
 
 namespace nhvk::ops_detail {
 
-template <class M> void run_chunk_cpu(const ChunkCommon& common, const ChunkArgs& args, int threads) {
+/** @brief The chunk loop with the equations `Eq` (an interpreted model file has only the reference ones). */
+template <class M, template <class, class> class Eq>
+void run_chunk_cpu_with(const ChunkCommon& common, const ChunkArgs& args, int threads) {
     const int nthreads = threads > 0 ? threads : omp_get_max_threads();
-    dispatch_run(common.method, common.precision, common.equations, [&](auto tt, auto st, auto et) {
+    dispatch_numeric(common.method, common.precision, [&](auto tt, auto st) {
         using T = decltype(tt);
         using St = decltype(st);
-        using Et = decltype(et);
         const long long m = args.m;
         // NOTE: dynamic schedule: adaptive steps make members uneven. Results do not depend on the schedule: each
         // member writes only its own column.
 #pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads)
-        for (long long j = 0; j < m; ++j) run_chunk_member<M, T, St::template tmpl, Et::template tmpl>(args, j);
+        for (long long j = 0; j < m; ++j) run_chunk_member<M, T, St::template tmpl, Eq>(args, j);
     });
+}
+
+template <class M> void run_chunk_cpu(const ChunkCommon& common, const ChunkArgs& args, int threads) {
+    if (common.equations == EquationsKind::ad) run_chunk_cpu_with<M, AdEquations>(common, args, threads);
+    else run_chunk_cpu_with<M, GenEquations>(common, args, threads);
 }
 
 template <class M, class T, template <class, class> class St, template <class, class> class Eq>
@@ -54,15 +60,20 @@ TrajectoryResult trajectory(const TrajectoryRequest& req) {
     return r;
 }
 
-template <class M> TrajectoryResult trajectory_cpu(const TrajectoryRequest& req) {
+template <class M, template <class, class> class Eq>
+TrajectoryResult trajectory_cpu_with(const TrajectoryRequest& req) {
     TrajectoryResult result;
-    dispatch_run(req.method, req.precision, req.equations, [&](auto tt, auto st, auto et) {
+    dispatch_numeric(req.method, req.precision, [&](auto tt, auto st) {
         using T = decltype(tt);
         using St = decltype(st);
-        using Et = decltype(et);
-        result = trajectory<M, T, St::template tmpl, Et::template tmpl>(req);
+        result = trajectory<M, T, St::template tmpl, Eq>(req);
     });
     return result;
+}
+
+template <class M> TrajectoryResult trajectory_cpu(const TrajectoryRequest& req) {
+    return req.equations == EquationsKind::ad ? trajectory_cpu_with<M, AdEquations>(req)
+                                              : trajectory_cpu_with<M, GenEquations>(req);
 }
 
 /** @brief The saddle-point multipliers λ of the nonholonomic motion at a recorded state (NaN where singular). */

@@ -24,8 +24,10 @@ SampleStatus sample_member(const RunConfig& cfg, std::uint64_t g, double* p, dou
     return sample_member<M, GenEquations<M, double>>(spec, g, p, q, v, mu);
 }
 
-/** @brief Draw members [first, first + args.m) into the chunk's inputs on the host (OpenMP; order-independent). */
-template <class M>
+/** @brief Draw members [first, first + args.m) into the chunk's inputs on the host (OpenMP; order-independent). The
+ *         projection onto the constraints uses the equations `Eq` (the generated ones; an interpreted model file has
+ *         only the reference ones). */
+template <class M, template <class, class> class Eq = GenEquations>
 void sample_chunk_cpu(const ChunkCommon& common, const ChunkArgs& args, std::uint64_t first, int threads) {
     const int nthreads = threads > 0 ? threads : omp_get_max_threads();
     // NOTE: a chunk of a sweep is drawn point by point, each point's members as a run of that point alone draws them
@@ -35,7 +37,7 @@ void sample_chunk_cpu(const ChunkCommon& common, const ChunkArgs& args, std::uin
                            const ChunkArgs part = member_range(args, j0, len);
 #pragma omp parallel for schedule(dynamic, 64) num_threads(nthreads)
                            for (long long j = 0; j < len; ++j)
-                               sample_chunk_member<M, GenEquations<M, double>>(spec, part, member, j);
+                               sample_chunk_member<M, Eq<M, double>>(spec, part, member, j);
                        });
 }
 

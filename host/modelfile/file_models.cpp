@@ -13,6 +13,7 @@
 
 #include "model_ops.hpp"
 #include "modelfile/cuda_compile.hpp"
+#include "modelfile/interpreted.hpp"
 #include "modelfile/runtime_compile.hpp"
 #include "nhvk/backend/cuda_device.hpp"
 
@@ -66,10 +67,22 @@ const ModelOps* find_ops(const std::string& name) {
     if (it == r.by_name.end()) return nullptr;
     Entry& e = *it->second;
     if (e.compiled) return &e.ops;
+    const jit::CompilerSpec spec = jit::host_compiler();
+    if (const std::string why = jit::compiler_problem(spec); !why.empty()) {
+        e.ops = interpreted_ops(e.model);
+        e.compiled = true;
+        e.report.source = e.model.source;
+        e.report.interpreted_because = why;
+        // NOTE: said even with -q: the run is tens of times slower than it would be compiled, and the user can fix it
+        std::fprintf(stderr,
+                     "model file %s: %s: interpreting model '%s' instead (the reference equations on the CPU, much "
+                     "slower than compiled; install a C++ compiler or set NHVK_CXX to one to compile it)\n",
+                     e.model.source.c_str(), why.c_str(), name.c_str());
+        return &e.ops;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     const std::string unit = emit_model_unit(e.model);
     e.report.derive_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const jit::CompilerSpec spec = jit::host_compiler();
     // NOTE: a compile takes seconds (the engine's templates for this model): say so before, not after.
     const jit::Artefact a = jit::compile_shared_object(unit, spec, "cpu", e.model.source, [&] {
         if (!r.quiet)
@@ -109,6 +122,12 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     Entry& e = *r.by_name.at(name);
+    if (!e.report.interpreted_because.empty())
+        throw std::runtime_error(e.model.source + ": model '" + name + "' is interpreted (" +
+                                 e.report.interpreted_because +
+                                 "), which runs on the CPU only: its CUDA kernels need the C++ compiler too; run it "
+                                 "on the CPU (run.backend = \"cpu\" or \"auto\", --backend cpu) or make the "
+                                 "compiler available");
     if (!jit::nvrtc_available())
         throw std::runtime_error(e.model.source + ": model '" + name +
                                  "' runs on the CUDA backend through NVRTC, and this nhvk was built without the CUDA "
@@ -141,6 +160,13 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
     if (!r.quiet && !a.file.cached)
         std::fprintf(stderr, "model file %s: CUDA kernels compiled in %.1f s\n", e.model.source.c_str(),
                      a.file.compile_seconds);
+}
+
+bool is_interpreted(const std::string& name) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const auto it = r.by_name.find(name);
+    return it != r.by_name.end() && it->second->compiled && !it->second->report.interpreted_because.empty();
 }
 
 std::string resolve_model_argument(const std::string& arg) {

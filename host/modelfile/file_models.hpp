@@ -22,8 +22,10 @@ namespace modelfile {
 
 /** @brief How a model file's compiled code was obtained (summary.json `model_file`, and stderr). */
 struct CompileReport {
-    std::string source;           ///< the model file (or the config of an inline model)
-    std::string artefact;         ///< the shared object in the cache
+    std::string source; ///< the model file (or the config of an inline model)
+    /// why the model is interpreted (modelfile/interpreted.hpp) instead of compiled; empty: compiled
+    std::string interpreted_because;
+    std::string artefact;         ///< the shared object in the cache (empty when interpreted)
     std::string key;              ///< its cache key
     bool cached = false;          ///< loaded from the cache without compiling
     double derive_seconds = 0.0;  ///< derivation and emission of the equations
@@ -47,8 +49,13 @@ const ModelInfo& register_model(FileModel m);
 
 /** @brief The ops of the registered model file `name`, compiling it (or loading it from the cache) on the first
  *         call; nullptr when no model file of that name is registered. Prints one line to stderr when it compiles
- *         (it takes seconds) unless `quiet_compiles(true)`. */
+ *         (it takes seconds) unless `quiet_compiles(true)`. Where the compiler cannot run (`jit::compiler_problem`),
+ *         the model is interpreted instead (slower; CPU only) and a line on stderr says so and why, quiet or not. */
 const ModelOps* find_ops(const std::string& name);
+
+/** @brief Whether the registered model file `name` is interpreted (after `find_ops(name)`): it then runs on the CPU
+ *         only, with the reference equations (`integrator.equations = "ad"`). */
+bool is_interpreted(const std::string& name);
 
 /** @brief Compile (or load from the cache) the CUDA kernels of the registered model file `name` for the current
  *         device, `which` of them for one precision and method, and hand them to the CUDA backend (its runs and

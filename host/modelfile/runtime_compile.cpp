@@ -192,6 +192,18 @@ CompilerSpec host_compiler() {
     return s;
 }
 
+std::string compiler_problem(const CompilerSpec& spec) {
+    for (const std::string& root : spec.header_roots)
+        if (!fs::is_directory(root))
+            return "nhvk's engine headers are not at " + root + " (where this nhvk was built from)";
+    try {
+        compiler_version(spec.cxx);
+    } catch (const std::runtime_error&) {
+        return "the C++ compiler '" + spec.cxx + "' does not run";
+    }
+    return {};
+}
+
 std::string cache_root() {
     if (const char* d = std::getenv("NHVK_CACHE_DIR"); d && *d) return d;
     if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "nhvk").string();

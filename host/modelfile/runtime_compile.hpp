@@ -33,6 +33,10 @@ struct CompilerSpec {
  *         configure time); `NHVK_CXX` replaces the compiler. */
 CompilerSpec host_compiler();
 
+/** @brief Why `spec` cannot compile a model file here (its compiler does not run, or the engine's headers it includes
+ *         are not where this build left them: an installed nhvk whose source tree is gone), or "" when it can. */
+std::string compiler_problem(const CompilerSpec& spec);
+
 /** @brief The cache folder: `NHVK_CACHE_DIR`, else `$XDG_CACHE_HOME/nhvk`, else `$HOME/.cache/nhvk`. */
 std::string cache_root();
 

@@ -349,8 +349,12 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
     // A model file's compile (or cache hit) in this process; null for a built-in model (and in `nhvk merge`).
     if (const std::optional<modelfile::CompileReport> mf = modelfile::compile_report(cfg.model.name)) {
         j["model_file"] = {{"source", mf->source},
-                           {"artefact", mf->artefact},
-                           {"cache_key", mf->key},
+                           {"path", mf->interpreted_because.empty() ? "compiled" : "interpreted"},
+                           {"interpreted_because", mf->interpreted_because.empty()
+                                                       ? nlohmann::json(nullptr)
+                                                       : nlohmann::json(mf->interpreted_because)},
+                           {"artefact", mf->artefact.empty() ? nlohmann::json(nullptr) : nlohmann::json(mf->artefact)},
+                           {"cache_key", mf->key.empty() ? nlohmann::json(nullptr) : nlohmann::json(mf->key)},
                            {"cached", mf->cached},
                            {"derive_seconds", mf->derive_seconds},
                            {"compile_seconds", mf->compile_seconds},

@@ -37,12 +37,23 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "nhvk/dual.hpp"
 #include "nhvk/dynamics.hpp"
 
 namespace nhvk {
+
+/** @brief Whether `model` gives an applied force: `M::has_force`, or, for a model whose parts are known only at run
+ *         time (an interpreted model file declares every optional part), its `declares_force()`. */
+template <class M, class = void> struct DeclaresForce {
+    static bool get(const M&) { return M::has_force; }
+};
+template <class M> struct DeclaresForce<M, std::void_t<decltype(std::declval<const M&>().declares_force())>> {
+    static bool get(const M& m) { return m.declares_force(); }
+};
 
 enum class VelocityDependence { linear, affine, nonlinear };
 enum class Integrability { exact, integrating_factor, non_integrable, not_applicable };
@@ -623,7 +634,7 @@ template <class M> Classification classify(const M& model, const ClassifyOptions
         if (std::isfinite(L) && std::isfinite(Lt) && !(std::fabs(Lt) * opt.box <= tol * std::fabs(L)))
             sys.lagrangian_time_dependent = true;
     }
-    sys.has_force = M::has_force;
+    sys.has_force = DeclaresForce<M>::get(model);
     if constexpr (M::has_force)
         for (const State& s : states) {
             double F[n] = {}, Fv = 0.0, size = 0.0; // F·v against Σ_j |F_j v_j|

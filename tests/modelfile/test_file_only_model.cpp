@@ -14,6 +14,7 @@
 
 #include "model_ops.hpp"
 #include "modelfile/file_models.hpp"
+#include "modelfile/interpreted.hpp"
 #include "modelfile/model_file.hpp"
 #include "nhvk/backend/trajectory.hpp"
 #include "nhvk/status.hpp"
@@ -66,16 +67,17 @@ Exact closed_form(const Disc& d, const Start& s, double t) {
     return e;
 }
 
-TEST(FileOnlyModel, DrivenRollingDiscFollowsItsClosedForm) {
-    const std::string name = "driven_rolling_disc";
-    EXPECT_EQ(nhvk::find_builtin_model_ops(name), nullptr) << "this model should exist only as a file";
-    const fs::path file = fs::path(NHVK_SOURCE_DIR) / "models" / (name + ".toml");
-    const nhvk::ModelInfo& info = nhvk::modelfile::register_model(nhvk::modelfile::load_model_file(file.string()));
+const std::string name = "driven_rolling_disc";
+
+fs::path model_file() { return fs::path(NHVK_SOURCE_DIR) / "models" / (name + ".toml"); }
+
+/** The model's trajectories with `ops` (the equations `kinds`) against the closed form. */
+void follows_the_closed_form(const nhvk::ModelOps* ops, const std::vector<nhvk::EquationsKind>& kinds) {
+    ASSERT_NE(ops, nullptr);
+    const nhvk::ModelInfo info = ops->info();
     ASSERT_EQ(info.n, 4);
     ASSERT_EQ(info.k, 2);
     ASSERT_EQ(info.params.size(), 4u);
-    const nhvk::ModelOps* ops = nhvk::modelfile::find_ops(name);
-    ASSERT_NE(ops, nullptr);
 
     const Disc disc;
     std::vector<double> params(4);
@@ -93,7 +95,7 @@ TEST(FileOnlyModel, DrivenRollingDiscFollowsItsClosedForm) {
     std::vector<double> times;
     for (int i = 1; i <= 40; ++i) times.push_back(8.0 * i / 40);
 
-    for (nhvk::EquationsKind eq : {nhvk::EquationsKind::generated, nhvk::EquationsKind::ad})
+    for (nhvk::EquationsKind eq : kinds)
         for (const Start& s : starts) {
             SCOPED_TRACE(std::string(eq == nhvk::EquationsKind::ad ? "ad" : "generated") +
                          ", theta'0 = " + std::to_string(s.theta_rate) + ", phi'0 = " + std::to_string(s.w));
@@ -135,6 +137,20 @@ TEST(FileOnlyModel, DrivenRollingDiscFollowsItsClosedForm) {
             EXPECT_GT(rate_change, 1.0);
             EXPECT_GT(travel, 0.5);
         }
+}
+
+TEST(FileOnlyModel, DrivenRollingDiscFollowsItsClosedForm) {
+    EXPECT_EQ(nhvk::find_builtin_model_ops(name), nullptr) << "this model should exist only as a file";
+    nhvk::modelfile::register_model(nhvk::modelfile::load_model_file(model_file().string()));
+    follows_the_closed_form(nhvk::modelfile::find_ops(name), {nhvk::EquationsKind::generated, nhvk::EquationsKind::ad});
+}
+
+// Where no C++ compiler runs, the file is interpreted: the same closed form (the interpreter integrates the reference
+// equations whatever the request asks).
+TEST(FileOnlyModel, InterpretedDrivenRollingDiscFollowsItsClosedForm) {
+    const nhvk::ModelOps ops =
+        nhvk::modelfile::interpreted_ops(nhvk::modelfile::load_model_file(model_file().string()));
+    follows_the_closed_form(&ops, {nhvk::EquationsKind::generated, nhvk::EquationsKind::ad});
 }
 
 } // namespace

@@ -4,7 +4,9 @@
 // two independent spellings of the same model, so every comparison here is between them, never against a number
 // taken from either: the descriptions, trajectories from sampled constrained states (both steppers, both kinds of
 // equations, every combination of the boolean parameters), the residuals and the chart decisions at random states,
-// and a whole `nhvk run` of the model's config with the file in place of the built-in.
+// and a whole `nhvk run` of the model's config with the file in place of the built-in. Each model twice: compiled (the
+// run-time compiler), and interpreted (modelfile/interpreted.hpp, what runs where no compiler does), which integrates
+// the dual-number reference equations and so is compared with the built-in model's reference equations.
 #include "csv_table.hpp"
 #include "nhvk_cli.hpp"
 #include "temp_dir.hpp"
@@ -13,9 +15,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -24,6 +28,7 @@
 #include "config.hpp"
 #include "model_ops.hpp"
 #include "modelfile/file_models.hpp"
+#include "modelfile/interpreted.hpp"
 #include "modelfile/model_file.hpp"
 #include "nhvk/backend/trajectory.hpp"
 #include "nhvk/status.hpp"
@@ -63,6 +68,14 @@ const ModelOps* twin_ops(const std::string& name) {
     const fs::path file = fs::path(NHVK_SOURCE_DIR) / "models" / (name + ".toml");
     nhvk::modelfile::register_model(nhvk::modelfile::load_model_file(file.string()));
     return nhvk::modelfile::find_ops(name);
+}
+
+/** The file of model `name` interpreted (not registered: the built-in keeps its name in this process). */
+const ModelOps* interpreted_twin_ops(const std::string& name) {
+    static std::deque<ModelOps> held;
+    const fs::path file = fs::path(NHVK_SOURCE_DIR) / "models" / (name + ".toml");
+    held.push_back(nhvk::modelfile::interpreted_ops(nhvk::modelfile::load_model_file(file.string())));
+    return &held.back();
 }
 
 void expect_same_info(const ModelInfo& b, const ModelInfo& f) {
@@ -207,7 +220,13 @@ bool initial_state_column(const std::string& c) {
 }
 bool outcome_column(const std::string& c) { return !initial_state_column(c); }
 
-class ModelFileTwin : public ::testing::TestWithParam<std::string> {};
+/** A model and how its file runs: compiled or interpreted. */
+struct Twin {
+    std::string name;
+    bool interpreted;
+};
+
+class ModelFileTwin : public ::testing::TestWithParam<Twin> {};
 
 TEST(ModelFileTwins, EveryBuiltinModelHasAFile) {
     std::vector<std::string> listed(std::begin(twin_names), std::end(twin_names));
@@ -221,15 +240,18 @@ TEST(ModelFileTwins, EveryBuiltinModelHasAFile) {
 }
 
 TEST_P(ModelFileTwin, EqualsTheBuiltinModel) {
-    const std::string name = GetParam();
+    const std::string name = GetParam().name;
+    const bool interpreted = GetParam().interpreted;
     const ModelOps* builtin = nhvk::find_builtin_model_ops(name);
     ASSERT_NE(builtin, nullptr) << name << " is not a built-in model";
-    const ModelOps* twin = twin_ops(name);
+    const ModelOps* twin = interpreted ? interpreted_twin_ops(name) : twin_ops(name);
     ASSERT_NE(twin, nullptr);
     ASSERT_NE(twin, builtin);
     // NOTE: the file replaces the built-in of its name for every later lookup of this process (what `nhvk run` with
     // model.file relies on).
-    EXPECT_EQ(nhvk::find_model_ops(name), twin);
+    if (!interpreted) EXPECT_EQ(nhvk::find_model_ops(name), twin);
+    // The interpreted file integrates the reference equations: the built-in's are what it must equal.
+    const auto builtin_equations = [&](nhvk::EquationsKind eq) { return interpreted ? nhvk::EquationsKind::ad : eq; };
     const ModelInfo info = builtin->info();
 
     // 1. The description: name, sizes, coordinates, angles, parameters (order, defaults, ranges, booleans).
@@ -248,16 +270,21 @@ TEST_P(ModelFileTwin, EqualsTheBuiltinModel) {
             nhvk_test::read_text(config), name, (fs::path(NHVK_SOURCE_DIR) / "models" / (name + ".toml")).string());
     }
     const auto run = [&](const fs::path& cfg, const std::string& out) {
-        const nhvk_test::CliRun r = nhvk_test::run_captured("", NHVK_BINARY,
-                                                            {"run", cfg.string(), "--trajectories", "24", "--out",
-                                                             tmp.str(out), "--backend", "cpu", "--save-samples", "-q"},
-                                                            tmp.path() / ("io_" + out));
+        std::vector<std::string> args{"run",       cfg.string(), "--trajectories", "24", "--out", tmp.str(out),
+                                      "--backend", "cpu",        "--save-samples", "-q"};
+        if (interpreted && out == "builtin") args.insert(args.end(), {"--set", "integrator.equations=\"ad\""});
+        // NOTE: a compiler that does not run is what makes nhvk interpret the file
+        std::optional<nhvk_test::ScopedEnv> cxx;
+        if (interpreted && out == "file") cxx.emplace("NHVK_CXX", std::string("/nonexistent/c++"));
+        const nhvk_test::CliRun r = nhvk_test::run_captured("", NHVK_BINARY, args, tmp.path() / ("io_" + out));
         EXPECT_EQ(r.rc, 0) << r.err;
         return r.rc == 0;
     };
     if (!run(config, "builtin") || !run(twin_config, "file")) return;
     const nlohmann::json jb = nhvk_test::read_json(tmp.path() / "builtin" / "summary.json");
     const nlohmann::json jf = nhvk_test::read_json(tmp.path() / "file" / "summary.json");
+    EXPECT_EQ(jf["model_file"]["path"], interpreted ? "interpreted" : "compiled");
+    EXPECT_EQ(jf["equations"], jb["equations"]);
     EXPECT_EQ(jf["model"]["name"], jb["model"]["name"]);
     EXPECT_EQ(jf["trajectories"], jb["trajectories"]) << "the same members are valid and fail the same way";
     const nhvk_test::Csv sb = nhvk_test::read_csv(tmp.path() / "builtin" / "samples.csv");
@@ -311,7 +338,7 @@ TEST_P(ModelFileTwin, EqualsTheBuiltinModel) {
                     req.t0 = cfg.t0;
                     req.times = times;
                     req.method = method;
-                    req.equations = eq;
+                    req.equations = builtin_equations(eq);
                     req.ctl.rtol = cfg.integrator.rtol;
                     req.ctl.atol = cfg.integrator.atol;
                     req.ctl.min_step = cfg.integrator.min_step;
@@ -366,6 +393,7 @@ TEST_P(ModelFileTwin, EqualsTheBuiltinModel) {
             req.mu0.assign(static_cast<std::size_t>(info.k), 0.0);
             req.times = {t + 1e-3};
             req.t0 = t;
+            req.equations = builtin_equations(req.equations);
             const nhvk::TrajectoryResult a = builtin->trajectory_cpu(req);
             const nhvk::TrajectoryResult b = twin->trajectory_cpu(req);
             EXPECT_EQ(nhvk::status_name(b.outcome.status), nhvk::status_name(a.outcome.status))
@@ -379,8 +407,16 @@ TEST_P(ModelFileTwin, EqualsTheBuiltinModel) {
     EXPECT_LT(residual_worst, 1e-14);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ModelFileTwin,
-                         ::testing::ValuesIn(std::vector<std::string>(std::begin(twin_names), std::end(twin_names))),
-                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+std::vector<Twin> twins() {
+    std::vector<Twin> v;
+    for (bool interpreted : {false, true})
+        for (const char* name : twin_names) v.push_back({name, interpreted});
+    return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ModelFileTwin, ::testing::ValuesIn(twins()),
+                         [](const ::testing::TestParamInfo<Twin>& p) {
+                             return p.param.name + (p.param.interpreted ? "_interpreted" : "");
+                         });
 
 } // namespace

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+#include "modelfile/interpreted.hpp"
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "modelfile/interpreted_impl.hpp"
+#include "nhvk_interpreted_sizes.hpp"
+
+// NOTE: each size's engine is instantiated in a unit of its own (build/gen/interpreted_<n>_<k>.cpp), so the sizes
+// compile in parallel; here they are only named.
+#define NHVK_INTERPRETED_EXTERN(N, K) extern template ModelOps bind<N, K>(const Program*);
+namespace nhvk::modelfile::interp {
+NHVK_INTERPRETED_SIZES(NHVK_INTERPRETED_EXTERN)
+}
+#undef NHVK_INTERPRETED_EXTERN
+
+namespace nhvk::modelfile {
+
+namespace {
+
+struct Size {
+    int n, k;
+    ModelOps (*bind)(const interp::Program*);
+};
+
+#define NHVK_INTERPRETED_SIZE(N, K) Size{N, K, &interp::bind<N, K>},
+const Size sizes[] = {NHVK_INTERPRETED_SIZES(NHVK_INTERPRETED_SIZE)};
+#undef NHVK_INTERPRETED_SIZE
+
+std::string size_list() {
+    std::string s;
+    for (const Size& z : sizes)
+        s += (s.empty() ? "" : ", ") + ("(" + std::to_string(z.n) + ", " + std::to_string(z.k) + ")");
+    return s;
+}
+
+} // namespace
+
+std::vector<std::pair<int, int>> interpreted_sizes() {
+    std::vector<std::pair<int, int>> v;
+    for (const Size& z : sizes) v.emplace_back(z.n, z.k);
+    return v;
+}
+
+ModelOps interpreted_ops(const FileModel& m) {
+    for (const Size& z : sizes)
+        if (z.n == m.info.n && z.k == m.info.k) {
+            // NOTE: a program lives as long as the process: the ops bound to it may be held anywhere.
+            static std::mutex mutex;
+            static std::deque<std::unique_ptr<interp::Program>> programs;
+            std::lock_guard<std::mutex> lock(mutex);
+            programs.push_back(std::make_unique<interp::Program>(m));
+            try {
+                return z.bind(programs.back().get());
+            } catch (const std::runtime_error& e) {
+                throw std::runtime_error(m.source + ": model '" + m.info.name + "' cannot be interpreted: " + e.what());
+            }
+        }
+    throw std::runtime_error(m.source + ": model '" + m.info.name + "' has " + std::to_string(m.info.n) +
+                             " coordinates and " + std::to_string(m.info.k) +
+                             " constraints; this nhvk interprets model files of the sizes (n, k) " + size_list() +
+                             " only (CMake's NHVK_INTERPRETED_SIZES)");
+}
+
+} // namespace nhvk::modelfile
