@@ -248,6 +248,9 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
     // NOTE: a model file is compiled (or loaded from the cache) here, before the run's clock starts: its compile time
     // is reported on its own (stderr, summary.json model_file), not inside the run's trajectories per second.
     if (modelfile::find_registered(cfg.model.name)) {
+        // NOTE: a run integrates with one precision, method and equations: its model compiles only those
+        modelfile::set_scope(cfg.model.name, modelfile::Scope::only(cfg.integrator.precision, cfg.integrator.method,
+                                                                    cfg.integrator.equations));
         find_model_ops(cfg.model.name);
         // NOTE: an interpreted model (no C++ compiler) integrates the reference equations whatever the config says;
         // the summary says what ran

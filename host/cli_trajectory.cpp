@@ -236,7 +236,9 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     req.ctl.max_steps = is.max_steps;
     req.ctl.project = o.project;
 
-    // The initial velocity must satisfy the constraints, unless --project asks to project it.
+    // The initial velocity must satisfy the constraints, unless --project asks to project it. (A model file compiles
+    // for this one trajectory's precision, method and equations.)
+    modelfile::set_scope(model, modelfile::Scope::only(req.precision, req.method, req.equations));
     const ModelOps* ops = find_model_ops(model);
     double scale = 1.0;
     for (double x : req.v0) scale = std::max(scale, std::fabs(x));

@@ -69,7 +69,9 @@ std::string yes_no(const nlohmann::json& x) { return x.is_null() ? "undecided" :
 
 nlohmann::json classification_json(const std::string& model, const std::vector<double>& params) {
     nlohmann::json out;
-    // NOTE: through the model's ops, so that a model file is classified as a built-in model is.
+    // NOTE: through the model's ops, so that a model file is classified as a built-in model is (compiled without its
+    // integrators: classification integrates nothing).
+    modelfile::set_scope(model, modelfile::Scope{modelfile::Scope::inspection});
     const ModelOps* ops = find_model_ops(model);
     if (!ops) throw std::invalid_argument("classification: unknown model '" + model + "'");
     const ModelInfo info = ops->info();

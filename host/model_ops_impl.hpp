@@ -8,7 +8,9 @@
 #include <omp.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "model_info.hpp"
@@ -18,18 +20,22 @@
 
 namespace nhvk::ops_detail {
 
+/** @brief The chunk loop of one scalar, stepper and equations. */
+template <class M, class T, template <class, class> class St, template <class, class> class Eq>
+void run_chunk_loop(const ChunkArgs& args, int threads) {
+    const int nthreads = threads > 0 ? threads : omp_get_max_threads();
+    const long long m = args.m;
+    // NOTE: dynamic schedule: adaptive steps make members uneven. Results do not depend on the schedule: each member
+    // writes only its own column.
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads)
+    for (long long j = 0; j < m; ++j) run_chunk_member<M, T, St, Eq>(args, j);
+}
+
 /** @brief The chunk loop with the equations `Eq` (an interpreted model file has only the reference ones). */
 template <class M, template <class, class> class Eq>
 void run_chunk_cpu_with(const ChunkCommon& common, const ChunkArgs& args, int threads) {
-    const int nthreads = threads > 0 ? threads : omp_get_max_threads();
     dispatch_numeric(common.method, common.precision, [&](auto tt, auto st) {
-        using T = decltype(tt);
-        using St = decltype(st);
-        const long long m = args.m;
-        // NOTE: dynamic schedule: adaptive steps make members uneven. Results do not depend on the schedule: each
-        // member writes only its own column.
-#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads)
-        for (long long j = 0; j < m; ++j) run_chunk_member<M, T, St::template tmpl, Eq>(args, j);
+        run_chunk_loop<M, decltype(tt), decltype(st)::template tmpl, Eq>(args, threads);
     });
 }
 
@@ -147,21 +153,79 @@ template <class M> double source_violation(const double* params, const double* q
 
 template <class M> Classification classify_model(const double* params) { return classify(make_model<M>(params)); }
 
+/** @brief A run-time choice as the types of the templates. */
+template <Precision P> using ScalarOf = std::conditional_t<P == Precision::f64, double, float>;
+template <Method Me> using StepperOf = std::conditional_t<Me == Method::dopri5, StepperTag<Dopri5>, StepperTag<Rk4>>;
+template <EquationsKind E>
+using EquationsOf = std::conditional_t<E == EquationsKind::ad, EquationsTag<AdEquations>, EquationsTag<GenEquations>>;
+
+/** @brief "double, dopri5, generated" (inline: a model file's shared object calls nothing of the nhvk binary). */
+inline std::string combination_name(Precision p, Method me, EquationsKind e) {
+    return std::string(p == Precision::f64 ? "double" : "float") + ", " + (me == Method::dopri5 ? "dopri5" : "rk4") +
+           ", " + (e == EquationsKind::ad ? "ad" : "generated");
+}
+
+/** @brief Throws when a request asks for other settings than the ops were compiled for (`make_model_ops_one`). */
+template <class M>
+void require_combination(Precision p, Method me, EquationsKind e, Precision p0, Method me0, EquationsKind e0) {
+    if (p != p0 || me != me0 || e != e0)
+        throw std::logic_error(std::string("model '") + M::name + "' was compiled for " +
+                               combination_name(p0, me0, e0) + " only; asked for " + combination_name(p, me, e));
+}
+
+template <class M, Precision P, Method Me, EquationsKind E>
+void run_chunk_one(const ChunkCommon& common, const ChunkArgs& args, int threads) {
+    require_combination<M>(common.precision, common.method, common.equations, P, Me, E);
+    run_chunk_loop<M, ScalarOf<P>, StepperOf<Me>::template tmpl, EquationsOf<E>::template tmpl>(args, threads);
+}
+
+template <class M, Precision P, Method Me, EquationsKind E>
+TrajectoryResult trajectory_one(const TrajectoryRequest& req) {
+    require_combination<M>(req.precision, req.method, req.equations, P, Me, E);
+    return trajectory<M, ScalarOf<P>, StepperOf<Me>::template tmpl, EquationsOf<E>::template tmpl>(req);
+}
+
+template <class M, Precision P, Method Me, EquationsKind E>
+void write_trajectory_csv_one(const TrajectoryRequest& req, const TrajectoryResult& r, std::FILE* out) {
+    require_combination<M>(req.precision, req.method, req.equations, P, Me, E);
+    write_trajectory_csv_with<M, typename EquationsOf<E>::template tmpl<M, double>>(req, r, out);
+}
+
+/** @brief What needs no integration: the description, the residuals and the classification. */
+template <class M> ModelOps static_ops() {
+    ModelOps ops{};
+    ops.info = &model_info<M>;
+    ops.constraint_violation = &constraint_violation<M>;
+    ops.source_violation = &source_violation<M>;
+    ops.classify = &classify_model<M>;
+    return ops;
+}
+
 } // namespace nhvk::ops_detail
 
 namespace nhvk {
 
 template <class M> ModelOps make_model_ops() {
-    ModelOps ops;
-    ops.info = &model_info<M>;
+    ModelOps ops = ops_detail::static_ops<M>();
     ops.run_chunk_cpu = &ops_detail::run_chunk_cpu<M>;
     ops.trajectory_cpu = &ops_detail::trajectory_cpu<M>;
     ops.write_trajectory_csv = &ops_detail::write_trajectory_csv<M>;
-    ops.constraint_violation = &ops_detail::constraint_violation<M>;
-    ops.source_violation = &ops_detail::source_violation<M>;
     ops.sample_chunk_cpu = &sample_chunk_cpu<M>;
-    ops.classify = &ops_detail::classify_model<M>;
     return ops;
 }
+
+/** @brief The ops of model `M` integrating with one precision, method and equations alone (a request for another
+ *         throws): a model file compiled for one run compiles one integrator of the eight (modelfile::Scope). */
+template <class M, Precision P, Method Me, EquationsKind E> ModelOps make_model_ops_one() {
+    ModelOps ops = ops_detail::static_ops<M>();
+    ops.run_chunk_cpu = &ops_detail::run_chunk_one<M, P, Me, E>;
+    ops.trajectory_cpu = &ops_detail::trajectory_one<M, P, Me, E>;
+    ops.write_trajectory_csv = &ops_detail::write_trajectory_csv_one<M, P, Me, E>;
+    ops.sample_chunk_cpu = &sample_chunk_cpu<M>;
+    return ops;
+}
+
+/** @brief The ops of model `M` that need no integration (`nhvk inspect` of a model file); the others are null. */
+template <class M> ModelOps make_model_ops_static() { return ops_detail::static_ops<M>(); }
 
 } // namespace nhvk

@@ -29,6 +29,7 @@ struct Entry {
     unsigned long (*sample_spec)(const SamplingPlan*, void*, unsigned long) = nullptr;
     /// the CUDA modules handed to the backend: (arch, which, precision, method)
     std::set<std::tuple<std::string, CudaKernels, Precision, Method>> cuda_prepared;
+    Scope scope; ///< what `ops` integrates with (set_scope)
     CompileReport report;
 };
 
@@ -81,7 +82,7 @@ const ModelOps* find_ops(const std::string& name) {
         return &e.ops;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    const std::string unit = emit_model_unit(e.model);
+    const std::string unit = emit_model_unit(e.model, e.scope);
     e.report.derive_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // NOTE: a compile takes seconds (the engine's templates for this model): say so before, not after.
     const jit::Artefact a = jit::compile_shared_object(unit, spec, "cpu", e.model.source, [&] {
@@ -101,6 +102,7 @@ const ModelOps* find_ops(const std::string& name) {
     e.compiled = true;
     e.report.source = e.model.source;
     e.report.artefact = a.path;
+    e.report.compiled_for = e.scope.describe();
     e.report.key = a.key;
     e.report.cached = a.cached;
     e.report.compile_seconds = a.compile_seconds;
@@ -160,6 +162,21 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
     if (!r.quiet && !a.file.cached)
         std::fprintf(stderr, "model file %s: CUDA kernels compiled in %.1f s\n", e.model.source.c_str(),
                      a.file.compile_seconds);
+}
+
+void set_scope(const std::string& name, const Scope& scope) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const auto it = r.by_name.find(name);
+    if (it == r.by_name.end()) return;
+    Entry& e = *it->second;
+    // NOTE: every unit classifies (a run classifies its model for the summary), so inspection is always covered
+    const bool covered = e.scope.kind == Scope::all || scope.kind == Scope::inspection || e.scope == scope;
+    if (!e.compiled) e.scope = scope;
+    else if (!covered && e.report.interpreted_because.empty()) {
+        e.scope = Scope{};
+        e.compiled = false;
+    }
 }
 
 bool is_interpreted(const std::string& name) {

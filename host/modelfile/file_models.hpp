@@ -26,6 +26,7 @@ struct CompileReport {
     /// why the model is interpreted (modelfile/interpreted.hpp) instead of compiled; empty: compiled
     std::string interpreted_because;
     std::string artefact;         ///< the shared object in the cache (empty when interpreted)
+    std::string compiled_for;     ///< `Scope::describe()` of what it was compiled for (empty when interpreted)
     std::string key;              ///< its cache key
     bool cached = false;          ///< loaded from the cache without compiling
     double derive_seconds = 0.0;  ///< derivation and emission of the equations
@@ -52,6 +53,11 @@ const ModelInfo& register_model(FileModel m);
  *         (it takes seconds) unless `quiet_compiles(true)`. Where the compiler cannot run (`jit::compiler_problem`),
  *         the model is interpreted instead (slower; CPU only) and a line on stderr says so and why, quiet or not. */
 const ModelOps* find_ops(const std::string& name);
+
+/** @brief Compile the registered model file `name` for `scope` only (call before `find_ops`; the default is every
+ *         combination). A scope that the compiled ops do not cover (every unit covers `inspection`) makes the next
+ *         `find_ops` compile every combination (the ops it returned before then change in place). */
+void set_scope(const std::string& name, const Scope& scope);
 
 /** @brief Whether the registered model file `name` is interpreted (after `find_ops(name)`): it then runs on the CPU
  *         only, with the reference equations (`integrator.equations = "ad"`). */

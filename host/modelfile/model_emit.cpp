@@ -122,8 +122,9 @@ std::string conditions(const FileModel& m, bool velocity, const std::string& ind
 
 namespace {
 
-/// The model as a struct of the model concept, then its generated equations: what both units below start with.
-std::string emit_model_equations(const FileModel& m) {
+/// The model as a struct of the model concept, then its generated equations (unless `generated` is false): what both
+/// units below start with.
+std::string emit_model_equations(const FileModel& m, bool generated = true) {
     const int n = m.info.n, k = m.info.k;
     std::ostringstream o;
     o << "// Emitted by nhvk from the model file " << m.source << ": do not edit (edit the model file).\n"
@@ -211,6 +212,7 @@ std::string emit_model_equations(const FileModel& m) {
                          })
           << "        return T(0);\n    }\n";
     o << "};\n\n} // namespace nhvk::file_model\n\n";
+    if (!generated) return o.str();
 
     sym::Graph g;
     const sym::DerivedModel d = derive_file_model(g, m);
@@ -220,12 +222,26 @@ std::string emit_model_equations(const FileModel& m) {
 
 } // namespace
 
-std::string emit_model_unit(const FileModel& m) {
+std::string Scope::describe() const {
+    if (kind == all) return "every combination";
+    if (kind == inspection) return "inspection";
+    return std::string(precision == Precision::f64 ? "double" : "float") + ", " +
+           (method == Method::dopri5 ? "dopri5" : "rk4") + ", " + (equations == EquationsKind::ad ? "ad" : "generated");
+}
+
+std::string emit_model_unit(const FileModel& m, const Scope& scope) {
+    std::string make = "nhvk::make_model_ops<nhvk::file_model::Model>()";
+    if (scope.kind == Scope::inspection) make = "nhvk::make_model_ops_static<nhvk::file_model::Model>()";
+    if (scope.kind == Scope::one)
+        make = std::string("nhvk::make_model_ops_one<nhvk::file_model::Model, nhvk::Precision::") +
+               (scope.precision == Precision::f64 ? "f64" : "f32") +
+               ", nhvk::Method::" + (scope.method == Method::dopri5 ? "dopri5" : "rk4") +
+               ", nhvk::EquationsKind::" + (scope.equations == EquationsKind::ad ? "ad" : "generated") + ">()";
     std::ostringstream o;
-    o << emit_model_equations(m);
+    o << emit_model_equations(m, scope.kind != Scope::inspection);
     o << "#include \"model_ops_impl.hpp\"\n#include \"nhvk/backend/sample_spec.hpp\"\n\n"
       << "extern \"C\" __attribute__((visibility(\"default\"))) int " << ops_symbol << "(nhvk::ModelOps* out) {\n"
-      << "    *out = nhvk::make_model_ops<nhvk::file_model::Model>();\n"
+      << "    *out = " << make << ";\n"
       << "    return " << ops_abi
       << ";\n}\n\n"
       // NOTE: the CUDA kernels of the same model (emit_model_cuda_unit) take this struct by value; NVRTC lays it out

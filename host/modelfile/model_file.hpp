@@ -94,10 +94,27 @@ FileModel load_model_table(const toml::table& table, const std::string& source, 
  *         expressions, into `g` (the graph the emitter prints). */
 sym::DerivedModel derive_file_model(sym::Graph& g, const FileModel& m);
 
+/** @brief What a process integrates a model file with, so its unit compiles only that: every precision, method and
+ *         equations (`all`: the tests, which ask for each), one of them (`one`: a run, a trajectory), or none
+ *         (`inspection`: `nhvk inspect`, which classifies; no generated equations either). */
+struct Scope {
+    enum Kind { all, one, inspection } kind = all;
+    Precision precision = Precision::f64;
+    Method method = Method::dopri5;
+    EquationsKind equations = EquationsKind::generated;
+    static Scope only(Precision p, Method m, EquationsKind e) { return {one, p, m, e}; }
+    bool operator==(const Scope& o) const {
+        return kind == o.kind &&
+               (kind != one || (precision == o.precision && method == o.method && equations == o.equations));
+    }
+    /** @brief "every combination", "double, dopri5, generated", "inspection" (summary.json `compiled_for`). */
+    std::string describe() const;
+};
+
 /** @brief One translation unit: the model as a C++ struct of the model concept (its expressions printed as templated
- *         straight-line code, the dual-number reference), its generated equations, and an exported function that
- *         returns its `ModelOps`. */
-std::string emit_model_unit(const FileModel& m);
+ *         straight-line code, the dual-number reference), its generated equations (not for `inspection`), and an
+ *         exported function that returns its `ModelOps` for `scope`. */
+std::string emit_model_unit(const FileModel& m, const Scope& scope = {});
 
 /** @brief The exported function of a compiled model unit, and the version of the `ModelOps` layout it was built
  *         against (the cache key hashes the headers, so a mismatch means a stale hand-made artefact). */

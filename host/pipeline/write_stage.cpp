@@ -348,17 +348,18 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
     j["timing"]["trajectories_per_second"] = r.seconds > 0 ? static_cast<double>(r.requested) / r.seconds : 0.0;
     // A model file's compile (or cache hit) in this process; null for a built-in model (and in `nhvk merge`).
     if (const std::optional<modelfile::CompileReport> mf = modelfile::compile_report(cfg.model.name)) {
-        j["model_file"] = {{"source", mf->source},
-                           {"path", mf->interpreted_because.empty() ? "compiled" : "interpreted"},
-                           {"interpreted_because", mf->interpreted_because.empty()
-                                                       ? nlohmann::json(nullptr)
-                                                       : nlohmann::json(mf->interpreted_because)},
-                           {"artefact", mf->artefact.empty() ? nlohmann::json(nullptr) : nlohmann::json(mf->artefact)},
-                           {"cache_key", mf->key.empty() ? nlohmann::json(nullptr) : nlohmann::json(mf->key)},
-                           {"cached", mf->cached},
-                           {"derive_seconds", mf->derive_seconds},
-                           {"compile_seconds", mf->compile_seconds},
-                           {"wait_seconds", mf->wait_seconds}};
+        j["model_file"] = {
+            {"source", mf->source},
+            {"path", mf->interpreted_because.empty() ? "compiled" : "interpreted"},
+            {"interpreted_because",
+             mf->interpreted_because.empty() ? nlohmann::json(nullptr) : nlohmann::json(mf->interpreted_because)},
+            {"artefact", mf->artefact.empty() ? nlohmann::json(nullptr) : nlohmann::json(mf->artefact)},
+            {"compiled_for", mf->compiled_for.empty() ? nlohmann::json(nullptr) : nlohmann::json(mf->compiled_for)},
+            {"cache_key", mf->key.empty() ? nlohmann::json(nullptr) : nlohmann::json(mf->key)},
+            {"cached", mf->cached},
+            {"derive_seconds", mf->derive_seconds},
+            {"compile_seconds", mf->compile_seconds},
+            {"wait_seconds", mf->wait_seconds}};
         // NVRTC's compile of its kernels when the run was on the CUDA backend; null on the CPU
         if (mf->cuda && r.backend == "cuda")
             j["model_file"]["cuda"] = {{"arch", mf->cuda->arch},

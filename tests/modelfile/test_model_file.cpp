@@ -14,6 +14,7 @@
 #include "modelfile/file_models.hpp"
 #include "modelfile/model_file.hpp"
 #include "nhvk/backend/backend.hpp"
+#include "nhvk/backend/trajectory.hpp"
 #include "nhvk_cli.hpp"
 #include "temp_dir.hpp"
 
@@ -200,6 +201,9 @@ TEST(ModelFileRun, AnInlineModelRunsAndMatchesTheBuiltInModel) {
     ASSERT_TRUE(s.contains("model_file"));
     EXPECT_TRUE(s["model_file"].is_object());
     EXPECT_TRUE(s["model_file"]["cached"].is_boolean());
+    // the run's settings alone are compiled (configs/nh_particle.toml: DOPRI5 in double, the generated equations)
+    EXPECT_EQ(s["model_file"]["compiled_for"], "double, dopri5, generated");
+    EXPECT_EQ(s["model_file"]["path"], "compiled");
     EXPECT_GE(s["model_file"]["compile_seconds"].get<double>(), 0.0);
     EXPECT_TRUE(nhvk_test::read_json(dir.path() / "builtin" / "summary.json")["model_file"].is_null());
 
@@ -212,6 +216,50 @@ TEST(ModelFileRun, AnInlineModelRunsAndMatchesTheBuiltInModel) {
     EXPECT_TRUE(nhvk_test::read_json(dir.path() / "again" / "summary.json")["model_file"]["cached"].get<bool>());
     EXPECT_EQ(nhvk_test::read_text(dir.path() / "again" / "stats.csv"),
               nhvk_test::read_text(dir.path() / "file" / "stats.csv"));
+}
+
+// A model file compiled for one precision, method and equations (what a run or a trajectory asks for) integrates
+// with those and refuses others with a message; a scope it does not cover makes the next lookup compile them all.
+TEST(ModelFileScope, OneCombinationIsCompiledAndAnotherIsRefusedUntilWidened) {
+    const nhvk::modelfile::FileModel m =
+        load_model_text(with(particle, "particle_file", "particle_scope"), "m.toml", "", "m", {});
+    nhvk::modelfile::register_model(m);
+    using nhvk::modelfile::Scope;
+    nhvk::modelfile::set_scope("particle_scope",
+                               Scope::only(nhvk::Precision::f64, nhvk::Method::rk4, nhvk::EquationsKind::generated));
+    const nhvk::ModelOps* ops = nhvk::modelfile::find_ops("particle_scope");
+    ASSERT_NE(ops, nullptr);
+    EXPECT_EQ(nhvk::modelfile::compile_report("particle_scope")->compiled_for, "double, rk4, generated");
+    nhvk::TrajectoryRequest req;
+    req.model = "particle_scope";
+    req.params = {1.0};
+    req.q0 = {0.0, 0.5, 0.0};
+    req.v0 = {1.0, 0.0, 0.5};
+    req.mu0 = {0.0};
+    req.times = {0.5, 1.0};
+    req.method = nhvk::Method::rk4;
+    req.ctl.dt = 1e-3;
+    const auto y_stays = [&](const nhvk::TrajectoryResult& r) {
+        // the nonholonomic particle with ẏ(0) = 0: y stays 0.5 (docs/models.md)
+        ASSERT_EQ(r.rows, 3);
+        for (int row = 0; row < r.rows; ++row)
+            EXPECT_NEAR(r.states[static_cast<std::size_t>(row) * r.row_size + 1], 0.5, 1e-12);
+    };
+    y_stays(ops->trajectory_cpu(req));
+    req.method = nhvk::Method::dopri5;
+    try {
+        ops->trajectory_cpu(req);
+        ADD_FAILURE() << "a unit compiled for RK4 integrated with DOPRI5";
+    } catch (const std::logic_error& e) {
+        EXPECT_HAS(
+            std::string(e.what()),
+            "'particle_scope' was compiled for double, rk4, generated only; asked for double, dopri5, generated");
+    }
+    nhvk::modelfile::set_scope("particle_scope",
+                               Scope::only(nhvk::Precision::f64, nhvk::Method::dopri5, nhvk::EquationsKind::generated));
+    ASSERT_EQ(nhvk::modelfile::find_ops("particle_scope"), ops) << "the ops change in place";
+    EXPECT_EQ(nhvk::modelfile::compile_report("particle_scope")->compiled_for, "every combination");
+    y_stays(ops->trajectory_cpu(req));
 }
 
 TEST(ModelFileRun, TrajectoryAndInspectTakeAModelFile) {
