@@ -20,6 +20,7 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <ostream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -225,6 +226,9 @@ struct Twin {
     std::string name;
     bool interpreted;
 };
+
+/** How ctest and gtest print a case ("nh_particle (interpreted)"), instead of the struct's bytes. */
+void PrintTo(const Twin& t, std::ostream* os) { *os << t.name << (t.interpreted ? " (interpreted)" : ""); }
 
 class ModelFileTwin : public ::testing::TestWithParam<Twin> {};
 
