@@ -68,9 +68,6 @@ const std::vector<std::string>& config_keys(const std::vector<ConfigTable>& tabl
     throw std::logic_error("config schema: no table " + std::string(name));
 }
 
-const char* to_string(Method m) { return m == Method::rk4 ? "rk4" : "dopri5"; }
-const char* to_string(Precision p) { return p == Precision::f32 ? "float" : "double"; }
-const char* to_string(EquationsKind e) { return e == EquationsKind::ad ? "ad" : "generated"; }
 const char* to_string(Spacing s) {
     switch (s) {
     case Spacing::log:

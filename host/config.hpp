@@ -150,12 +150,18 @@ enum class Spacing { linear, log, list };
 /** @brief `run.backend`. */
 enum class Backend { cpu, cuda, automatic };
 
+// NOTE: inline, as the combination's name below: a model file's compiled object (host/model_ops_impl.hpp) spells them
+// too, and calls nothing of the nhvk binary.
 /** @brief The spelling in configs of `integrator.method` (core enum `nhvk::Method`): "dopri5", "rk4". */
-const char* to_string(Method m);
+inline const char* to_string(Method m) { return m == Method::rk4 ? "rk4" : "dopri5"; }
 /** @brief `integrator.precision` (core enum `nhvk::Precision`): "double", "float". */
-const char* to_string(Precision p);
+inline const char* to_string(Precision p) { return p == Precision::f32 ? "float" : "double"; }
 /** @brief `integrator.equations` (core enum `nhvk::EquationsKind`): "generated", "ad". */
-const char* to_string(EquationsKind e);
+inline const char* to_string(EquationsKind e) { return e == EquationsKind::ad ? "ad" : "generated"; }
+/** @brief "double, dopri5, generated": what a model file was compiled for (summary.json `model_file.compiled_for`). */
+inline std::string combination_name(Precision p, Method m, EquationsKind e) {
+    return std::string(to_string(p)) + ", " + to_string(m) + ", " + to_string(e);
+}
 /** @brief "linear", "log", "list". */
 const char* to_string(Spacing s);
 /** @brief "cpu", "cuda", "auto". */

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "config.hpp"
 #include "model_info.hpp"
 #include "model_ops.hpp"
 #include "nhvk/dispatch.hpp"
@@ -158,12 +159,6 @@ template <Precision P> using ScalarOf = std::conditional_t<P == Precision::f64, 
 template <Method Me> using StepperOf = std::conditional_t<Me == Method::dopri5, StepperTag<Dopri5>, StepperTag<Rk4>>;
 template <EquationsKind E>
 using EquationsOf = std::conditional_t<E == EquationsKind::ad, EquationsTag<AdEquations>, EquationsTag<GenEquations>>;
-
-/** @brief "double, dopri5, generated" (inline: a model file's shared object calls nothing of the nhvk binary). */
-inline std::string combination_name(Precision p, Method me, EquationsKind e) {
-    return std::string(p == Precision::f64 ? "double" : "float") + ", " + (me == Method::dopri5 ? "dopri5" : "rk4") +
-           ", " + (e == EquationsKind::ad ? "ad" : "generated");
-}
 
 /** @brief Throws when a request asks for other settings than the ops were compiled for (`make_model_ops_one`). */
 template <class M>

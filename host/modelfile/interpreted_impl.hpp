@@ -12,12 +12,9 @@
  */
 #pragma once
 
-#include <cmath>
-#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -30,100 +27,49 @@ namespace nhvk::modelfile::interp {
 /** @brief Interpreted models of one size that a process can hold at once. */
 inline constexpr int interpreted_slots = 8;
 
-/** @brief Some nodes of a graph as a flat program: each instruction's operands index earlier instructions. */
+/** @brief Some nodes of a graph as a flat program: each instruction is its node with the arguments' ids replaced by
+ *         the indices of their instructions. */
 class Tape {
 public:
     Tape() = default;
     Tape(const sym::Graph& g, const std::vector<int>& outputs) {
         std::vector<int> slot(static_cast<std::size_t>(g.size()), -1);
-        std::vector<int> stack(outputs.begin(), outputs.end());
-        while (!stack.empty()) {
-            const int id = stack.back();
-            stack.pop_back();
-            if (slot[static_cast<std::size_t>(id)] != -1) continue;
-            slot[static_cast<std::size_t>(id)] = 0;
-            const sym::Node& nd = g.node(id);
-            if (nd.a >= 0) stack.push_back(nd.a);
-            if (nd.b >= 0) stack.push_back(nd.b);
-        }
-        // NOTE: node ids are topological (an operand has a smaller id), so id order is an evaluation order.
-        for (int id = 0; id < g.size(); ++id) {
-            if (slot[static_cast<std::size_t>(id)] == -1) continue;
-            const sym::Node& nd = g.node(id);
-            if (nd.op == sym::Op::variable &&
-                !(nd.var == sym::Var::q || nd.var == sym::Var::v || nd.var == sym::Var::t || nd.var == sym::Var::param))
+        for (const int id : sym::needed_nodes(g, outputs)) {
+            sym::Node in = g.node(id);
+            if (in.op == sym::Op::variable && (in.var == sym::Var::mu || in.var == sym::Var::lambda))
                 throw std::logic_error("interpreted model: a multiplier variable in a model's expression");
-            Ins in{nd.op,
-                   nd.var,
-                   nd.index,
-                   nd.a >= 0 ? slot[static_cast<std::size_t>(nd.a)] : -1,
-                   nd.b >= 0 ? slot[static_cast<std::size_t>(nd.b)] : -1,
-                   nd.value};
+            if (in.a >= 0) in.a = slot[static_cast<std::size_t>(in.a)];
+            if (in.b >= 0) in.b = slot[static_cast<std::size_t>(in.b)];
             slot[static_cast<std::size_t>(id)] = static_cast<int>(code_.size());
             code_.push_back(in);
         }
         for (int o : outputs) out_.push_back(slot[static_cast<std::size_t>(o)]);
     }
 
-    /** @brief The outputs at `(q, v, t)` with parameters `p`, in any scalar `S`, the arithmetic of `sym::evaluate`
-     *         (and so of the compiled model file's printed code). */
+    /** @brief The outputs at `(q, v, t)` with parameters `p`, in any scalar `S`, with the arithmetic of
+     *         `sym::evaluate` (`sym::apply_operation`). */
     template <class S> void run(const S* q, const S* v, const S& t, const double* p, S* out) const {
         // NOTE: one scratch vector per thread and scalar type: no allocation per right-hand side once warm. A tape's
         // run calls no other tape, so the vector is never in use twice on a thread.
         thread_local std::vector<S> val;
         if (val.size() < code_.size()) val.resize(code_.size());
         for (std::size_t i = 0; i < code_.size(); ++i) {
-            const Ins& in = code_[i];
-            const S* a = in.a >= 0 ? &val[static_cast<std::size_t>(in.a)] : nullptr;
-            const S* b = in.b >= 0 ? &val[static_cast<std::size_t>(in.b)] : nullptr;
-            S& r = val[i];
-            switch (in.op) {
-            case sym::Op::constant:
-                r = S(in.value);
-                break;
-            case sym::Op::variable:
-                r = in.var == sym::Var::q   ? q[in.index]
-                    : in.var == sym::Var::v ? v[in.index]
-                    : in.var == sym::Var::t ? t
-                                            : S(p[in.index]);
-                break;
-            case sym::Op::add:
-                r = *a + *b;
-                break;
-            case sym::Op::sub:
-                r = *a - *b;
-                break;
-            case sym::Op::mul:
-                r = *a * *b;
-                break;
-            case sym::Op::div:
-                r = *a / *b;
-                break;
-            case sym::Op::neg:
-                r = -*a;
-                break;
-            case sym::Op::pow:
-                if constexpr (std::is_arithmetic<S>::value) r = dispatch::apply_pow(*a, S(in.value));
-                else r = dispatch::apply_pow(*a, in.value);
-                break;
-            default:
-                r = dispatch::apply_function(in.op, *a, b ? *b : *a);
-                break;
-            }
+            const sym::Node& in = code_[i];
+            if (in.op == sym::Op::variable)
+                val[i] = in.var == sym::Var::q   ? q[in.index]
+                         : in.var == sym::Var::v ? v[in.index]
+                         : in.var == sym::Var::t ? t
+                                                 : S(p[in.index]);
+            else
+                val[i] = sym::apply_operation(in, in.a >= 0 ? &val[static_cast<std::size_t>(in.a)] : nullptr,
+                                              in.b >= 0 ? &val[static_cast<std::size_t>(in.b)] : nullptr);
         }
         for (std::size_t i = 0; i < out_.size(); ++i) out[i] = val[static_cast<std::size_t>(out_[i])];
     }
     bool empty() const { return out_.empty(); }
 
 private:
-    struct Ins {
-        sym::Op op;
-        sym::Var var;
-        int index;
-        int a, b;
-        double value;
-    };
-    std::vector<Ins> code_;
+    std::vector<sym::Node> code_;
     std::vector<int> out_;
 };
 
@@ -144,11 +90,9 @@ struct Program {
     ModelInfo info;
     std::vector<int> flags;
     std::vector<VariantTapes> variants;
-    bool has_forces = false, has_chart = false, has_velocity_chart = false, has_source_residual = false;
+    bool has_forces = false;
 
-    explicit Program(const FileModel& m)
-        : info(m.info), flags(m.flags), has_forces(m.has_forces), has_chart(m.has_chart),
-          has_velocity_chart(m.has_velocity_chart), has_source_residual(m.has_source_residual) {
+    explicit Program(const FileModel& m) : info(m.info), flags(m.flags), has_forces(m.has_forces) {
         const sym::Graph& g = *m.graph;
         for (const FileVariant& fv : m.variants) {
             VariantTapes vt;
@@ -232,9 +176,6 @@ template <int N, int K> struct InterpretedModel : ModelBase {
             if (b[prog->flags[i]]) variant |= 1u << i;
         return prog->variants[variant];
     }
-    /** @brief The parameters as the tapes read them (booleans as 0 or 1, which no expression reads). */
-    const double* params() const { return p; }
-
     template <class S> S lagrangian(const S* q, const S* v, const S& t) const {
         S L;
         tapes().lagrangian.run(q, v, t, p, &L);
@@ -266,21 +207,14 @@ template <int N, int K> struct InterpretedModel : ModelBase {
 private:
     template <class T> bool holds(const Conditions& c, const T* q, const T* v) const {
         if (c.strict.empty()) return true;
-        T lr[2 * max_conditions];
-        if (c.strict.size() > static_cast<std::size_t>(max_conditions)) {
-            std::vector<T> big(2 * c.strict.size());
-            c.tape.run(q, v, T(0), p, big.data());
-            return all_hold(c, big.data());
-        }
-        c.tape.run(q, v, T(0), p, lr);
-        return all_hold(c, lr);
-    }
-    template <class T> static bool all_hold(const Conditions& c, const T* lr) {
+        // NOTE: per thread, as the tape's own scratch: the charts are tested at every right-hand side
+        thread_local std::vector<T> lr;
+        lr.resize(2 * c.strict.size());
+        c.tape.run(q, v, T(0), p, lr.data());
         for (std::size_t i = 0; i < c.strict.size(); ++i)
             if (!(c.strict[i] ? lr[2 * i] > lr[2 * i + 1] : lr[2 * i] >= lr[2 * i + 1])) return false;
         return true;
     }
-    static constexpr int max_conditions = 8;
 };
 
 /** @brief Makes slot `Slot`'s program the active one of its size for the life of the guard. */
@@ -359,7 +293,6 @@ template <int N, int K> ModelOps bind(const Program* program) {
     for (int s = 0; s < interpreted_slots; ++s)
         if (!Active<N, K>::slots[s]) {
             Active<N, K>::slots[s] = program;
-            if (!Active<N, K>::program) Activate<N, K, 0>::activate(program);
             return bind_slot<N, K>(s, std::make_integer_sequence<int, interpreted_slots>{});
         }
     throw std::runtime_error("this process already interprets " + std::to_string(interpreted_slots) +

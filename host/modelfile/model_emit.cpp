@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config.hpp"
 #include "modelfile/model_file.hpp"
 #include "sym/emit.hpp"
 
@@ -225,8 +226,7 @@ std::string emit_model_equations(const FileModel& m, bool generated = true) {
 std::string Scope::describe() const {
     if (kind == all) return "every combination";
     if (kind == inspection) return "inspection";
-    return std::string(precision == Precision::f64 ? "double" : "float") + ", " +
-           (method == Method::dopri5 ? "dopri5" : "rk4") + ", " + (equations == EquationsKind::ad ? "ad" : "generated");
+    return combination_name(precision, method, equations);
 }
 
 std::string emit_model_unit(const FileModel& m, const Scope& scope) {

@@ -31,6 +31,11 @@ namespace {
 /** @brief JSON number, or null for NaN/inf (nlohmann prints those as null too; explicit for clarity). */
 nlohmann::json num(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
+/** @brief `x` (a string or a list), or null where it is empty. */
+template <class V> nlohmann::json or_null(const V& x) {
+    return x.empty() ? nlohmann::json(nullptr) : nlohmann::json(x);
+}
+
 /** @brief The floating-point columns of a `SeriesSummary`, in the order of summary.json's keys and stats.csv. */
 const std::pair<const char*, double stats::SeriesSummary::*> summary_columns[] = {
     {"mean", &stats::SeriesSummary::mean}, {"std", &stats::SeriesSummary::std}, {"min", &stats::SeriesSummary::min},
@@ -97,8 +102,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
             if (r.sampling[s])
                 j["trajectories"]["sampling"][sample_status_name(static_cast<SampleStatus>(s))] = r.sampling[s];
         j["trajectories"]["diverged"] = r.diverged;
-        j["trajectories"]["failure_warning"] =
-            r.failure_warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.failure_warning);
+        j["trajectories"]["failure_warning"] = or_null(r.failure_warning);
         for (const auto& [name, f, p, c] :
              {std::tuple<const char*, const stats::GrowthFit*, const stats::ReplicaInterval*,
                          const stats::ReplicaInterval*>{"q", &r.growth_fit_q, &r.growth_ci_q, &r.amplitude_ci_q},
@@ -112,8 +116,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
             g["points"] = f->points;
             g["r_squared"] = num(f->r_squared);
         }
-        j["growth_exponent"]["interval_method"] =
-            r.growth_interval_method.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.growth_interval_method);
+        j["growth_exponent"]["interval_method"] = or_null(r.growth_interval_method);
         j["growth_exponent"]["at_rounding_level"] = r.growth_at_rounding_level;
         const stats::SeriesSummary& ot = r.onset_times();
         j["onset"] = {{"crossed", ot.count},
@@ -134,7 +137,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
                 d["p95"].push_back(num(x.p95));
             }
         }
-        j["coincidence"] = r.coincide.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.coincide);
+        j["coincidence"] = or_null(r.coincide);
         j["balance_flagged"] = r.balance_flagged;
         j["quantiles"] = r.exact_quantiles ? "exact" : "histogram";
         j["low_population_times"] = r.low_population;
@@ -174,7 +177,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
     for (int s = 1; s < sample_status_count; ++s)
         failed["sampling"][sample_status_name(static_cast<SampleStatus>(s))] = r.sampling[s];
     tr["failed"] = failed;
-    tr["failure_warning"] = r.failure_warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.failure_warning);
+    tr["failure_warning"] = or_null(r.failure_warning);
     // The limits that end a trajectory, as this run applied them (step_limit, step_underflow in `failed`).
     nlohmann::json& dv = tr["diverged"];
     dv["count"] = r.diverged;
@@ -259,8 +262,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
         "measured coverage of the 95 % intervals (bench/results/2026-11-24-error-bars.md, 200 seeds): jackknife, "
         "exponent 95 % with 200 members per group and 95-98.5 % with 2000, amplitude 92.5-94.5 %; batch means, "
         "exponent about 90 % with 200 members per group (read it as too narrow there) and 96 % with 2000";
-    smp["interval_method"] =
-        r.growth_interval_method.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.growth_interval_method);
+    smp["interval_method"] = or_null(r.growth_interval_method);
     smp["method"] =
         "replica groups: the members are split into statistics.replicas groups by trajectory index mod R (the same "
         "under any chunking, thread count, MPI ranks, shards and resume). interval_method jackknife: each of R fits "
@@ -287,7 +289,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
     }
     j["growth_exponent"]["at_rounding_level"] = r.growth_at_rounding_level;
     j["coincidence"]["coincide"] = !r.coincide.empty();
-    j["coincidence"]["basis"] = r.coincide.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.coincide);
+    j["coincidence"]["basis"] = or_null(r.coincide);
     j["coincidence"]["statement"] = r.coincide.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.coincide_statement);
     nlohmann::json& on = j["onset"];
     on["threshold"] = cfg.onset_threshold;
@@ -348,18 +350,16 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
     j["timing"]["trajectories_per_second"] = r.seconds > 0 ? static_cast<double>(r.requested) / r.seconds : 0.0;
     // A model file's compile (or cache hit) in this process; null for a built-in model (and in `nhvk merge`).
     if (const std::optional<modelfile::CompileReport> mf = modelfile::compile_report(cfg.model.name)) {
-        j["model_file"] = {
-            {"source", mf->source},
-            {"path", mf->interpreted_because.empty() ? "compiled" : "interpreted"},
-            {"interpreted_because",
-             mf->interpreted_because.empty() ? nlohmann::json(nullptr) : nlohmann::json(mf->interpreted_because)},
-            {"artefact", mf->artefact.empty() ? nlohmann::json(nullptr) : nlohmann::json(mf->artefact)},
-            {"compiled_for", mf->compiled_for.empty() ? nlohmann::json(nullptr) : nlohmann::json(mf->compiled_for)},
-            {"cache_key", mf->key.empty() ? nlohmann::json(nullptr) : nlohmann::json(mf->key)},
-            {"cached", mf->cached},
-            {"derive_seconds", mf->derive_seconds},
-            {"compile_seconds", mf->compile_seconds},
-            {"wait_seconds", mf->wait_seconds}};
+        j["model_file"] = {{"source", mf->source},
+                           {"path", mf->interpreted_because.empty() ? "compiled" : "interpreted"},
+                           {"interpreted_because", or_null(mf->interpreted_because)},
+                           {"artefact", or_null(mf->artefact)},
+                           {"compiled_for", or_null(mf->compiled_for)},
+                           {"cache_key", or_null(mf->key)},
+                           {"cached", mf->cached},
+                           {"derive_seconds", mf->derive_seconds},
+                           {"compile_seconds", mf->compile_seconds},
+                           {"wait_seconds", mf->wait_seconds}};
         // NVRTC's compile of its kernels when the run was on the CUDA backend; null on the CPU
         if (mf->cuda && r.backend == "cuda")
             j["model_file"]["cuda"] = {{"arch", mf->cuda->arch},

@@ -98,6 +98,53 @@ std::vector<std::string> names_in(const std::string& text);
  *         `margin` and `vfloor`): a model's coordinate, parameter or definition should not take one. */
 bool is_reserved_name(const std::string& name);
 
+/** @brief The nodes that `outputs` need (themselves and their arguments, transitively), in increasing id order, which
+ *         is an evaluation order (an argument's id is smaller than its node's). */
+inline std::vector<int> needed_nodes(const Graph& g, const std::vector<int>& outputs) {
+    std::vector<char> needed(static_cast<std::size_t>(g.size()), 0);
+    std::vector<int> stack(outputs.begin(), outputs.end());
+    while (!stack.empty()) {
+        const int id = stack.back();
+        stack.pop_back();
+        if (needed[static_cast<std::size_t>(id)]) continue;
+        needed[static_cast<std::size_t>(id)] = 1;
+        const Node& nd = g.node(id);
+        if (nd.a >= 0) stack.push_back(nd.a);
+        if (nd.b >= 0) stack.push_back(nd.b);
+    }
+    std::vector<int> ids;
+    for (int id = 0; id < g.size(); ++id)
+        if (needed[static_cast<std::size_t>(id)]) ids.push_back(id);
+    return ids;
+}
+
+/** @brief The value of a node that is not a variable (a constant, an arithmetic operator, a function of the table of
+ *         nhvk/ops.hpp) from its arguments' values `a`, `b` (null where it has none), in any scalar `S`: the arithmetic
+ *         of `evaluate` and of the interpreter of model files (host/modelfile/interpreted_impl.hpp). */
+template <class S> S apply_operation(const Node& nd, const S* a, const S* b) {
+    switch (nd.op) {
+    case Op::constant:
+        return S(nd.value);
+    case Op::add:
+        return *a + *b;
+    case Op::sub:
+        return *a - *b;
+    case Op::mul:
+        return *a * *b;
+    case Op::div:
+        return *a / *b;
+    case Op::neg:
+        return -*a;
+    case Op::pow:
+        // NOTE: a plain S takes the exponent in its own type (nhvk::pow(float, float)); a dual or an Expr keeps it a
+        // double (the dual's pow with a constant exponent).
+        if constexpr (std::is_arithmetic<S>::value) return dispatch::apply_pow(*a, S(nd.value));
+        else return dispatch::apply_pow(*a, nd.value);
+    default:
+        return dispatch::apply_function(nd.op, *a, b ? *b : *a);
+    }
+}
+
 /** @brief Evaluate nodes `outputs` of `g` with any scalar `S` (double, float, `Dual<…>`, nested duals, `sym::Expr`):
  *         the variables from `q`, `v`, `t` and `params` (a multiplier variable throws). Each node that the outputs
  *         need is evaluated once, in id order (topological); the elementary functions go through the table of
@@ -106,29 +153,19 @@ bool is_reserved_name(const std::string& name);
 template <class S>
 void evaluate(const Graph& g, const std::vector<int>& outputs, const S* q, const S* v, const S& t, const S* params,
               S* out) {
-    const int size = g.size();
-    std::vector<int> slot(static_cast<std::size_t>(size), -1);
-    std::vector<int> stack(outputs.begin(), outputs.end());
-    while (!stack.empty()) {
-        const int id = stack.back();
-        stack.pop_back();
-        if (slot[static_cast<std::size_t>(id)] != -1) continue;
-        slot[static_cast<std::size_t>(id)] = 0; // needed
-        const Node& nd = g.node(id);
-        if (nd.a >= 0) stack.push_back(nd.a);
-        if (nd.b >= 0) stack.push_back(nd.b);
-    }
+    std::vector<int> slot(static_cast<std::size_t>(g.size()), -1);
     std::vector<S> val;
-    for (int id = 0; id < size; ++id) {
-        if (slot[static_cast<std::size_t>(id)] == -1) continue;
+    for (const int id : needed_nodes(g, outputs)) {
         // NOTE: a copy: with S = Expr recording into `g` itself, the node vector may grow (and move) below.
         const Node nd = g.node(id);
-        auto arg = [&](int i) -> const S& { return val[static_cast<std::size_t>(slot[static_cast<std::size_t>(i)])]; };
-        switch (nd.op) {
-        case Op::constant:
-            val.push_back(S(nd.value));
-            break;
-        case Op::variable:
+        const auto arg = [&](int i) -> const S* {
+            return i >= 0 ? &val[static_cast<std::size_t>(slot[static_cast<std::size_t>(i)])] : nullptr;
+        };
+        if (nd.op != Op::variable) {
+            // NOTE: the value first: push_back may move `val`, which the arguments point into
+            S x = apply_operation(nd, arg(nd.a), arg(nd.b));
+            val.push_back(std::move(x));
+        } else {
             switch (nd.var) {
             case Var::q:
                 val.push_back(q[nd.index]);
@@ -145,36 +182,6 @@ void evaluate(const Graph& g, const std::vector<int>& outputs, const S* q, const
             default:
                 throw std::logic_error("sym::evaluate: a multiplier variable has no value here");
             }
-            break;
-        case Op::add:
-            val.push_back(arg(nd.a) + arg(nd.b));
-            break;
-        case Op::sub:
-            val.push_back(arg(nd.a) - arg(nd.b));
-            break;
-        case Op::mul:
-            val.push_back(arg(nd.a) * arg(nd.b));
-            break;
-        case Op::div:
-            val.push_back(arg(nd.a) / arg(nd.b));
-            break;
-        case Op::neg:
-            val.push_back(-arg(nd.a));
-            break;
-        case Op::pow:
-            // NOTE: a plain S takes the exponent in its own type (nhvk::pow(float, float)); a dual or an Expr keeps
-            // it a double (the dual's pow with a constant exponent).
-            if constexpr (std::is_arithmetic<S>::value) {
-                val.push_back(dispatch::apply_pow(arg(nd.a), S(nd.value)));
-            } else {
-                val.push_back(dispatch::apply_pow(arg(nd.a), nd.value));
-            }
-            break;
-        default: {
-            const S& a = arg(nd.a);
-            val.push_back(dispatch::apply_function(nd.op, a, nd.b >= 0 ? arg(nd.b) : a));
-            break;
-        }
         }
         slot[static_cast<std::size_t>(id)] = static_cast<int>(val.size()) - 1;
     }

@@ -27,13 +27,4 @@ template <class F> void dispatch_numeric(Method method, Precision precision, F&&
 /** @brief Carries an equations template (`AdEquations`, `GenEquations`) through a generic lambda. */
 template <template <class, class> class E> struct EquationsTag { template <class M, class T> using tmpl = E<M, T>; };
 
-/** @brief Call `f(T{}, StepperTag<S>{}, EquationsTag<E>{})` for the run-time choices (the model's generated header
- *         must be included for `EquationsKind::generated`). */
-template <class F> void dispatch_run(Method method, Precision precision, EquationsKind equations, F&& f) {
-    dispatch_numeric(method, precision, [&](auto tt, auto st) {
-        if (equations == EquationsKind::ad) f(tt, st, EquationsTag<AdEquations>{});
-        else f(tt, st, EquationsTag<GenEquations>{});
-    });
-}
-
 } // namespace nhvk
