@@ -303,20 +303,25 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
     // so it sees (R − 1)/R of the ensemble rather than 1/R, and its spread follows the pooled fit's sampling error
     // where the groups are small, as the groups' own fits do not (bench/results/2026-11-24-error-bars.md). Where a
     // backend keeps the values (exact quantiles on the device), median_of has nothing to read and the batch means stay.
-    std::vector<std::size_t> others;
     std::vector<double> ps(R);
+    std::vector<std::vector<double>> left_out(R, std::vector<double>(nt)); // [g][i]: the median without group g
     const auto jackknife = [&](int metric, const stats::GrowthFit& pooled, stats::ReplicaInterval& p_ci,
                                stats::ReplicaInterval& c_ci) {
+        // NOTE: the output times are independent (a const accumulator, each selection on its own copy): in parallel
+        const long long n_times = static_cast<long long>(nt);
+#pragma omp parallel for schedule(dynamic, 1)
+        for (long long ii = 0; ii < n_times; ++ii) {
+            const auto i = static_cast<std::size_t>(ii);
+            for (std::size_t g = 0; g < R; ++g) left_out[g][i] = nan;
+            if (!(rel_t[i] > 0.0 && rel_t[i] <= t_max)) continue;
+            std::vector<std::size_t> groups(R);
+            for (std::size_t h = 0; h < R; ++h)
+                groups[h] = shape_.replica_series(h, static_cast<std::size_t>(metric) * nt + i);
+            const std::vector<double> m = acc_.leave_one_out_medians(groups);
+            for (std::size_t g = 0; g < R; ++g) left_out[g][i] = m[g];
+        }
         for (std::size_t g = 0; g < R; ++g) {
-            for (std::size_t i = 0; i < nt; ++i) {
-                med[i] = nan;
-                if (!(rel_t[i] > 0.0 && rel_t[i] <= t_max)) continue;
-                others.clear();
-                for (std::size_t h = 0; h < R; ++h)
-                    if (h != g) others.push_back(shape_.replica_series(h, static_cast<std::size_t>(metric) * nt + i));
-                med[i] = acc_.median_of(others);
-            }
-            const stats::GrowthFit f = stats::growth_fit(rel_t, med, t_max);
+            const stats::GrowthFit f = stats::growth_fit(rel_t, left_out[g], t_max);
             ps[g] = f.slope;
             log_c[g] = log_amplitude(f);
             if (!std::isfinite(ps[g]) || !std::isfinite(log_c[g])) return false;

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace nhvk::stats {
 
@@ -591,6 +592,89 @@ double EnsembleAccumulator::median_of(const std::vector<std::size_t>& series) co
     const LogBinner b = binner();
     for (const std::size_t s : series) b.merge(row.data(), histogram(s));
     return histogram_quantile(row.data(), b, all.min, all.max, 0.5);
+}
+
+std::vector<double> EnsembleAccumulator::leave_one_out_medians(const std::vector<std::size_t>& groups) const {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::size_t R = groups.size();
+    std::vector<double> out(R, nan);
+    if (values_elsewhere_ || R == 0u) return out;
+    if (!exact_) {
+        std::vector<std::size_t> others;
+        for (std::size_t g = 0; g < R; ++g) {
+            others.clear();
+            for (std::size_t h = 0; h < R; ++h)
+                if (h != g) others.push_back(groups[h]);
+            out[g] = median_of(others);
+        }
+        return out;
+    }
+    // Without group g the median reads the order statistics k_g (and k_g + 1) of the M_g = N − n_g others. Such a
+    // value y has at most k_g + n_g values of the union below it and at least k_g + 1 at or below it, so it lies
+    // between the union's order statistics L = min k_g and U = max(k_g + 1 + n_g): one selection finds those two,
+    // one pass over the groups counts each group's values below x_(L) and collects the band [x_(L), x_(U)] with its
+    // groups, and each g walks the sorted band, skipping its own values, from the rank its values below the band
+    // leave. The band holds about N/R values, so the whole costs a few passes over N instead of R selections.
+    SeriesPartial all;
+    std::vector<std::uint64_t> n(R);
+    for (std::size_t g = 0; g < R; ++g) {
+        all.merge(partials_[groups[g]]);
+        n[g] = partials_[groups[g]].count;
+    }
+    const std::uint64_t N = all.count;
+    if (N == 0u) return out;
+    std::vector<Type7Point> at(R);
+    std::uint64_t L = N, U = 0u;
+    for (std::size_t g = 0; g < R; ++g) {
+        if (N == n[g]) continue; // no other value: NaN
+        at[g] = type7_point(N - n[g], 0.5);
+        L = std::min(L, at[g].k);
+        U = std::max(U, std::min(N - 1u, at[g].k + (at[g].single ? 0u : 1u) + n[g]));
+    }
+    if (L > U) return out;
+    std::vector<double> v;
+    v.reserve(static_cast<std::size_t>(N));
+    for (const std::size_t s : groups)
+        for_each_values(s, [&](const Values& x) { v.insert(v.end(), x.begin(), x.end()); });
+    if (v.size() != N) throw std::logic_error("EnsembleAccumulator: stored values out of step with counts");
+    double ab[2];
+    const std::vector<std::uint64_t> band_ranks =
+        L == U ? std::vector<std::uint64_t>{L} : std::vector<std::uint64_t>{L, U};
+    select_order_statistics(v.data(), v.size(), all.min, all.max, band_ranks, ab);
+    const double a = ab[0], b = ab[band_ranks.size() - 1u];
+    std::vector<std::uint64_t> below(R, 0u);
+    std::vector<std::pair<double, std::uint32_t>> band;
+    for (std::size_t g = 0; g < R; ++g)
+        for_each_values(groups[g], [&](const Values& x) {
+            for (const double y : x) {
+                if (y < a) ++below[g];
+                else if (y <= b) band.emplace_back(y, static_cast<std::uint32_t>(g));
+            }
+        });
+    std::sort(band.begin(), band.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
+    std::uint64_t below_all = 0u;
+    for (const std::uint64_t c : below) below_all += c;
+    for (std::size_t g = 0; g < R; ++g) {
+        if (N == n[g]) continue;
+        const Type7Point t = at[g];
+        std::uint64_t r = below_all - below[g]; // rank among the others of the band's next value not in g
+        double lo = nan, hi = nan;
+        for (const auto& [y, h] : band) {
+            if (h == g) continue;
+            if (r == t.k) {
+                lo = y;
+                if (t.single) break;
+            } else if (r == t.k + 1u) {
+                hi = y;
+                break;
+            }
+            ++r;
+        }
+        if (std::isnan(lo) || (!t.single && std::isnan(hi)))
+            throw std::logic_error("EnsembleAccumulator::leave_one_out_medians: an order statistic outside the band");
+        out[g] = t.single ? lo : type7_between(lo, hi, t.f);
+    }
+    return out;
 }
 
 std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& elsewhere) {

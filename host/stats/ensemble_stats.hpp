@@ -173,6 +173,12 @@ public:
      *         elsewhere. For leave-one-group-out statistics of replica groups. */
     double median_of(const std::vector<std::size_t>& series) const;
 
+    /** @brief out[g] = median_of(every series of `groups` but groups[g]), the same doubles, for every g at once: the
+     *         delete-one-group medians of replica groups. In exact mode from one selection over the union (a band of
+     *         ranks around the median that holds every out[g]) instead of one selection per g; in histogram mode
+     *         through median_of. */
+    std::vector<double> leave_one_out_medians(const std::vector<std::size_t>& groups) const;
+
     /** @brief True in exact mode. */
     bool exact() const { return exact_; }
     /** @brief Values stored for exact quantiles, over all series (those of merge_referencing()'s parts included). */

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -177,6 +178,64 @@ TEST(ReplicaInterval, MedianOfAUnionOfSeries) {
         if (exact) EXPECT_EQ(got, want);
         else EXPECT_NEAR(got, want, acc.histogram_relative_resolution() * want);
         EXPECT_TRUE(std::isnan(EnsembleAccumulator(1, 1, 1024).median_of({0})));
+    }
+}
+
+// The delete-one-group medians of replica groups, all at once: out[g] is the type-7 median of the sorted union of every
+// group but g, bit for bit, with groups of unequal sizes (an empty one, one of one value), ties, signed values, and
+// unions large enough for the bucketed selection; in histogram mode the same as median_of of the others.
+TEST(ReplicaInterval, LeaveOneOutMediansEqualTheMediansOfTheOthers) {
+    std::mt19937_64 rng(11);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<std::vector<std::size_t>> layouts = {
+        {0, 1, 7, 5000, 10000}, {3000, 3001, 2999, 3000}, {1, 1}, {4, 0, 0}, {20000}, {9, 9, 9, 9, 9, 9, 9, 9, 9, 9}};
+    for (const auto& sizes : layouts) {
+        for (const bool ties : {false, true}) {
+            const std::size_t R = sizes.size();
+            const std::size_t chunk = *std::max_element(sizes.begin(), sizes.end());
+            // series g holds its first sizes[g] draws; the rest of its row is NaN (not counted)
+            std::vector<double> v(R * chunk, nan);
+            std::vector<std::vector<double>> mine(R);
+            std::normal_distribution<double> law(0.3, 1.0);
+            for (std::size_t g = 0; g < R; ++g)
+                for (std::size_t j = 0; j < sizes[g]; ++j) {
+                    double x = law(rng);
+                    if (ties) x = std::round(x * 4.0) / 4.0; // a few distinct values, zeros among them
+                    v[g * chunk + j] = x;
+                    mine[g].push_back(x + 0.0);
+                }
+            std::vector<std::size_t> groups(R);
+            for (std::size_t g = 0; g < R; ++g) groups[g] = g;
+            EnsembleAccumulator exact(R, chunk, std::size_t{1} << 30), hist(R, chunk, 0u);
+            exact.add_chunk(v.data(), chunk, chunk, nullptr);
+            hist.add_chunk(v.data(), chunk, chunk, nullptr);
+            ASSERT_TRUE(exact.exact());
+            ASSERT_FALSE(hist.exact());
+            const std::vector<double> got = exact.leave_one_out_medians(groups);
+            const std::vector<double> got_hist = hist.leave_one_out_medians(groups);
+            ASSERT_EQ(got.size(), R);
+            ASSERT_EQ(got_hist.size(), R);
+            for (std::size_t g = 0; g < R; ++g) {
+                std::vector<double> u;
+                std::vector<std::size_t> others;
+                for (std::size_t h = 0; h < R; ++h)
+                    if (h != g) {
+                        u.insert(u.end(), mine[h].begin(), mine[h].end());
+                        others.push_back(h);
+                    }
+                std::sort(u.begin(), u.end());
+                const double want = nhvk::stats::quantile_type7(u.data(), u.size(), 0.5);
+                SCOPED_TRACE("R " + std::to_string(R) + ", group " + std::to_string(g) + (ties ? ", ties" : ""));
+                if (u.empty()) {
+                    EXPECT_TRUE(std::isnan(got[g]));
+                } else {
+                    EXPECT_EQ(got[g], want);
+                }
+                const double m = hist.median_of(others);
+                if (std::isnan(m)) EXPECT_TRUE(std::isnan(got_hist[g]));
+                else EXPECT_EQ(got_hist[g], m);
+            }
+        }
     }
 }
 
