@@ -342,12 +342,48 @@ struct ReduceSeriesHost {
     const LogBinner* binner;
     double* const* out;
     std::size_t* n_out;
+    bool grouped; ///< the tasks from base_series on are replicated rows (all R groups each), not series
 
-    void operator()(std::size_t s) const {
+    /** @brief Task `task`: series `task` below base_series; above, the replica groups of replicated row task −
+     *         base_series, all R of them. */
+    void operator()(std::size_t task) const {
         thread_local const std::unique_ptr<BinadeSums> sums = std::make_unique<BinadeSums>(); // 64 KiB
+        if (!grouped || task < in->base_series) {
+            series(task, *sums);
+            return;
+        }
+        const std::size_t s0 = task - in->base_series, R = in->replicas;
+        const auto group_series = [&](std::size_t g) { return in->base_series + g * in->replicated + s0; };
+        if (s0 >= in->timed_series) {
+            for (std::size_t g = 0; g < R; ++g) series(group_series(g), *sums);
+            return;
+        }
+        // NOTE: the R groups of a row in one pass over it: gathered group by group, each group's every R-th member
+        // sits on another cache line, so R strided passes read the whole row R times
+        thread_local std::vector<std::vector<double>> groups;
+        groups.resize(R);
+        for (std::vector<double>& v : groups) v.clear();
+        const double* row = in->row(s0);
+        const auto t = static_cast<std::int32_t>(s0 % in->nt);
+        std::size_t g =
+            static_cast<std::size_t>(in->first_member % R); // the group of member j: (first_member + j) mod R
+        for (std::size_t j = 0; j < in->chunk; ++j) {
+            if (t < times_counted[j]) groups[g].push_back(row[j]);
+            g = g + 1u == R ? 0u : g + 1u;
+        }
+        for (g = 0; g < R; ++g) {
+            const std::size_t s = group_series(g);
+            const std::size_t k = reduce_row_host(
+                groups[g].data(), groups[g].size(), [](std::size_t, double) { return true; }, partials[s],
+                counts ? counts + s * binner->row_words() : nullptr, *binner, out ? out[s] : nullptr, *sums);
+            if (n_out) n_out[s] = k;
+        }
+    }
+
+    void series(std::size_t s, BinadeSums& sums) const {
         const std::size_t k = reduce_series_host(*in, s, times_counted, all_counted, partials[s],
                                                  counts ? counts + s * binner->row_words() : nullptr, *binner,
-                                                 out ? out[s] : nullptr, *sums);
+                                                 out ? out[s] : nullptr, sums);
         if (n_out) n_out[s] = k;
     }
 };
@@ -365,12 +401,16 @@ void reduce_chunk_host(const ChunkView& in, SeriesPartial* partials, std::uint64
         times[j] = static_cast<std::int32_t>(c < 0 ? 0 : (c > static_cast<long long>(in.nt) ? in.nt : c));
         all_counted = all_counted && c >= static_cast<long long>(in.nt);
     }
-    const ReduceSeriesHost f{&in, times.data(), all_counted, partials, counts, &binner, out, n_out};
+    // the tasks: the series below base_series one by one, then each replicated row's groups together
+    const bool grouped =
+        in.replicas > 0u && in.base_series < in.n_series && in.n_series == in.base_series + in.replicas * in.replicated;
+    const ReduceSeriesHost f{&in, times.data(), all_counted, partials, counts, &binner, out, n_out, grouped};
     const thrust::counting_iterator<std::size_t> first(0);
+    const std::size_t tasks = grouped ? in.base_series + in.replicated : in.n_series;
     if (parallel) {
-        thrust::for_each(thrust::omp::par, first, first + in.n_series, f);
+        thrust::for_each(thrust::omp::par, first, first + tasks, f);
     } else {
-        thrust::for_each(thrust::cpp::par, first, first + in.n_series, f);
+        thrust::for_each(thrust::cpp::par, first, first + tasks, f);
     }
 }
 

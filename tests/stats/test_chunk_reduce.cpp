@@ -145,7 +145,8 @@ TEST(ChunkReduce, CompactChunkKeepsValidFiniteInOrder) {
 // against the per-value path (SeriesPartial::add, LogBinner::add), with the population rule of ChunkView's
 // documentation written out here: a timed series of member j counts when j is valid and either did not fail or, with
 // fail_index given, failed after reaching that output time; the per-member series counts a valid member's non-NaN
-// value when it did not fail or fail_index is given.
+// value when it did not fail or fail_index is given. With replica groups (3 groups of the first 4 rows), series
+// base + g·4 + r counts member j of row r by the same rule when its run-wide index (5 + j) is g modulo 3.
 TEST(ChunkReduce, HostRowPassMatchesPerValuePath) {
     const Data d = make_data();
     const std::size_t nt = 3; // series 0..5: two metrics at three output times; series 6: per member
@@ -162,64 +163,81 @@ TEST(ChunkReduce, HostRowPassMatchesPerValuePath) {
     const LogHistogramSpec spec{5, 64};
     const nhvk::stats::LogBinTable table = spec.table();
     const LogBinner b = LogBinner::make(table);
-    for (const bool alive : {false, true}) {
-        for (const bool all_ok : {false, true}) {
-            ChunkView in{d.values.data(), d.n, d.ld, all_ok ? nullptr : d.valid.data(), d.n_series};
-            in.status = all_ok ? nullptr : status.data();
-            in.fail_index = alive ? fail_index.data() : nullptr;
-            in.nt = nt;
-            in.timed_series = timed;
-            const auto counts = [&](std::size_t j, std::size_t s, double x) {
-                if (!all_ok && d.valid[j] == 0u) return false;
-                const bool ok = all_ok || status[j] == 0u;
-                if (s >= timed) return x == x && (ok || alive);
-                return ok || (alive && static_cast<std::int32_t>(s % nt) < fail_index[j]);
-            };
-            std::vector<SeriesPartial> ref(d.n_series);
-            std::vector<std::uint64_t> ref_rows(d.n_series * b.row_words(), 0u);
-            std::vector<std::vector<double>> ref_values(d.n_series);
-            for (std::size_t s = 0; s < d.n_series; ++s) {
-                for (std::size_t j = 0; j < d.n; ++j) {
-                    const double x = d.values[s * d.ld + j];
-                    if (!counts(j, s, x)) continue;
-                    ref[s].add(x);
-                    if (std::isfinite(x)) {
-                        b.add(ref_rows.data() + s * b.row_words(), x);
-                        ref_values[s].push_back(x == 0.0 ? 0.0 : x);
+    const std::size_t replicated = 4, first_member = 5;
+    for (const std::size_t replicas : {std::size_t{0}, std::size_t{3}})
+        for (const bool alive : {false, true}) {
+            for (const bool all_ok : {false, true}) {
+                const std::size_t n_series = d.n_series + replicas * replicated;
+                ChunkView in{d.values.data(), d.n, d.ld, all_ok ? nullptr : d.valid.data(), n_series};
+                in.status = all_ok ? nullptr : status.data();
+                in.fail_index = alive ? fail_index.data() : nullptr;
+                in.nt = nt;
+                in.timed_series = timed;
+                if (replicas > 0u) {
+                    in.base_series = d.n_series;
+                    in.replicated = replicated;
+                    in.replicas = replicas;
+                    in.first_member = first_member;
+                }
+                const auto counts = [&](std::size_t j, std::size_t s, double x) {
+                    if (s >= d.n_series) { // a replica group's series: its row, its members
+                        if ((first_member + j) % replicas != (s - d.n_series) / replicated) return false;
+                        s = (s - d.n_series) % replicated;
+                    }
+                    if (!all_ok && d.valid[j] == 0u) return false;
+                    const bool ok = all_ok || status[j] == 0u;
+                    if (s >= timed) return x == x && (ok || alive);
+                    return ok || (alive && static_cast<std::int32_t>(s % nt) < fail_index[j]);
+                };
+                const auto row_of = [&](std::size_t s) { return s < d.n_series ? s : (s - d.n_series) % replicated; };
+                std::vector<SeriesPartial> ref(n_series);
+                std::vector<std::uint64_t> ref_rows(n_series * b.row_words(), 0u);
+                std::vector<std::vector<double>> ref_values(n_series);
+                for (std::size_t s = 0; s < n_series; ++s) {
+                    for (std::size_t j = 0; j < d.n; ++j) {
+                        const double x = d.values[row_of(s) * d.ld + j];
+                        if (!counts(j, s, x)) continue;
+                        ref[s].add(x);
+                        if (std::isfinite(x)) {
+                            b.add(ref_rows.data() + s * b.row_words(), x);
+                            ref_values[s].push_back(x == 0.0 ? 0.0 : x);
+                        }
                     }
                 }
-            }
-            for (const bool parallel : {false, true}) {
-                // two chunks, [0, 700) and [700, n), added into the same partials and rows
-                std::vector<SeriesPartial> p(d.n_series);
-                std::vector<std::uint64_t> rows(d.n_series * b.row_words(), 0u);
-                std::vector<std::vector<double>> values(d.n_series, std::vector<double>(d.n, -1.0));
-                std::vector<double*> out(d.n_series);
-                std::vector<std::size_t> n1(d.n_series), n2(d.n_series);
-                for (std::size_t s = 0; s < d.n_series; ++s) out[s] = values[s].data();
-                ChunkView c1 = in;
-                c1.chunk = 700;
-                nhvk::stats::reduce_chunk_host(c1, p.data(), rows.data(), b, out.data(), n1.data(), parallel);
-                ChunkView c2 = in;
-                c2.values += 700;
-                c2.chunk = d.n - 700;
-                if (c2.valid) c2.valid += 700;
-                if (c2.status) c2.status += 700;
-                if (c2.fail_index) c2.fail_index += 700;
-                for (std::size_t s = 0; s < d.n_series; ++s) out[s] += n1[s];
-                nhvk::stats::reduce_chunk_host(c2, p.data(), rows.data(), b, out.data(), n2.data(), parallel);
-                for (std::size_t s = 0; s < d.n_series; ++s) {
-                    const std::string what = "series " + std::to_string(s) + (alive ? " alive" : " survivors") +
-                                             (all_ok ? " all ok" : "") + (parallel ? " parallel" : "");
-                    EXPECT_TRUE(p[s] == ref[s]) << what;
-                    EXPECT_EQ(p[s].sum.value(), ref[s].sum.value()) << what;
-                    ASSERT_EQ(n1[s] + n2[s], ref_values[s].size()) << what;
-                    EXPECT_TRUE(std::equal(ref_values[s].begin(), ref_values[s].end(), values[s].begin())) << what;
+                for (const bool parallel : {false, true}) {
+                    // two chunks, [0, 700) and [700, n), added into the same partials and rows
+                    std::vector<SeriesPartial> p(n_series);
+                    std::vector<std::uint64_t> rows(n_series * b.row_words(), 0u);
+                    std::vector<std::vector<double>> values(n_series, std::vector<double>(d.n, -1.0));
+                    std::vector<double*> out(n_series);
+                    std::vector<std::size_t> n1(n_series), n2(n_series);
+                    for (std::size_t s = 0; s < n_series; ++s) out[s] = values[s].data();
+                    ChunkView c1 = in;
+                    c1.chunk = 700;
+                    nhvk::stats::reduce_chunk_host(c1, p.data(), rows.data(), b, out.data(), n1.data(), parallel);
+                    ChunkView c2 = in;
+                    c2.values += 700;
+                    c2.chunk = d.n - 700;
+                    c2.first_member += 700;
+                    if (c2.valid) c2.valid += 700;
+                    if (c2.status) c2.status += 700;
+                    if (c2.fail_index) c2.fail_index += 700;
+                    for (std::size_t s = 0; s < n_series; ++s) out[s] += n1[s];
+                    nhvk::stats::reduce_chunk_host(c2, p.data(), rows.data(), b, out.data(), n2.data(), parallel);
+                    for (std::size_t s = 0; s < n_series; ++s) {
+                        const std::string what = "series " + std::to_string(s) + (alive ? " alive" : " survivors") +
+                                                 (all_ok ? " all ok" : "") + (parallel ? " parallel" : "") +
+                                                 (replicas > 0u ? " with replica groups" : "");
+                        if (s >= d.n_series) EXPECT_GT(ref[s].count, 0u) << what;
+                        EXPECT_TRUE(p[s] == ref[s]) << what;
+                        EXPECT_EQ(p[s].sum.value(), ref[s].sum.value()) << what;
+                        ASSERT_EQ(n1[s] + n2[s], ref_values[s].size()) << what;
+                        EXPECT_TRUE(std::equal(ref_values[s].begin(), ref_values[s].end(), values[s].begin())) << what;
+                    }
+                    EXPECT_EQ(rows, ref_rows);
                 }
-                EXPECT_EQ(rows, ref_rows);
             }
         }
-    }
 }
 
 // The per-binade sums over the whole double range, with more values in one row than a binade's 128-bit square sum
