@@ -302,7 +302,8 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
     // NOTE: the delete-one-group jackknife, where the groups' values or rows are here: each fit leaves out one group,
     // so it sees (R − 1)/R of the ensemble rather than 1/R, and its spread follows the pooled fit's sampling error
     // where the groups are small, as the groups' own fits do not (bench/results/2026-11-24-error-bars.md). Where a
-    // backend keeps the values (exact quantiles on the device), median_of has nothing to read and the batch means stay.
+    // backend keeps the values (exact quantiles on the device), leave_one_out_medians has nothing to read and the batch
+    // means stay.
     std::vector<double> ps(R);
     std::vector<std::vector<double>> left_out(R, std::vector<double>(nt)); // [g][i]: the median without group g
     const auto jackknife = [&](int metric, const stats::GrowthFit& pooled, stats::ReplicaInterval& p_ci,

@@ -269,12 +269,13 @@ template <class F> void EnsembleAccumulator::for_each_values(std::size_t s, F&& 
     for (const EnsembleAccumulator* part : parts_) part->for_each_values(s, f);
 }
 
-void EnsembleAccumulator::gather_values(std::size_t s, std::vector<double>& out) const {
+void EnsembleAccumulator::gather_values(const std::vector<std::size_t>& series, std::vector<double>& out) const {
     std::size_t n = 0;
-    for_each_values(s, [&](const Values& v) { n += v.size(); });
+    for (const std::size_t s : series) for_each_values(s, [&](const Values& v) { n += v.size(); });
     out.clear();
     out.reserve(n);
-    for_each_values(s, [&](const Values& v) { out.insert(out.end(), v.begin(), v.end()); });
+    for (const std::size_t s : series)
+        for_each_values(s, [&](const Values& v) { out.insert(out.end(), v.begin(), v.end()); });
 }
 
 std::uint64_t EnsembleAccumulator::stored_values() const {
@@ -332,7 +333,9 @@ void EnsembleAccumulator::add_chunk(const ChunkView& in) {
 
 namespace {
 
-/** @brief Series s of a chunk through reduce_series_host, with a thread's own binade scratch. */
+/** @brief Task `task` of a chunk, with a thread's own binade scratch: series `task` below in.base_series (all of
+ *         them without replica groups) through reduce_series_host; from there on, replicated row task −
+ *         in.base_series with all its groups through reduce_groups_host. */
 struct ReduceSeriesHost {
     const ChunkView* in;
     const std::int32_t* times_counted;
@@ -342,49 +345,18 @@ struct ReduceSeriesHost {
     const LogBinner* binner;
     double* const* out;
     std::size_t* n_out;
-    bool grouped; ///< the tasks from base_series on are replicated rows (all R groups each), not series
 
-    /** @brief Task `task`: series `task` below base_series; above, the replica groups of replicated row task −
-     *         base_series, all R of them. */
     void operator()(std::size_t task) const {
         thread_local const std::unique_ptr<BinadeSums> sums = std::make_unique<BinadeSums>(); // 64 KiB
-        if (!grouped || task < in->base_series) {
-            series(task, *sums);
+        if (task >= in->base_series) {
+            reduce_groups_host(*in, task - in->base_series, times_counted, partials, counts, *binner, out, n_out,
+                               *sums);
             return;
         }
-        const std::size_t s0 = task - in->base_series, R = in->replicas;
-        const auto group_series = [&](std::size_t g) { return in->base_series + g * in->replicated + s0; };
-        if (s0 >= in->timed_series) {
-            for (std::size_t g = 0; g < R; ++g) series(group_series(g), *sums);
-            return;
-        }
-        // NOTE: the R groups of a row in one pass over it: gathered group by group, each group's every R-th member
-        // sits on another cache line, so R strided passes read the whole row R times
-        thread_local std::vector<std::vector<double>> groups;
-        groups.resize(R);
-        for (std::vector<double>& v : groups) v.clear();
-        const double* row = in->row(s0);
-        const auto t = static_cast<std::int32_t>(s0 % in->nt);
-        std::size_t g =
-            static_cast<std::size_t>(in->first_member % R); // the group of member j: (first_member + j) mod R
-        for (std::size_t j = 0; j < in->chunk; ++j) {
-            if (t < times_counted[j]) groups[g].push_back(row[j]);
-            g = g + 1u == R ? 0u : g + 1u;
-        }
-        for (g = 0; g < R; ++g) {
-            const std::size_t s = group_series(g);
-            const std::size_t k = reduce_row_host(
-                groups[g].data(), groups[g].size(), [](std::size_t, double) { return true; }, partials[s],
-                counts ? counts + s * binner->row_words() : nullptr, *binner, out ? out[s] : nullptr, *sums);
-            if (n_out) n_out[s] = k;
-        }
-    }
-
-    void series(std::size_t s, BinadeSums& sums) const {
-        const std::size_t k = reduce_series_host(*in, s, times_counted, all_counted, partials[s],
-                                                 counts ? counts + s * binner->row_words() : nullptr, *binner,
-                                                 out ? out[s] : nullptr, sums);
-        if (n_out) n_out[s] = k;
+        const std::size_t k = reduce_series_host(*in, task, times_counted, all_counted, partials[task],
+                                                 counts ? counts + task * binner->row_words() : nullptr, *binner,
+                                                 out ? out[task] : nullptr, *sums);
+        if (n_out) n_out[task] = k;
     }
 };
 
@@ -401,12 +373,15 @@ void reduce_chunk_host(const ChunkView& in, SeriesPartial* partials, std::uint64
         times[j] = static_cast<std::int32_t>(c < 0 ? 0 : (c > static_cast<long long>(in.nt) ? in.nt : c));
         all_counted = all_counted && c >= static_cast<long long>(in.nt);
     }
-    // the tasks: the series below base_series one by one, then each replicated row's groups together
-    const bool grouped =
-        in.replicas > 0u && in.base_series < in.n_series && in.n_series == in.base_series + in.replicas * in.replicated;
-    const ReduceSeriesHost f{&in, times.data(), all_counted, partials, counts, &binner, out, n_out, grouped};
+    // the tasks: the series below base_series one by one, then each replicated row with its groups
+    std::size_t tasks = in.n_series;
+    if (in.replicas > 0u) {
+        if (in.base_series + in.replicas * in.replicated != in.n_series)
+            throw std::invalid_argument("reduce_chunk_host: the replica groups do not end the series");
+        tasks = in.base_series + in.replicated;
+    }
+    const ReduceSeriesHost f{&in, times.data(), all_counted, partials, counts, &binner, out, n_out};
     const thrust::counting_iterator<std::size_t> first(0);
-    const std::size_t tasks = grouped ? in.base_series + in.replicated : in.n_series;
     if (parallel) {
         thrust::for_each(thrust::omp::par, first, first + tasks, f);
     } else {
@@ -620,9 +595,7 @@ double EnsembleAccumulator::median_of(const std::vector<std::size_t>& series) co
     if (all.count == 0u) return nan;
     if (exact_) {
         std::vector<double> v;
-        v.reserve(static_cast<std::size_t>(all.count));
-        for (const std::size_t s : series)
-            for_each_values(s, [&](const Values& x) { v.insert(v.end(), x.begin(), x.end()); });
+        gather_values(series, v);
         const Type7Point t = type7_point(v.size(), 0.5);
         const auto at = v.begin() + static_cast<std::ptrdiff_t>(t.k);
         std::nth_element(v.begin(), at, v.end());
@@ -673,9 +646,7 @@ std::vector<double> EnsembleAccumulator::leave_one_out_medians(const std::vector
     }
     if (L > U) return out;
     std::vector<double> v;
-    v.reserve(static_cast<std::size_t>(N));
-    for (const std::size_t s : groups)
-        for_each_values(s, [&](const Values& x) { v.insert(v.end(), x.begin(), x.end()); });
+    gather_values(groups, v);
     if (v.size() != N) throw std::logic_error("EnsembleAccumulator: stored values out of step with counts");
     double ab[2];
     const std::vector<std::uint64_t> band_ranks =
@@ -753,7 +724,7 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
                 double* v = values_[i].data();
                 std::size_t n_values = values_[i].size();
                 if (!parts_.empty()) {
-                    gather_values(i, gathered);
+                    gather_values({i}, gathered);
                     v = gathered.data();
                     n_values = gathered.size();
                 }

@@ -222,8 +222,9 @@ private:
     void make_rows();
     /** @brief Calls f(values) for the stored values of series s: this accumulator's, then each referenced part's. */
     template <class F> void for_each_values(std::size_t s, F&& f) const;
-    /** @brief The stored values of series s, referenced parts' included, copied into `out` (replacing it). */
-    void gather_values(std::size_t s, std::vector<double>& out) const;
+    /** @brief The stored values of `series` (their union), referenced parts' included, copied into `out` (replacing
+     *         it). */
+    void gather_values(const std::vector<std::size_t>& series, std::vector<double>& out) const;
 
     std::size_t n_series_;
     std::size_t budget_values_; // exact mode keeps at most this many values in all (budget / 8)

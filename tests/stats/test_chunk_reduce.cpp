@@ -145,8 +145,9 @@ TEST(ChunkReduce, CompactChunkKeepsValidFiniteInOrder) {
 // against the per-value path (SeriesPartial::add, LogBinner::add), with the population rule of ChunkView's
 // documentation written out here: a timed series of member j counts when j is valid and either did not fail or, with
 // fail_index given, failed after reaching that output time; the per-member series counts a valid member's non-NaN
-// value when it did not fail or fail_index is given. With replica groups (3 groups of the first 4 rows), series
-// base + g·4 + r counts member j of row r by the same rule when its run-wide index (5 + j) is g modulo 3.
+// value when it did not fail or fail_index is given. With replica groups (3 groups of every row, the per-member one
+// included), series base + g·7 + r counts member j of row r by the same rule when its run-wide index (5 + j) is g
+// modulo 3.
 TEST(ChunkReduce, HostRowPassMatchesPerValuePath) {
     const Data d = make_data();
     const std::size_t nt = 3; // series 0..5: two metrics at three output times; series 6: per member
@@ -163,7 +164,7 @@ TEST(ChunkReduce, HostRowPassMatchesPerValuePath) {
     const LogHistogramSpec spec{5, 64};
     const nhvk::stats::LogBinTable table = spec.table();
     const LogBinner b = LogBinner::make(table);
-    const std::size_t replicated = 4, first_member = 5;
+    const std::size_t replicated = 7, first_member = 5;
     for (const std::size_t replicas : {std::size_t{0}, std::size_t{3}})
         for (const bool alive : {false, true}) {
             for (const bool all_ok : {false, true}) {

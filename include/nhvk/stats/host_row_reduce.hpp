@@ -129,38 +129,61 @@ std::size_t reduce_row_host(const double* row, std::size_t chunk, Counts counts,
 }
 
 /**
- * @brief Row s of a chunk through reduce_row_host with the chunk's population rule (ChunkView::included).
- *        `times_counted`, when not null, holds in.times_counted(j) for every member (computed once per chunk);
- *        `all_counted` says that every member counts at every output time.
+ * @brief Series s of a chunk (one that is not a replica group's: reduce_groups_host reduces those) through
+ *        reduce_row_host with the chunk's population rule (ChunkView::included). `times_counted`, when not null,
+ *        holds in.times_counted(j) for every member (computed once per chunk); `all_counted` says that every member
+ *        counts at every output time.
  */
 inline std::size_t reduce_series_host(const ChunkView& in, std::size_t s, const std::int32_t* times_counted,
                                       bool all_counted, SeriesPartial& partial, std::uint64_t* hist,
                                       const LogBinner& binner, double* out, BinadeSums& sums) {
     const double* row = in.row(s);
-    const std::size_t s0 = in.source(s);
-    if (s0 >= in.timed_series || times_counted == nullptr) {
+    if (s >= in.timed_series || times_counted == nullptr || in.source(s) != s) {
         return reduce_row_host(
             row, in.chunk, [&in, s](std::size_t j, double x) { return in.included(j, s, x); }, partial, hist, binner,
             out, sums);
-    }
-    const auto t = static_cast<std::int32_t>(s0 % in.nt);
-    if (s != s0) {
-        // NOTE: a replica group's members, every replicas-th, gathered first: the row pass then reads 1/replicas of
-        // the row instead of testing every member (the same values, so the same partial, histogram and values)
-        thread_local std::vector<double> group;
-        group.clear();
-        for (std::size_t j = in.first_in_group(s); j < in.chunk; j += in.group_stride(s))
-            if (t < times_counted[j]) group.push_back(row[j]);
-        return reduce_row_host(
-            group.data(), group.size(), [](std::size_t, double) { return true; }, partial, hist, binner, out, sums);
     }
     if (all_counted) {
         return reduce_row_host(
             row, in.chunk, [](std::size_t, double) { return true; }, partial, hist, binner, out, sums);
     }
+    const auto t = static_cast<std::int32_t>(s % in.nt);
     return reduce_row_host(
         row, in.chunk, [times_counted, t](std::size_t j, double) { return t < times_counted[j]; }, partial, hist,
         binner, out, sums);
+}
+
+/**
+ * @brief The in.replicas replica groups of replicated row s0 < in.replicated (series in.base_series + g·in.replicated
+ *        + s0), as reduce_series_host would reduce each: partials[s], the histogram row at hist[s·row_words] (hist may
+ *        be null), the kept values at out[s] and their number at n_out[s] (out, n_out may be null).
+ */
+inline void reduce_groups_host(const ChunkView& in, std::size_t s0, const std::int32_t* times_counted,
+                               SeriesPartial* partials, std::uint64_t* hist, const LogBinner& binner,
+                               double* const* out, std::size_t* n_out, BinadeSums& sums) {
+    const std::size_t R = in.replicas;
+    const auto series = [&](std::size_t g) { return in.base_series + g * in.replicated + s0; };
+    // NOTE: the R groups in one pass over the row: a group's every R-th member sits on another cache line, so
+    // gathering the groups one by one would read the whole row R times
+    thread_local std::vector<std::vector<double>> groups;
+    groups.resize(R);
+    for (std::vector<double>& v : groups) v.clear();
+    const double* row = in.row(s0);
+    const bool timed = s0 < in.timed_series && times_counted != nullptr;
+    const auto t = static_cast<std::int32_t>(s0 % in.nt);
+    auto g = static_cast<std::size_t>(in.first_member % R); // the group of member j: (first_member + j) mod R
+    for (std::size_t j = 0; j < in.chunk; ++j) {
+        const double x = row[j];
+        if (timed ? t < times_counted[j] : in.included(j, series(g), x)) groups[g].push_back(x);
+        g = g + 1u == R ? 0u : g + 1u;
+    }
+    for (g = 0; g < R; ++g) {
+        const std::size_t s = series(g);
+        const std::size_t k = reduce_row_host(
+            groups[g].data(), groups[g].size(), [](std::size_t, double) { return true; }, partials[s],
+            hist != nullptr ? hist + s * binner.row_words() : nullptr, binner, out != nullptr ? out[s] : nullptr, sums);
+        if (n_out != nullptr) n_out[s] = k;
+    }
 }
 
 #endif // __SIZEOF_INT128__
