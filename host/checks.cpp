@@ -104,7 +104,7 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
             : inputs + statuses + metrics;
     // a sweep's points share the budget equally (pipeline/reduce_stage)
     const double budget = static_cast<double>(cfg.run.exact_memory_mb) * 1024.0 * 1024.0 / P;
-    // the accumulator's own rule (a replica group's series hold its share of the values)
+    // the accumulator's own rule (a replica group's values are a part of its row's, not a copy)
     const double stored = static_cast<double>(stats::EnsembleAccumulator::expected_values(
         shape.series, static_cast<std::uint64_t>(cfg.run.trajectories), shape.replica_shape()));
     const bool exact = stored * 8.0 <= std::floor(budget);

@@ -23,6 +23,8 @@ namespace {
 
 // below this many values per chunk, add_chunk runs sequentially
 constexpr std::size_t kMinParallelValues = 1u << 15;
+// below this many values select_order_statistics runs nth_element on them in place; from here on it only reads them
+constexpr std::size_t kSelectInPlaceBelow = 8192u;
 
 void set_quantiles(SeriesSummary& r, const double (&q)[7]) {
     r.p01 = q[0];
@@ -138,7 +140,7 @@ void select_order_statistics(double* v, std::size_t n, double min, double max, c
     if (ranks.empty()) return;
     if (ranks.back() >= n) throw std::invalid_argument("select_order_statistics: a rank beyond the values");
     // NOTE: below a few thousand values the selection itself is cheapest
-    if (n < 8192u) {
+    if (n < kSelectInPlaceBelow) {
         select_in(v, v + n, 0, ranks.data(), ranks.data() + ranks.size());
         for (std::size_t i = 0; i < ranks.size(); ++i) out[i] = v[ranks[i]];
         return;
@@ -218,14 +220,6 @@ std::shared_ptr<const SharedBins> shared_bins(const LogHistogramSpec& spec) {
     return bins;
 }
 
-namespace {
-/** @brief Values expected in series from `r.from` on: a replica group's share, rounded up. */
-std::uint64_t replica_share(std::uint64_t n, const ReplicaShape& r) {
-    const std::uint64_t g = r.groups == 0u ? 1u : r.groups;
-    return n / g + (n % g != 0u ? 1u : 0u);
-}
-} // namespace
-
 EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_total_expected,
                                          std::size_t exact_memory_budget_bytes, LogHistogramSpec spec,
                                          ReplicaShape replicas)
@@ -236,6 +230,7 @@ EnsembleAccumulator::EnsembleAccumulator(std::size_t n_series, std::uint64_t n_t
              expected_values(n_series, n_total_expected, replicas) <= static_cast<long double>(budget_values_);
     if (exact_) {
         values_.resize(n_series);
+        group_ends_.resize(replicated_rows());
     } else {
         make_rows();
     }
@@ -247,48 +242,65 @@ void EnsembleAccumulator::make_rows() {
 
 long double EnsembleAccumulator::expected_values(std::size_t n_series, std::uint64_t n_total_expected,
                                                  ReplicaShape replicas) {
-    // in long double so that no product overflows
-    const std::size_t base = std::min(n_series, replicas.from);
-    return static_cast<long double>(base) * static_cast<long double>(n_total_expected) +
-           static_cast<long double>(n_series - base) *
-               static_cast<long double>(replica_share(n_total_expected, replicas));
+    // NOTE: a replica group's values are a part of its row's (add_chunk keeps a replicated row's values group by
+    // group), so the groups take no room of their own. In long double so that no product overflows.
+    return static_cast<long double>(std::min(n_series, replicas.from)) * static_cast<long double>(n_total_expected);
 }
 
 void EnsembleAccumulator::reserve_values() {
     // NOTE: at the first values, not at construction: an accumulator whose values a backend keeps never needs room.
-    for (std::size_t s = 0; s < values_.size(); ++s) {
-        auto& v = values_[s];
-        if (v.capacity() == 0u)
-            v.reserve(
-                static_cast<std::size_t>(s < replicas_.from ? n_expected_ : replica_share(n_expected_, replicas_)));
-    }
+    for (std::size_t s = 0; s < value_series(); ++s)
+        if (values_[s].capacity() == 0u) values_[s].reserve(static_cast<std::size_t>(n_expected_));
 }
 
 template <class F> void EnsembleAccumulator::for_each_values(std::size_t s, F&& f) const {
-    if (s < values_.size()) f(values_[s]);
+    if (s >= value_series()) {
+        // a replica group's series: its segment of each block of its row's values
+        const std::size_t rows = replicated_rows(), R = replicas_.groups;
+        const std::size_t s0 = (s - value_series()) % rows, g = (s - value_series()) / rows;
+        if (s0 < group_ends_.size() && s0 < values_.size()) {
+            const std::vector<std::uint64_t>& end = group_ends_[s0];
+            for (std::size_t b = 0; b + R <= end.size(); b += R) {
+                const std::uint64_t lo = g > 0u ? end[b + g - 1u] : (b > 0u ? end[b - 1u] : 0u);
+                if (end[b + g] > lo) f(values_[s0].data() + lo, static_cast<std::size_t>(end[b + g] - lo));
+            }
+        }
+    } else if (s < values_.size() && !values_[s].empty()) {
+        f(values_[s].data(), values_[s].size());
+    }
     for (const EnsembleAccumulator* part : parts_) part->for_each_values(s, f);
+}
+
+template <class ValuesOfGroup> void EnsembleAccumulator::append_group_block(std::size_t s0, ValuesOfGroup&& of) {
+    Values& v = values_[s0];
+    for (std::size_t g = 0; g < replicas_.groups; ++g) {
+        of(value_series() + g * replicated_rows() + s0,
+           [&v](const double* x, std::size_t n) { v.insert(v.end(), x, x + n); });
+        group_ends_[s0].push_back(v.size());
+    }
 }
 
 void EnsembleAccumulator::gather_values(const std::vector<std::size_t>& series, std::vector<double>& out) const {
     std::size_t n = 0;
-    for (const std::size_t s : series) for_each_values(s, [&](const Values& v) { n += v.size(); });
+    for (const std::size_t s : series) for_each_values(s, [&](const double*, std::size_t k) { n += k; });
     out.clear();
     out.reserve(n);
     for (const std::size_t s : series)
-        for_each_values(s, [&](const Values& v) { out.insert(out.end(), v.begin(), v.end()); });
+        for_each_values(s, [&](const double* v, std::size_t k) { out.insert(out.end(), v, v + k); });
 }
 
 std::uint64_t EnsembleAccumulator::stored_values() const {
     std::uint64_t total = 0u;
-    for (std::size_t s = 0; s < n_series_; ++s) for_each_values(s, [&](const Values& v) { total += v.size(); });
+    // NOTE: the series below value_series(): a replica group's values are its row's
+    for (std::size_t s = 0; s < value_series(); ++s)
+        for_each_values(s, [&](const double*, std::size_t k) { total += k; });
     return total;
 }
 
 std::uint64_t EnsembleAccumulator::stored_total() const {
+    // NOTE: the values exact mode keeps: a replica group's are counted in its row's
     std::uint64_t total = 0u;
-    for (const auto& p : partials_) {
-        total += p.count;
-    }
+    for (std::size_t s = 0; s < value_series(); ++s) total += partials_[s].count;
     return total;
 }
 
@@ -298,6 +310,7 @@ void EnsembleAccumulator::drop_values() {
     bin_values_of(*this);
     exact_ = false;
     std::vector<Values>().swap(values_);
+    std::vector<std::vector<std::uint64_t>>().swap(group_ends_);
     parts_.clear();
 }
 
@@ -333,9 +346,9 @@ void EnsembleAccumulator::add_chunk(const ChunkView& in) {
 
 namespace {
 
-/** @brief Task `task` of a chunk, with a thread's own binade scratch: series `task` below in.base_series (all of
- *         them without replica groups) through reduce_series_host; from there on, replicated row task −
- *         in.base_series with all its groups through reduce_groups_host. */
+/** @brief Task `task` of a chunk, with a thread's own binade scratch: with replica groups, tasks below
+ *         in.replicated are the replicated rows with their groups (reduce_replicated_row_host); every other task is
+ *         series `task` alone (reduce_series_host). */
 struct ReduceSeriesHost {
     const ChunkView* in;
     const std::int32_t* times_counted;
@@ -348,9 +361,17 @@ struct ReduceSeriesHost {
 
     void operator()(std::size_t task) const {
         thread_local const std::unique_ptr<BinadeSums> sums = std::make_unique<BinadeSums>(); // 64 KiB
-        if (task >= in->base_series) {
-            reduce_groups_host(*in, task - in->base_series, times_counted, partials, counts, *binner, out, n_out,
-                               *sums);
+        if (in->replicas > 0u && task < in->replicated) {
+            thread_local std::vector<std::size_t> n_group;
+            n_group.resize(in->replicas);
+            const std::size_t k =
+                reduce_replicated_row_host(*in, task, times_counted, all_counted, partials, counts, *binner,
+                                           out ? out[task] : nullptr, n_out ? n_group.data() : nullptr, *sums);
+            if (n_out) {
+                n_out[task] = k;
+                for (std::size_t g = 0; g < in->replicas; ++g)
+                    n_out[in->base_series + g * in->replicated + task] = n_group[g];
+            }
             return;
         }
         const std::size_t k = reduce_series_host(*in, task, times_counted, all_counted, partials[task],
@@ -373,12 +394,13 @@ void reduce_chunk_host(const ChunkView& in, SeriesPartial* partials, std::uint64
         times[j] = static_cast<std::int32_t>(c < 0 ? 0 : (c > static_cast<long long>(in.nt) ? in.nt : c));
         all_counted = all_counted && c >= static_cast<long long>(in.nt);
     }
-    // the tasks: the series below base_series one by one, then each replicated row with its groups
+    // the tasks: the series below base_series (the replicated rows with their groups), none of the groups alone
     std::size_t tasks = in.n_series;
     if (in.replicas > 0u) {
-        if (in.base_series + in.replicas * in.replicated != in.n_series)
-            throw std::invalid_argument("reduce_chunk_host: the replica groups do not end the series");
-        tasks = in.base_series + in.replicated;
+        if (in.base_series + in.replicas * in.replicated != in.n_series || in.replicated > in.base_series)
+            throw std::invalid_argument("reduce_chunk_host: the replica groups do not end the series, or replicate "
+                                        "more rows than precede them");
+        tasks = in.base_series;
     }
     const ReduceSeriesHost f{&in, times.data(), all_counted, partials, counts, &binner, out, n_out};
     const thrust::counting_iterator<std::size_t> first(0);
@@ -394,16 +416,30 @@ void EnsembleAccumulator::add_chunk_parallel(const ChunkView& in, bool parallel)
         reduce_chunk_host(in, partials_.data(), counts_.data(), binner(), nullptr, nullptr, parallel);
         return;
     }
+    const std::size_t base = value_series(), rows = replicated_rows();
+    // NOTE: the groups' values are kept as segments of their rows' (reduce_chunk_host writes a replicated row group
+    // by group), which needs the chunk to describe the accumulator's groups
+    if (base < n_series_ && (in.base_series != base || in.replicas != replicas_.groups || in.replicated != rows))
+        throw std::invalid_argument("EnsembleAccumulator::add_chunk: a chunk without the accumulator's replica groups");
     reserve_values();
-    std::vector<double*> out(n_series_);
+    std::vector<double*> out(n_series_, nullptr);
     std::vector<std::size_t> n_out(n_series_);
-    for (std::size_t s = 0; s < n_series_; ++s) {
+    for (std::size_t s = 0; s < base; ++s) {
         values_[s].resize(values_[s].size() + in.chunk);
         out[s] = values_[s].data() + values_[s].size() - in.chunk;
     }
     reduce_chunk_host(in, partials_.data(), nullptr, binner(), out.data(), n_out.data(), parallel);
-    for (std::size_t s = 0; s < n_series_; ++s) {
+    for (std::size_t s = 0; s < base; ++s) {
         values_[s].resize(values_[s].size() - in.chunk + n_out[s]);
+    }
+    for (std::size_t s0 = 0; s0 < rows; ++s0) {
+        std::uint64_t end = values_[s0].size() - n_out[s0];
+        for (std::size_t g = 0; g < replicas_.groups; ++g) {
+            end += n_out[base + g * rows + s0];
+            group_ends_[s0].push_back(end);
+        }
+        if (end != values_[s0].size())
+            throw std::logic_error("EnsembleAccumulator::add_chunk: a row's groups do not add up to the row");
     }
     // NOTE: decided on the number of values only, so the final mode does not depend on chunking; the chunk's values
     // are binned with the others.
@@ -442,21 +478,32 @@ void EnsembleAccumulator::add_partials_with_values(const SeriesPartial* partials
     for (std::size_t s = 0; s < n_series_; ++s)
         if (values[s].size() != partials[s].count)
             throw std::invalid_argument("add_partials_with_values: values out of step with the counts");
+    const std::size_t base = value_series(), rows = replicated_rows();
+    for (std::size_t s0 = 0; s0 < rows; ++s0) {
+        std::size_t n = 0;
+        for (std::size_t g = 0; g < replicas_.groups; ++g) n += values[base + g * rows + s0].size();
+        if (n != values[s0].size())
+            throw std::invalid_argument("add_partials_with_values: a row's groups do not add up to the row");
+    }
     merge_reduced(partials, counts);
     if (!exact_) return;
     if (stored_total() > budget_values_) {
         drop_values();
         return;
     }
-    for (std::size_t s = 0; s < n_series_; ++s) values_[s].insert(values_[s].end(), values[s].begin(), values[s].end());
+    // a replicated row: its groups' values, group by group (the same multiset as values[s0])
+    for (std::size_t s0 = 0; s0 < rows; ++s0)
+        append_group_block(s0,
+                           [&values](std::size_t s, const auto& sink) { sink(values[s].data(), values[s].size()); });
+    for (std::size_t s = rows; s < base; ++s) values_[s].insert(values_[s].end(), values[s].begin(), values[s].end());
 }
 
 void EnsembleAccumulator::bin_values_of(const EnsembleAccumulator& src) {
     make_rows();
     const LogBinner b = binner();
     for (std::size_t s = 0; s < n_series_; ++s)
-        src.for_each_values(s, [&](const Values& v) {
-            for (const double x : v) b.add(counts_.data() + s * row_words_, x);
+        src.for_each_values(s, [&](const double* v, std::size_t k) {
+            for (std::size_t i = 0; i < k; ++i) b.add(counts_.data() + s * row_words_, v[i]);
         });
 }
 
@@ -474,8 +521,10 @@ void EnsembleAccumulator::merge(const EnsembleAccumulator& other) {
         merge(copy);
         return;
     }
-    if (other.n_series_ != n_series_ || (other.bins_ != bins_ && other.bins_->table != bins_->table)) {
-        throw std::invalid_argument("EnsembleAccumulator::merge: different series count or histogram spec");
+    if (other.n_series_ != n_series_ || (other.bins_ != bins_ && other.bins_->table != bins_->table) ||
+        !same_groups(other)) {
+        throw std::invalid_argument("EnsembleAccumulator::merge: different series count, replica groups or histogram "
+                                    "spec");
     }
     if (values_elsewhere_ || other.values_elsewhere_) {
         throw std::logic_error("EnsembleAccumulator::merge: the values of exact quantiles are kept elsewhere");
@@ -491,17 +540,22 @@ void EnsembleAccumulator::merge(const EnsembleAccumulator& other) {
         drop_values();
         return;
     }
-    for (std::size_t s = 0; s < n_series_; ++s) {
-        other.for_each_values(s, [&](const Values& v) { values_[s].insert(values_[s].end(), v.begin(), v.end()); });
-    }
+    const std::size_t rows = replicated_rows();
+    for (std::size_t s0 = 0; s0 < rows; ++s0)
+        append_group_block(s0, [&other](std::size_t s, const auto& sink) { other.for_each_values(s, sink); });
+    for (std::size_t s = rows; s < value_series(); ++s)
+        other.for_each_values(s,
+                              [&](const double* v, std::size_t k) { values_[s].insert(values_[s].end(), v, v + k); });
 }
 
 void EnsembleAccumulator::merge_referencing(const std::vector<const EnsembleAccumulator*>& parts) {
     std::uint64_t total = stored_total();
     bool exact = exact_ && !values_elsewhere_;
     for (const EnsembleAccumulator* part : parts) {
-        if (part->n_series_ != n_series_ || (part->bins_ != bins_ && part->bins_->table != bins_->table))
-            throw std::invalid_argument("EnsembleAccumulator::merge: different series count or histogram spec");
+        if (part->n_series_ != n_series_ || (part->bins_ != bins_ && part->bins_->table != bins_->table) ||
+            !same_groups(*part))
+            throw std::invalid_argument("EnsembleAccumulator::merge: different series count, replica groups or "
+                                        "histogram spec");
         exact = exact && part->exact_ && !part->values_elsewhere_ && part != this;
         for (const SeriesPartial& p : part->partials_) total += p.count;
     }
@@ -532,11 +586,9 @@ void EnsembleAccumulator::save(std::string& out) const {
         // the layout of put_vector, written from this accumulator's values and its parts'
         for (std::size_t s = 0; s < n_series_; ++s) {
             std::uint64_t n = 0;
-            for_each_values(s, [&](const Values& v) { n += v.size(); });
+            for_each_values(s, [&](const double*, std::size_t k) { n += k; });
             bytes::put<std::uint64_t>(out, n);
-            for_each_values(s, [&](const Values& v) {
-                if (!v.empty()) bytes::put_raw(out, v.data(), v.size() * sizeof(double));
-            });
+            for_each_values(s, [&](const double* v, std::size_t k) { bytes::put_raw(out, v, k * sizeof(double)); });
         }
     }
 }
@@ -583,8 +635,21 @@ void EnsembleAccumulator::load(bytes::Reader& in) {
     counts_ = std::move(counts);
     exact_ = exact;
     values_elsewhere_ = false;
-    values_ = std::move(values);
     parts_.clear();
+    values_.assign(exact ? n_series_ : 0u, Values());
+    group_ends_.assign(exact ? replicated_rows() : 0u, {});
+    if (!exact) return;
+    // NOTE: the file holds every series' values, a group's too (the layout does not depend on how they are kept);
+    // a replicated row is rebuilt from its groups', which are the same values
+    const std::size_t base = value_series(), rows = replicated_rows();
+    for (std::size_t s0 = 0; s0 < rows; ++s0) {
+        std::size_t n = 0;
+        for (std::size_t g = 0; g < replicas_.groups; ++g) n += values[base + g * rows + s0].size();
+        if (n != values[s0].size()) throw std::runtime_error(what + ": a row's groups do not add up to the row");
+        append_group_block(s0,
+                           [&values](std::size_t s, const auto& sink) { sink(values[s].data(), values[s].size()); });
+    }
+    for (std::size_t s = rows; s < base; ++s) values_[s] = std::move(values[s]);
 }
 
 double EnsembleAccumulator::median_of(const std::vector<std::size_t>& series) const {
@@ -656,8 +721,9 @@ std::vector<double> EnsembleAccumulator::leave_one_out_medians(const std::vector
     std::vector<std::uint64_t> below(R, 0u);
     std::vector<std::pair<double, std::uint32_t>> band;
     for (std::size_t g = 0; g < R; ++g)
-        for_each_values(groups[g], [&](const Values& x) {
-            for (const double y : x) {
+        for_each_values(groups[g], [&](const double* x, std::size_t k) {
+            for (std::size_t i = 0; i < k; ++i) {
+                const double y = x[i];
                 if (y < a) ++below[g];
                 else if (y <= b) band.emplace_back(y, static_cast<std::uint32_t>(g));
             }
@@ -705,7 +771,7 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
     } else if (exact_) {
         for (std::size_t s = 0; s < n_series_; ++s) {
             std::uint64_t n = 0;
-            for_each_values(s, [&](const Values& v) { n += v.size(); });
+            for_each_values(s, [&](const double*, std::size_t k) { n += k; });
             if (n != partials_[s].count)
                 throw std::logic_error("EnsembleAccumulator: stored values out of step with counts");
         }
@@ -715,7 +781,7 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
         const long long n = static_cast<long long>(n_series_);
 #pragma omp parallel
         {
-            std::vector<double> gathered; // values referenced in parts: one series at a time (the selection reorders)
+            std::vector<double> gathered; // one series' values copied (the selection may reorder): see below
 #pragma omp for schedule(dynamic, 1)
             for (long long s = 0; s < n; ++s) {
                 const auto i = static_cast<std::size_t>(s);
@@ -723,7 +789,11 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
                 st.resize(ranks[i].size());
                 double* v = values_[i].data();
                 std::size_t n_values = values_[i].size();
-                if (!parts_.empty()) {
+                // NOTE: copied when they are in parts, when they are a replica group's (segments of its row's), and
+                // when they are a replicated row's that the selection would reorder in place, while another thread
+                // reads its groups' segments
+                if (!parts_.empty() || i >= value_series() ||
+                    (i < replicated_rows() && n_values < kSelectInPlaceBelow)) {
                     gather_values({i}, gathered);
                     v = gathered.data();
                     n_values = gathered.size();

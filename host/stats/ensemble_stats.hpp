@@ -12,6 +12,7 @@
 #include "nhvk/stats/onset.hpp"
 #include "nhvk/stats/series_partial.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -102,7 +103,8 @@ public:
                         LogHistogramSpec spec = {}, ReplicaShape replicas = {});
 
     /** @brief The values exact mode keeps for n_series series of n_total_expected members each (a replica group's
-     *         series: its share); the accumulator is exact when they fit exact_memory_budget_bytes / 8. */
+     *         series none of its own: its values are part of its row's); the accumulator is exact when they fit
+     *         exact_memory_budget_bytes / 8. */
     static long double expected_values(std::size_t n_series, std::uint64_t n_total_expected, ReplicaShape replicas);
 
     /**
@@ -220,8 +222,23 @@ private:
     void merge_partials_and_rows(const EnsembleAccumulator& other);
     /** @brief Allocates the histogram rows (zero) if they are not there yet. */
     void make_rows();
-    /** @brief Calls f(values) for the stored values of series s: this accumulator's, then each referenced part's. */
+    /** @brief Calls f(pointer, count) for each run of stored values of series s: this accumulator's, then each
+     *         referenced part's (a replica group's: its segment of each block of its row's values). */
     template <class F> void for_each_values(std::size_t s, F&& f) const;
+    /** @brief Appends one block to replicated row s0's values: for each group g, of(series of group g, sink) calls
+     *         sink(pointer, count) with that group's values, and the block records where each group's part ends. */
+    template <class ValuesOfGroup> void append_group_block(std::size_t s0, ValuesOfGroup&& of);
+    /** @brief The series that keep values: those below the first replica group's series (all without groups). */
+    std::size_t value_series() const { return std::min(n_series_, replicas_.from); }
+    /** @brief True when `other` has the same replica groups (series that keep values, rows and groups). */
+    bool same_groups(const EnsembleAccumulator& other) const {
+        return value_series() == other.value_series() &&
+               (replicated_rows() == 0u || replicas_.groups == other.replicas_.groups);
+    }
+    /** @brief Rows with replica groups: series 0 … replicated_rows() − 1 (ChunkView's replicated). */
+    std::size_t replicated_rows() const {
+        return value_series() < n_series_ ? (n_series_ - value_series()) / replicas_.groups : 0u;
+    }
     /** @brief The stored values of `series` (their union), referenced parts' included, copied into `out` (replacing
      *         it). */
     void gather_values(const std::vector<std::size_t>& series, std::vector<double>& out) const;
@@ -241,7 +258,13 @@ private:
     // accumulator per point (9.3 MB of rows each for 282 series)
     std::vector<std::uint64_t> counts_;
     using Values = std::vector<double, UninitializedAllocator<double>>;
-    std::vector<Values> values_; // exact mode: valid finite values per series
+    // exact mode: valid finite values per series below value_series(); a replicated row's in blocks (one per chunk
+    // or merge), each holding the row's values of that block group by group, group 0's first
+    std::vector<Values> values_;
+    // exact mode, per replicated row: for each block the end of each group's part in values_[row], `groups` per block
+    // NOTE: a replica group's values are a segment of each block of its row's rather than a copy: the groups of the
+    // divergence rows would otherwise be a second copy of a sixth of the values (and of their first-touch cost)
+    std::vector<std::vector<std::uint64_t>> group_ends_;
     // exact mode: accumulators whose values count as this one's too (merge_referencing), in merge order
     std::vector<const EnsembleAccumulator*> parts_;
 };
@@ -352,19 +375,22 @@ void quantiles_from_order_statistics(std::uint64_t n, const std::vector<std::uin
 /**
  * @brief The host's reduction of a chunk, one pass per series row, the rows in parallel when `parallel` (OpenMP):
  *        adds row s to partials[s] and, when `counts` is not null, to its histogram row at
- * counts[s·binner.row_words()]; when `out` is not null, writes the row's included finite values (−0 folded to +0) to
- * out[s] in trajectory order and their number to n_out[s]. The same partials, rows and values as accumulate_chunk (one
- * tile) and compact_chunk (nhvk/stats/chunk_reduce.hpp), with the exact sums gathered per binade
- *        (nhvk/stats/host_row_reduce.hpp). Deterministic.
+ *        counts[s·binner.row_words()]; when `out` is not null, writes the row's included finite values (−0 folded to
+ *        +0) to out[s] in trajectory order and their number to n_out[s]. The same partials, rows and values as
+ *        accumulate_chunk (one tile) and compact_chunk (nhvk/stats/chunk_reduce.hpp), with the exact sums gathered
+ *        per binade (nhvk/stats/host_row_reduce.hpp). Deterministic. With replica groups a replicated row's values
+ *        are written group by group instead (group 0's first, each in trajectory order; the union is the row's
+ *        values), each group's number to n_out of the group's series, and out of a group's series is not read: a
+ *        group's values are a part of its row's, not a copy.
  */
 void reduce_chunk_host(const ChunkView& in, SeriesPartial* partials, std::uint64_t* counts, const LogBinner& binner,
                        double* const* out, std::size_t* n_out, bool parallel);
 
 /** @brief The order statistics at the ascending distinct `ranks`: out[i] = the ranks[i]-th smallest of the finite
- *         values v (reordered), in O(n) passes rather than a sort: one counting pass over 2^12 buckets of the doubles'
+ *         values v, in O(n) passes rather than a sort: one counting pass over 2^12 to 2^16 buckets of the doubles'
  *         order-preserving integer image, one gathering the ranks' buckets, and recursive std::nth_element inside
- *         those (for a few thousand values, nth_element alone). Deterministic: an order statistic is a value,
- *         whatever finds it. */
+ *         those. Below 8192 values nth_element alone, which reorders v; from 8192 on v is only read. Deterministic:
+ *         an order statistic is a value, whatever finds it. */
 void select_order_statistics(std::vector<double>& v, const std::vector<std::uint64_t>& ranks, double* out);
 /** @brief The same for the n values at v, given their smallest and largest (which spares a pass; a value outside
  *         [min, max] is refused with std::invalid_argument). */

@@ -147,7 +147,8 @@ TEST(ChunkReduce, CompactChunkKeepsValidFiniteInOrder) {
 // fail_index given, failed after reaching that output time; the per-member series counts a valid member's non-NaN
 // value when it did not fail or fail_index is given. With replica groups (3 groups of every row, the per-member one
 // included), series base + g·7 + r counts member j of row r by the same rule when its run-wide index (5 + j) is g
-// modulo 3.
+// modulo 3, and a replicated row's values come group by group in each chunk (group 0's first, each in trajectory
+// order), a group's values being that segment.
 TEST(ChunkReduce, HostRowPassMatchesPerValuePath) {
     const Data d = make_data();
     const std::size_t nt = 3; // series 0..5: two metrics at three output times; series 6: per member
@@ -193,7 +194,10 @@ TEST(ChunkReduce, HostRowPassMatchesPerValuePath) {
                 const auto row_of = [&](std::size_t s) { return s < d.n_series ? s : (s - d.n_series) % replicated; };
                 std::vector<SeriesPartial> ref(n_series);
                 std::vector<std::uint64_t> ref_rows(n_series * b.row_words(), 0u);
-                std::vector<std::vector<double>> ref_values(n_series);
+                // the kept values of each series in each chunk, [0, 700) and [700, n), in trajectory order
+                std::vector<std::vector<double>> ref_values[2];
+                ref_values[0].resize(n_series);
+                ref_values[1].resize(n_series);
                 for (std::size_t s = 0; s < n_series; ++s) {
                     for (std::size_t j = 0; j < d.n; ++j) {
                         const double x = d.values[row_of(s) * d.ld + j];
@@ -201,18 +205,31 @@ TEST(ChunkReduce, HostRowPassMatchesPerValuePath) {
                         ref[s].add(x);
                         if (std::isfinite(x)) {
                             b.add(ref_rows.data() + s * b.row_words(), x);
-                            ref_values[s].push_back(x == 0.0 ? 0.0 : x);
+                            ref_values[j < 700 ? 0 : 1][s].push_back(x == 0.0 ? 0.0 : x);
                         }
                     }
                 }
+                // what out[s] holds after both chunks: a row's values per chunk, group by group with replica groups
+                std::vector<std::vector<double>> expected(d.n_series);
+                for (std::size_t s = 0; s < d.n_series; ++s)
+                    for (const auto& chunk_values : ref_values) {
+                        if (replicas == 0u) {
+                            expected[s].insert(expected[s].end(), chunk_values[s].begin(), chunk_values[s].end());
+                            continue;
+                        }
+                        for (std::size_t g = 0; g < replicas; ++g) {
+                            const std::vector<double>& v = chunk_values[d.n_series + g * replicated + s];
+                            expected[s].insert(expected[s].end(), v.begin(), v.end());
+                        }
+                    }
                 for (const bool parallel : {false, true}) {
                     // two chunks, [0, 700) and [700, n), added into the same partials and rows
                     std::vector<SeriesPartial> p(n_series);
                     std::vector<std::uint64_t> rows(n_series * b.row_words(), 0u);
-                    std::vector<std::vector<double>> values(n_series, std::vector<double>(d.n, -1.0));
-                    std::vector<double*> out(n_series);
+                    std::vector<std::vector<double>> values(d.n_series, std::vector<double>(d.n, -1.0));
+                    std::vector<double*> out(n_series, nullptr); // a group's is not read
                     std::vector<std::size_t> n1(n_series), n2(n_series);
-                    for (std::size_t s = 0; s < n_series; ++s) out[s] = values[s].data();
+                    for (std::size_t s = 0; s < d.n_series; ++s) out[s] = values[s].data();
                     ChunkView c1 = in;
                     c1.chunk = 700;
                     nhvk::stats::reduce_chunk_host(c1, p.data(), rows.data(), b, out.data(), n1.data(), parallel);
@@ -223,7 +240,7 @@ TEST(ChunkReduce, HostRowPassMatchesPerValuePath) {
                     if (c2.valid) c2.valid += 700;
                     if (c2.status) c2.status += 700;
                     if (c2.fail_index) c2.fail_index += 700;
-                    for (std::size_t s = 0; s < n_series; ++s) out[s] += n1[s];
+                    for (std::size_t s = 0; s < d.n_series; ++s) out[s] += n1[s];
                     nhvk::stats::reduce_chunk_host(c2, p.data(), rows.data(), b, out.data(), n2.data(), parallel);
                     for (std::size_t s = 0; s < n_series; ++s) {
                         const std::string what = "series " + std::to_string(s) + (alive ? " alive" : " survivors") +
@@ -232,8 +249,10 @@ TEST(ChunkReduce, HostRowPassMatchesPerValuePath) {
                         if (s >= d.n_series) EXPECT_GT(ref[s].count, 0u) << what;
                         EXPECT_TRUE(p[s] == ref[s]) << what;
                         EXPECT_EQ(p[s].sum.value(), ref[s].sum.value()) << what;
-                        ASSERT_EQ(n1[s] + n2[s], ref_values[s].size()) << what;
-                        EXPECT_TRUE(std::equal(ref_values[s].begin(), ref_values[s].end(), values[s].begin())) << what;
+                        ASSERT_EQ(n1[s], ref_values[0][s].size()) << what;
+                        ASSERT_EQ(n2[s], ref_values[1][s].size()) << what;
+                        if (s < d.n_series)
+                            EXPECT_TRUE(std::equal(expected[s].begin(), expected[s].end(), values[s].begin())) << what;
                     }
                     EXPECT_EQ(rows, ref_rows);
                 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "stats/ensemble_stats.hpp"
 
+#include "nhvk/stats/chunk_reduce.hpp"
+
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -445,6 +447,115 @@ TEST(EnsembleAccumulator, MergeReferencingEqualsMergeOfEveryPart) {
         EXPECT_EQ(referencing_more.exact(), copied_more.exact());
         expect_identical(referencing_more.finalize(), copied_more.finalize());
     }
+}
+
+// Replica groups: an accumulator of 4 series whose rows 0 and 1 have 3 groups (series 4 + g·2 + s0 over the members
+// whose index is g modulo 3), fed chunk by chunk, against accumulators without groups: the rows' statistics are those
+// of the 4 series over every valid member, a group's those of its row over the valid members of the group (fed as a
+// validity mask). Every field equal in exact and in histogram mode, whether the accumulator was fed in chunks,
+// merged, merged by reference or saved and loaded; its stored values are the rows' only; the groups' union is the
+// row; and finalize() leaves the groups' values intact (a second finalize() gives the same).
+TEST(EnsembleAccumulator, ReplicaGroupsAreSegmentsOfTheirRows) {
+    using nhvk::stats::ChunkView;
+    using nhvk::stats::ReplicaShape;
+    const std::size_t base = 4, rows = 2, R = 3, n_series = base + R * rows;
+    EXPECT_EQ(EnsembleAccumulator::expected_values(n_series, 1000, ReplicaShape{base, R}), 4000.0L);
+    for (const std::size_t n : {std::size_t{3000}, std::size_t{10000}}) // the values of a row below and above 8192
+        for (const std::size_t budget : {kUnlimited, std::size_t{0}}) {
+            const std::string what = std::to_string(n) + (budget == 0u ? " histogram" : " exact");
+            const Ensemble e = make_ensemble(base, n, 31);
+            // the references: every valid member, and each group's valid members
+            EnsembleAccumulator all(base, n, budget);
+            feed(all, e, 0, n, {n});
+            std::vector<SeriesSummary> expected = all.finalize();
+            std::vector<std::vector<std::uint8_t>> in_group(R, e.valid);
+            for (std::size_t g = 0; g < R; ++g) {
+                for (std::size_t j = 0; j < n; ++j)
+                    if (j % R != g) in_group[g][j] = 0u;
+                Ensemble eg = e;
+                eg.valid = in_group[g];
+                EnsembleAccumulator group(base, n, budget);
+                feed(group, eg, 0, n, {n});
+                const std::vector<SeriesSummary> sg = group.finalize();
+                expected.insert(expected.end(), sg.begin(), sg.begin() + rows);
+            }
+            // members [first, first + count) in chunks of 700 (the last shorter), as a backend's view describes them
+            const auto feed_groups = [&](EnsembleAccumulator& acc, std::size_t first, std::size_t count) {
+                for (std::size_t j0 = first; j0 < first + count; j0 += 700) {
+                    const std::size_t len = std::min<std::size_t>(700, first + count - j0);
+                    std::vector<double> buf(base * len);
+                    for (std::size_t s = 0; s < base; ++s)
+                        std::copy_n(e.values.begin() + s * n + j0, len, buf.begin() + s * len);
+                    ChunkView in{buf.data(), len, len, e.valid.data() + j0, n_series};
+                    in.base_series = base;
+                    in.replicated = rows;
+                    in.replicas = R;
+                    in.first_member = j0;
+                    acc.add_chunk(in);
+                }
+            };
+            EnsembleAccumulator grouped(n_series, n, budget, {}, ReplicaShape{base, R});
+            feed_groups(grouped, 0, n);
+            EXPECT_EQ(grouped.exact(), budget != 0u) << what;
+            if (grouped.exact()) EXPECT_EQ(grouped.stored_values(), all.stored_values()) << what;
+            std::string state;
+            grouped.save(state);
+            {
+                SCOPED_TRACE(what + ", fed in chunks");
+                expect_identical(grouped.finalize(), expected);
+                expect_identical(grouped.finalize(), expected);
+            }
+            std::vector<std::size_t> groups_of_row[rows];
+            for (std::size_t s0 = 0; s0 < rows; ++s0) {
+                for (std::size_t g = 0; g < R; ++g) groups_of_row[s0].push_back(base + g * rows + s0);
+                EXPECT_EQ(bits(grouped.median_of(groups_of_row[s0])), bits(expected[s0].p50)) << what;
+                const std::vector<double> loo = grouped.leave_one_out_medians(groups_of_row[s0]);
+                for (std::size_t g = 0; g < R; ++g) {
+                    // without group g: the row over the valid members of the other groups
+                    Ensemble others = e;
+                    for (std::size_t j = 0; j < n; ++j)
+                        if (j % R == g) others.valid[j] = 0u;
+                    EnsembleAccumulator rest(base, n, budget);
+                    feed(rest, others, 0, n, {n});
+                    EXPECT_EQ(bits(loo[g]), bits(rest.finalize()[s0].p50))
+                        << what << ", row " << s0 << " without " << g;
+                }
+            }
+            {
+                SCOPED_TRACE(what + ", saved and loaded");
+                EnsembleAccumulator loaded(n_series, n, budget, {}, ReplicaShape{base, R});
+                nhvk::bytes::Reader reader(state, "state");
+                loaded.load(reader);
+                expect_identical(loaded.finalize(), expected);
+            }
+            EnsembleAccumulator a(n_series, n, budget, {}, ReplicaShape{base, R});
+            EnsembleAccumulator b(n_series, n, budget, {}, ReplicaShape{base, R});
+            EnsembleAccumulator c(n_series, n, budget, {}, ReplicaShape{base, R});
+            feed_groups(a, 0, 1000);
+            feed_groups(b, 1000, 1234);
+            feed_groups(c, 2234, n - 2234);
+            {
+                SCOPED_TRACE(what + ", merged");
+                EnsembleAccumulator merged(n_series, n, budget, {}, ReplicaShape{base, R});
+                merged.merge(a);
+                merged.merge(b);
+                merged.merge(c);
+                expect_identical(merged.finalize(), expected);
+            }
+            {
+                SCOPED_TRACE(what + ", merged by reference");
+                EnsembleAccumulator referencing(n_series, n, budget, {}, ReplicaShape{base, R});
+                referencing.merge_referencing({&a, &b, &c});
+                expect_identical(referencing.finalize(), expected);
+            }
+            // the groups must be described by the chunk, and merged only with the same groups
+            EnsembleAccumulator other_groups(n_series, n, budget, {}, ReplicaShape{base, 2});
+            EXPECT_THROW(grouped.merge(other_groups), std::invalid_argument) << what;
+            if (budget != 0u) {
+                std::vector<double> buf(base * 10, 1.0);
+                EXPECT_THROW(grouped.add_chunk(buf.data(), 10, 10, nullptr), std::invalid_argument) << what;
+            }
+        }
 }
 
 // one bin table per spec, shared by the accumulators that use it (equal to the spec's own)
