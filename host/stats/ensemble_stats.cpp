@@ -280,6 +280,22 @@ template <class ValuesOfGroup> void EnsembleAccumulator::append_group_block(std:
     }
 }
 
+template <class PerSeries> bool EnsembleAccumulator::groups_add_up(const PerSeries& values) const {
+    const std::size_t rows = replicated_rows();
+    for (std::size_t s0 = 0; s0 < rows; ++s0) {
+        std::size_t n = 0;
+        for (std::size_t g = 0; g < replicas_.groups; ++g) n += values[value_series() + g * rows + s0].size();
+        if (n != values[s0].size()) return false;
+    }
+    return true;
+}
+
+template <class PerSeries> void EnsembleAccumulator::append_group_blocks(const PerSeries& values) {
+    for (std::size_t s0 = 0; s0 < replicated_rows(); ++s0)
+        append_group_block(s0,
+                           [&values](std::size_t s, const auto& sink) { sink(values[s].data(), values[s].size()); });
+}
+
 void EnsembleAccumulator::gather_values(const std::vector<std::size_t>& series, std::vector<double>& out) const {
     std::size_t n = 0;
     for (const std::size_t s : series) for_each_values(s, [&](const double*, std::size_t k) { n += k; });
@@ -362,16 +378,7 @@ struct ReduceSeriesHost {
     void operator()(std::size_t task) const {
         thread_local const std::unique_ptr<BinadeSums> sums = std::make_unique<BinadeSums>(); // 64 KiB
         if (in->replicas > 0u && task < in->replicated) {
-            thread_local std::vector<std::size_t> n_group;
-            n_group.resize(in->replicas);
-            const std::size_t k =
-                reduce_replicated_row_host(*in, task, times_counted, all_counted, partials, counts, *binner,
-                                           out ? out[task] : nullptr, n_out ? n_group.data() : nullptr, *sums);
-            if (n_out) {
-                n_out[task] = k;
-                for (std::size_t g = 0; g < in->replicas; ++g)
-                    n_out[in->base_series + g * in->replicated + task] = n_group[g];
-            }
+            reduce_replicated_row_host(*in, task, times_counted, partials, counts, *binner, out, n_out, *sums);
             return;
         }
         const std::size_t k = reduce_series_host(*in, task, times_counted, all_counted, partials[task],
@@ -478,24 +485,17 @@ void EnsembleAccumulator::add_partials_with_values(const SeriesPartial* partials
     for (std::size_t s = 0; s < n_series_; ++s)
         if (values[s].size() != partials[s].count)
             throw std::invalid_argument("add_partials_with_values: values out of step with the counts");
-    const std::size_t base = value_series(), rows = replicated_rows();
-    for (std::size_t s0 = 0; s0 < rows; ++s0) {
-        std::size_t n = 0;
-        for (std::size_t g = 0; g < replicas_.groups; ++g) n += values[base + g * rows + s0].size();
-        if (n != values[s0].size())
-            throw std::invalid_argument("add_partials_with_values: a row's groups do not add up to the row");
-    }
+    if (!groups_add_up(values))
+        throw std::invalid_argument("add_partials_with_values: a row's groups do not add up to the row");
     merge_reduced(partials, counts);
     if (!exact_) return;
     if (stored_total() > budget_values_) {
         drop_values();
         return;
     }
-    // a replicated row: its groups' values, group by group (the same multiset as values[s0])
-    for (std::size_t s0 = 0; s0 < rows; ++s0)
-        append_group_block(s0,
-                           [&values](std::size_t s, const auto& sink) { sink(values[s].data(), values[s].size()); });
-    for (std::size_t s = rows; s < base; ++s) values_[s].insert(values_[s].end(), values[s].begin(), values[s].end());
+    append_group_blocks(values);
+    for (std::size_t s = replicated_rows(); s < value_series(); ++s)
+        values_[s].insert(values_[s].end(), values[s].begin(), values[s].end());
 }
 
 void EnsembleAccumulator::bin_values_of(const EnsembleAccumulator& src) {
@@ -630,6 +630,7 @@ void EnsembleAccumulator::load(bytes::Reader& in) {
                 throw std::runtime_error(what + ": stored values out of step with the counts");
             }
         }
+        if (!groups_add_up(values)) throw std::runtime_error(what + ": a row's groups do not add up to the row");
     }
     partials_ = std::move(partials);
     counts_ = std::move(counts);
@@ -641,15 +642,8 @@ void EnsembleAccumulator::load(bytes::Reader& in) {
     if (!exact) return;
     // NOTE: the file holds every series' values, a group's too (the layout does not depend on how they are kept);
     // a replicated row is rebuilt from its groups', which are the same values
-    const std::size_t base = value_series(), rows = replicated_rows();
-    for (std::size_t s0 = 0; s0 < rows; ++s0) {
-        std::size_t n = 0;
-        for (std::size_t g = 0; g < replicas_.groups; ++g) n += values[base + g * rows + s0].size();
-        if (n != values[s0].size()) throw std::runtime_error(what + ": a row's groups do not add up to the row");
-        append_group_block(s0,
-                           [&values](std::size_t s, const auto& sink) { sink(values[s].data(), values[s].size()); });
-    }
-    for (std::size_t s = rows; s < base; ++s) values_[s] = std::move(values[s]);
+    append_group_blocks(values);
+    for (std::size_t s = replicated_rows(); s < value_series(); ++s) values_[s] = std::move(values[s]);
 }
 
 double EnsembleAccumulator::median_of(const std::vector<std::size_t>& series) const {

@@ -228,6 +228,10 @@ private:
     /** @brief Appends one block to replicated row s0's values: for each group g, of(series of group g, sink) calls
      *         sink(pointer, count) with that group's values, and the block records where each group's part ends. */
     template <class ValuesOfGroup> void append_group_block(std::size_t s0, ValuesOfGroup&& of);
+    /** @brief True when each replicated row of `values` (one vector per series) holds as many values as its groups. */
+    template <class PerSeries> bool groups_add_up(const PerSeries& values) const;
+    /** @brief append_group_block() for every replicated row, from `values` (one vector per series). */
+    template <class PerSeries> void append_group_blocks(const PerSeries& values);
     /** @brief The series that keep values: those below the first replica group's series (all without groups). */
     std::size_t value_series() const { return std::min(n_series_, replicas_.from); }
     /** @brief True when `other` has the same replica groups (series that keep values, rows and groups). */

@@ -138,7 +138,7 @@ inline std::size_t reduce_series_host(const ChunkView& in, std::size_t s, const 
                                       bool all_counted, SeriesPartial& partial, std::uint64_t* hist,
                                       const LogBinner& binner, double* out, BinadeSums& sums) {
     const double* row = in.row(s);
-    if (s >= in.timed_series || times_counted == nullptr || in.source(s) != s) {
+    if (s >= in.timed_series || times_counted == nullptr) {
         return reduce_row_host(
             row, in.chunk, [&in, s](std::size_t j, double x) { return in.included(j, s, x); }, partial, hist, binner,
             out, sums);
@@ -158,13 +158,12 @@ inline std::size_t reduce_series_host(const ChunkView& in, std::size_t s, const 
  *        in one pass over the row: each group's series as reduce_series_host would reduce it (partials[s], the
  *        histogram row at hist[s·row_words]; hist may be null), and series s0 as the union of its groups, which it
  *        is under ChunkView::included: its partial is the merge of the groups' (the same exact sums), its histogram row
- *        is binned from the same values. When `out` is not null the kept values go to `out` group by group (group 0's
- *        first, each in trajectory order), group g's number to n_group[g]; returns their total (0 without `out`).
+ *        is binned from the same values. When `out` is not null the kept values go to out[s0] group by group (group
+ *        0's first, each in trajectory order), their number to n_out[s0] and each group's to n_out of its series.
  */
-inline std::size_t reduce_replicated_row_host(const ChunkView& in, std::size_t s0, const std::int32_t* times_counted,
-                                              bool all_counted, SeriesPartial* partials, std::uint64_t* hist,
-                                              const LogBinner& binner, double* out, std::size_t* n_group,
-                                              BinadeSums& sums) {
+inline void reduce_replicated_row_host(const ChunkView& in, std::size_t s0, const std::int32_t* times_counted,
+                                       SeriesPartial* partials, std::uint64_t* hist, const LogBinner& binner,
+                                       double* const* out, std::size_t* n_out, BinadeSums& sums) {
     const std::size_t R = in.replicas;
     const auto series = [&](std::size_t g) { return in.base_series + g * in.replicated + s0; };
     // NOTE: the R groups in one pass over the row: a group's every R-th member sits on another cache line, so
@@ -176,36 +175,30 @@ inline std::size_t reduce_replicated_row_host(const ChunkView& in, std::size_t s
     const bool timed = s0 < in.timed_series && times_counted != nullptr;
     const auto t = static_cast<std::int32_t>(s0 % in.nt);
     auto g = static_cast<std::size_t>(in.first_member % R); // the group of member j: (first_member + j) mod R
-    if (timed && all_counted) {
-        for (std::size_t j = 0; j < in.chunk; ++j) {
-            groups[g].push_back(row[j]);
-            g = g + 1u == R ? 0u : g + 1u;
-        }
-    } else {
-        for (std::size_t j = 0; j < in.chunk; ++j) {
-            const double x = row[j];
-            if (timed ? t < times_counted[j] : in.included(j, series(g), x)) groups[g].push_back(x);
-            g = g + 1u == R ? 0u : g + 1u;
-        }
+    for (std::size_t j = 0; j < in.chunk; ++j) {
+        const double x = row[j];
+        if (timed ? t < times_counted[j] : in.included(j, series(g), x)) groups[g].push_back(x);
+        g = g + 1u == R ? 0u : g + 1u;
     }
     std::uint64_t* const base_hist = hist != nullptr ? hist + s0 * binner.row_words() : nullptr;
+    double* const kept = out != nullptr ? out[s0] : nullptr;
     std::size_t n = 0;
     for (g = 0; g < R; ++g) {
         const std::size_t s = series(g);
         SeriesPartial here;
         const std::size_t k = reduce_row_host(
             groups[g].data(), groups[g].size(), [](std::size_t, double) { return true; }, here,
-            hist != nullptr ? hist + s * binner.row_words() : nullptr, binner, out != nullptr ? out + n : nullptr,
+            hist != nullptr ? hist + s * binner.row_words() : nullptr, binner, kept != nullptr ? kept + n : nullptr,
             sums);
         partials[s].merge(here);
         partials[s0].merge(here);
         if (base_hist != nullptr)
             for (const double x : groups[g])
                 if (detail::is_finite(x)) binner.add(base_hist, x + 0.0); // as reduce_row_host bins: −0 folded to +0
-        if (n_group != nullptr) n_group[g] = k;
+        if (n_out != nullptr) n_out[s] = k;
         n += k;
     }
-    return n;
+    if (n_out != nullptr) n_out[s0] = n;
 }
 
 #endif // __SIZEOF_INT128__
