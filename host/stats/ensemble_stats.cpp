@@ -135,6 +135,150 @@ void select_order_statistics(std::vector<double>& v, const std::vector<std::uint
     select_order_statistics(v.data(), v.size(), *lo, *hi, ranks, out);
 }
 
+namespace {
+
+/** @brief The order-preserving integer image of a double (sign flipped, negatives inverted). */
+std::uint64_t order_key(double x) {
+    const std::uint64_t b = detail::double_bits(x);
+    return (b >> 63) != 0u ? ~b : b | (std::uint64_t{1} << 63);
+}
+
+/**
+ * @brief Order statistics ranks[0..nr) (sorted, distinct, below n) of v[0..n), all in [min, max], to out; n ≥
+ *        kSelectInPlaceBelow; v is only read. `depth`: how many bucket passes led here (from 1 on, the min and the
+ *        max get buckets of their own).
+ */
+void select_by_buckets(const double* v, std::size_t n, double min, double max, const std::uint64_t* ranks,
+                       std::size_t nr, double* out, int depth) {
+    const bool ties = depth > 0;
+    // Buckets of order_key, equal-width between the smallest and largest key: the integer image grows like the
+    // logarithm of the magnitude, so values spread over many decades still spread over the buckets. One pass counts,
+    // the ranks' buckets are found from the counts, a second pass gathers only those buckets, and the ranks are
+    // selected among the gathered values.
+    // About n/4 buckets (at most 2^16, a counts array that stays in L2): a metric's values often sit in a few binades
+    // of a range that spans hundreds (zeros beside values of 1e-15, say), and the buckets must still be fine there,
+    // so that the gathered buckets are small and the gathering pass rarely takes a value.
+    const std::uint64_t lo = order_key(min + 0.0);
+    const std::uint64_t hi = order_key(max + 0.0);
+    if (hi < lo) throw std::invalid_argument("select_order_statistics: min above max");
+    if (lo == hi) {
+        for (std::size_t r = 0; r < nr; ++r) out[r] = min + 0.0;
+        return;
+    }
+    std::uint64_t n_buckets = 4096u;
+    while (n_buckets < 65536u && n_buckets * 4u < n) n_buckets *= 2u;
+    int shift = 0;
+    while (((hi - lo) >> shift) >= n_buckets) ++shift;
+    // bucket 0 and `last` are the min's and the max's own from depth 1 on, and empty at depth 0 (where the min and
+    // the max are those of a whole series, and rarely shared: the two comparisons per value are not worth it there)
+    const std::size_t last = static_cast<std::size_t>((hi - lo) >> shift) + 2u;
+    std::vector<std::uint32_t> count(last + 1u, 0u);
+    if (n > 0xFFFFFFFFu) throw std::invalid_argument("select_order_statistics: more than 2^32 - 1 values");
+    if (ties) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint64_t k = order_key(v[i]);
+            if (k < lo || k > hi) throw std::invalid_argument("select_order_statistics: a value outside [min, max]");
+            const std::size_t mid = static_cast<std::size_t>((k - lo) >> shift) + 1u;
+            ++count[k == lo ? 0u : (k == hi ? last : mid)];
+        }
+    } else {
+        for (std::size_t i = 0; i < n; ++i) {
+            // NOTE: a value outside [min, max] would index out of the counts: refused, not trusted
+            const std::uint64_t k = order_key(v[i]);
+            if (k < lo || k > hi) throw std::invalid_argument("select_order_statistics: a value outside [min, max]");
+            ++count[static_cast<std::size_t>((k - lo) >> shift) + 1u];
+        }
+    }
+    // For each rank its bucket and its rank inside the bucket (the min's and the max's own buckets need no values)
+    std::vector<std::int32_t> slot(count.size(), -1); // bucket → its index among the gathered buckets
+    std::vector<std::size_t> start{0};                // gathered bucket → its offset among the gathered values
+    std::vector<std::size_t> bucket(nr);
+    std::vector<std::uint64_t> inside(nr);
+    std::uint64_t before = 0u;
+    std::size_t b = 0;
+    for (std::size_t r = 0; r < nr; ++r) {
+        while (before + count[b] <= ranks[r]) before += count[b++];
+        bucket[r] = b;
+        inside[r] = ranks[r] - before;
+        if (ties && b == 0u) {
+            out[r] = min + 0.0;
+        } else if (ties && b == last) {
+            out[r] = max + 0.0;
+        } else if (slot[b] < 0) {
+            slot[b] = static_cast<std::int32_t>(start.size() - 1u);
+            start.push_back(start.back() + count[b]);
+        }
+    }
+    const std::size_t total = start.back(), n_gathered = start.size() - 1u;
+    if (n_gathered == 0u) return;
+    // Gathered in two steps: the values of all the ranks' buckets in one buffer, in order of appearance, then
+    // sorted by bucket (a counting sort of those values alone).
+    std::vector<double> mixed(total + 1u), gathered(total);
+    {
+        // NOTE: without a branch: every value is written at the next free place, which only a gathered one keeps
+        // (the place after the last is scratch); a branch here mispredicts wherever the gathered buckets hold a
+        // large share of the values, as a metric's many equal rounding errors do
+        std::vector<std::uint8_t> take(count.size(), 0u);
+        for (std::size_t k = 0; k < count.size(); ++k) take[k] = slot[k] >= 0 ? 1u : 0u;
+        const std::uint8_t* const keep = take.data();
+        double* const into = mixed.data();
+        std::size_t at = 0;
+        if (ties) {
+            for (std::size_t i = 0; i < n; ++i) {
+                const double x = v[i];
+                const std::uint64_t k = order_key(x);
+                const std::size_t mid = static_cast<std::size_t>((k - lo) >> shift) + 1u;
+                into[at] = x;
+                at += keep[k == lo ? 0u : (k == hi ? last : mid)];
+            }
+        } else {
+            for (std::size_t i = 0; i < n; ++i) {
+                const double x = v[i];
+                into[at] = x;
+                at += keep[static_cast<std::size_t>((order_key(x) - lo) >> shift) + 1u];
+            }
+        }
+        if (n_gathered == 1u) {
+            gathered.swap(mixed);
+        } else {
+            std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+            const std::int32_t* const slots = slot.data();
+            for (std::size_t i = 0; i < total; ++i) {
+                const double x = mixed[i];
+                // NOTE: the min's and the max's own buckets are never gathered, so no value here is in them
+                const std::size_t bk = static_cast<std::size_t>((order_key(x) - lo) >> shift) + 1u;
+                gathered[fill[static_cast<std::size_t>(slots[bk])]++] = x;
+            }
+        }
+    }
+    for (std::size_t i = 0; i < nr;) {
+        // the ranks that fall in one gathered bucket, selected together
+        std::size_t j = i;
+        while (j < nr && bucket[j] == bucket[i]) ++j;
+        if (slot[bucket[i]] < 0) {
+            i = j;
+            continue;
+        }
+        const auto g = static_cast<std::size_t>(slot[bucket[i]]);
+        double* const first = gathered.data() + start[g];
+        const std::size_t size = start[g + 1u] - start[g];
+        std::vector<std::uint64_t> local(inside.begin() + static_cast<std::ptrdiff_t>(i),
+                                         inside.begin() + static_cast<std::ptrdiff_t>(j));
+        if (size >= kSelectInPlaceBelow && depth < 8) {
+            // a large bucket (equal values, or values crowded into a small part of the range): the same again on
+            // it alone, with its own bounds, and its min and max (ties, often: all of it, for equal values) apart
+            const auto [bmin, bmax] = std::minmax_element(first, first + size);
+            select_by_buckets(first, size, *bmin, *bmax, local.data(), local.size(), out + i, depth + 1);
+        } else {
+            select_in(first, first + size, 0, local.data(), local.data() + local.size());
+            for (std::size_t k = i; k < j; ++k) out[k] = first[inside[k]];
+        }
+        i = j;
+    }
+}
+
+} // namespace
+
 void select_order_statistics(double* v, std::size_t n, double min, double max, const std::vector<std::uint64_t>& ranks,
                              double* out) {
     if (ranks.empty()) return;
@@ -145,62 +289,7 @@ void select_order_statistics(double* v, std::size_t n, double min, double max, c
         for (std::size_t i = 0; i < ranks.size(); ++i) out[i] = v[ranks[i]];
         return;
     }
-    // Buckets of the order-preserving integer image of the doubles (sign flipped, negatives inverted), equal-width
-    // between the smallest and largest key: the integer image grows like the logarithm of the magnitude, so values
-    // spread over many decades still spread over the buckets. One pass counts, the ranks' buckets are found from the
-    // counts, a second pass gathers only those buckets, and each is selected alone.
-    // About n/4 buckets (at most 2^16, a counts array that stays in L2): a metric's values often sit in a few binades
-    // of a range that spans hundreds (zeros beside values of 1e-15, say), and the buckets must still be fine there,
-    // so that the gathered buckets are small and the gathering pass rarely takes a value.
-    const auto key = [](double x) {
-        const std::uint64_t b = detail::double_bits(x);
-        return (b >> 63) != 0u ? ~b : b | (std::uint64_t{1} << 63);
-    };
-    const std::uint64_t lo = key(min + 0.0);
-    const std::uint64_t hi = key(max + 0.0);
-    if (hi < lo) throw std::invalid_argument("select_order_statistics: min above max");
-    std::uint64_t n_buckets = 4096u;
-    while (n_buckets < 65536u && n_buckets * 4u < n) n_buckets *= 2u;
-    int shift = 0;
-    while (((hi - lo) >> shift) >= n_buckets) ++shift;
-    std::vector<std::uint32_t> count(static_cast<std::size_t>(((hi - lo) >> shift) + 1u), 0u);
-    if (n > 0xFFFFFFFFu) throw std::invalid_argument("select_order_statistics: more than 2^32 - 1 values");
-    for (std::size_t i = 0; i < n; ++i) {
-        // NOTE: a value outside [min, max] would index out of the counts: refused, not trusted
-        const std::uint64_t k = key(v[i]);
-        if (k < lo || k > hi) throw std::invalid_argument("select_order_statistics: a value outside [min, max]");
-        ++count[static_cast<std::size_t>((k - lo) >> shift)];
-    }
-    // for each rank: its bucket and its rank inside the bucket
-    std::vector<std::size_t> bucket(ranks.size());
-    std::vector<std::uint64_t> inside(ranks.size());
-    std::vector<std::int32_t> slot(count.size(), -1); // bucket → index among the gathered buckets
-    std::vector<std::vector<double>> gathered;
-    std::uint64_t before = 0u;
-    std::size_t b = 0;
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
-        while (before + count[b] <= ranks[r]) before += count[b++];
-        bucket[r] = b;
-        inside[r] = ranks[r] - before;
-        if (slot[b] < 0) {
-            slot[b] = static_cast<std::int32_t>(gathered.size());
-            gathered.emplace_back().reserve(count[b]);
-        }
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::int32_t g = slot[static_cast<std::size_t>((key(v[i]) - lo) >> shift)];
-        if (g >= 0) gathered[static_cast<std::size_t>(g)].push_back(v[i]);
-    }
-    for (std::size_t i = 0; i < ranks.size();) {
-        // the ranks that fall in one bucket, selected together
-        std::size_t j = i;
-        std::vector<std::uint64_t> local;
-        while (j < ranks.size() && bucket[j] == bucket[i]) local.push_back(inside[j++]);
-        std::vector<double>& g = gathered[static_cast<std::size_t>(slot[bucket[i]])];
-        select_in(g.data(), g.data() + g.size(), 0, local.data(), local.data() + local.size());
-        for (std::size_t k = i; k < j; ++k) out[k] = g[inside[k]];
-        i = j;
-    }
+    select_by_buckets(v, n, min, max, ranks.data(), ranks.size(), out, 0);
 }
 
 std::shared_ptr<const SharedBins> shared_bins(const LogHistogramSpec& spec) {

@@ -738,18 +738,29 @@ using nhvk::stats::select_order_statistics;
 TEST(ExactSelection, OrderStatisticsAndQuantilesEqualThoseOfTheSortedValues) {
     std::mt19937_64 rng(7);
     std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> unit;
     // below and above the size where the bucket pass starts (8192), with ties, one value, signed values over 600
-    // decades, and values packed into one binade
+    // decades, and values packed into one binade; and those that take the bucket pass into a bucket again: rounding
+    // errors (exact zeros, and a few multiples of 2^-53 each taken by many members), a run of equal values strictly
+    // inside the range, distinct values crowded into 1e-12 of a range of 600 decades, and such a crowd whose own
+    // min is a run of equal values with another run two units in the last place above it
     for (std::size_t n : {1u, 2u, 3u, 7u, 100u, 101u, 1000u, 4097u, 8192u, 30001u, 100000u}) {
-        for (int kind = 0; kind < 5; ++kind) {
+        for (int kind = 0; kind < 9; ++kind) {
             std::vector<double> v(n);
             for (double& x : v) {
-                const double z = normal(rng);
+                const double z = normal(rng), u = unit(rng);
                 x = kind == 0   ? z * std::exp(normal(rng))
                     : kind == 1 ? std::round(3.0 * z) // few distinct values: ranks inside runs of equal values
                     : kind == 2 ? 2.5
                     : kind == 3 ? std::copysign(std::pow(10.0, 300.0 * std::tanh(z)), normal(rng))
-                                : 1.0 + 1e-3 * std::fabs(z);
+                    : kind == 4 ? 1.0 + 1e-3 * std::fabs(z)
+                    : kind == 5 ? (u < 0.3 ? 0.0 : std::ldexp(std::floor(1.0 + 4.0 * u * u), -53))
+                    : kind == 6 ? (u < 0.1 ? 0.0 : (u < 0.8 ? 0x1p-52 : std::pow(10.0, -20.0 + 10.0 * unit(rng))))
+                    : kind == 7 ? (u < 0.9 ? 1.0 + 1e-12 * unit(rng) : std::pow(10.0, 600.0 * unit(rng) - 300.0))
+                                : (u < 0.3   ? 1.0
+                                   : u < 0.6 ? 1.0 + 0x1p-51
+                                   : u < 0.9 ? 1.0 + 1e-10 * unit(rng)
+                                             : std::pow(10.0, 600.0 * unit(rng) - 300.0));
                 x = x == 0.0 ? 0.0 : x; // as the accumulator stores them
             }
             std::vector<double> sorted = v;
