@@ -15,6 +15,8 @@
 #include <vector>
 
 #include <cub/device/device_radix_sort.cuh>
+#include <thrust/copy.h>
+#include <thrust/count.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/system/cuda/execution_policy.h>
@@ -76,6 +78,28 @@ struct GatherRanks {
     __device__ void operator()(std::size_t i) const { out[i] = sorted[ranks[i]]; }
 };
 
+/** @brief Waits for every copy and fill made on the legacy default stream.
+ *
+ * NOTE: the slots' streams are non-blocking, so nothing orders them after cudaMemcpy/cudaMemset on the legacy stream:
+ * a cudaMemset returns before it runs, and a cudaMemcpy from pageable memory returns once its data is staged, before
+ * the copy lands. A kernel on a slot's stream could read the memory before it is set (seen on an H100 under load: the
+ * zeros of collect()'s output landed between the two slots' merges, and one slot's tiles were lost). Set-up copies
+ * are followed by this; per-stream work uses the stream's own async copies.
+ */
+void settle() { NHVK_CUDA_CHECK(cudaDeviceSynchronize()); }
+
+/** @brief x < a: a kept value below a band (+inf, an excluded member's place, never is). */
+struct Below {
+    double a;
+    __device__ bool operator()(double x) const { return x < a; }
+};
+
+/** @brief a <= x <= b: a kept value inside a band of finite bounds. */
+struct Within {
+    double a, b;
+    __device__ bool operator()(double x) const { return x >= a && x <= b; }
+};
+
 /** @brief Bytes of tile partials and histogram rows per slot: 1 GiB, or NHVK_DEVICE_BUDGET_MB (a benchmark knob). */
 std::size_t device_budget() {
     std::size_t mb = 1024;
@@ -126,6 +150,7 @@ public:
             NHVK_CUDA_CHECK(
                 cudaMemcpy(d_params_, c.shared_params, sizeof(double) * L.n_params, cudaMemcpyHostToDevice));
         }
+        settle();
         for (int s = 0; s < 2; ++s) {
             // NOTE: pinned host memory for the statuses and only the regions the host uses: pinning is slow (about a
             // second per few GB) and counts against the host's memory, and the metrics of a chunk are most of it.
@@ -231,6 +256,7 @@ public:
                                        cudaMemcpyHostToDevice));
             NHVK_CUDA_CHECK(cudaMemset(d_tile_counts_[s].p, 0, sizeof(std::uint64_t) * d_tile_counts_[s].size));
         }
+        settle();
     }
     void reduce(int s, long long m) override {
         if (n_series_ == 0) throw std::logic_error("reduce before start_reduction");
@@ -282,9 +308,9 @@ public:
         DeviceArray<stats::SeriesPartial> d_out(n_series_);
         DeviceArray<std::uint64_t> d_counts(n_series_ * row_words_);
         std::vector<stats::SeriesPartial> out(n_series_);
-        NHVK_CUDA_CHECK(
-            cudaMemcpy(d_out.p, out.data(), sizeof(stats::SeriesPartial) * n_series_, cudaMemcpyHostToDevice));
-        NHVK_CUDA_CHECK(cudaMemset(d_counts.p, 0, sizeof(std::uint64_t) * d_counts.size));
+        NHVK_CUDA_CHECK(cudaMemcpyAsync(d_out.p, out.data(), sizeof(stats::SeriesPartial) * n_series_,
+                                        cudaMemcpyHostToDevice, stream_[0]));
+        NHVK_CUDA_CHECK(cudaMemsetAsync(d_counts.p, 0, sizeof(std::uint64_t) * d_counts.size, stream_[0]));
         for (int s = 0; s < 2; ++s)
             stats::combine_tiles(thrust::cuda::par.on(stream_[0]), n_series_, n_tiles_, binner_, d_tile_partials_[s].p,
                                  d_tile_counts_[s].p, d_out.p, d_counts.p);
@@ -315,8 +341,8 @@ public:
         DeviceArray<double> d_out(flat.size());
         DeviceArray<double> d_sorted(values_filled_);
         DeviceArray<char> temp;
-        NHVK_CUDA_CHECK(
-            cudaMemcpy(d_ranks.p, flat.data(), sizeof(std::uint64_t) * flat.size(), cudaMemcpyHostToDevice));
+        NHVK_CUDA_CHECK(cudaMemcpyAsync(d_ranks.p, flat.data(), sizeof(std::uint64_t) * flat.size(),
+                                        cudaMemcpyHostToDevice, stream_[0]));
         // NOTE: one device-wide radix sort per series (its excluded members sorted last as +inf): a series holds up to
         // a whole process's members, which a segmented sort (one block per segment) would leave to one SM.
         for (std::size_t i = 0; i < n_series_; ++i) {
@@ -344,6 +370,22 @@ public:
             for (const double x : row)
                 if (x != HUGE_VAL) out[i].push_back(x);
         }
+    }
+    void value_band(std::size_t i, double a, double b, std::uint64_t& below, std::vector<double>& band) override {
+        for (int s = 0; s < 2; ++s) wait(s);
+        if (i >= n_series_ || value_capacity_ == 0) throw std::logic_error("value_band: no such series kept");
+        const auto t0 = std::chrono::steady_clock::now();
+        const double* first = d_values_.p + i * value_capacity_;
+        const double* last = first + values_filled_;
+        const auto policy = thrust::cuda::par.on(stream_[0]);
+        below = static_cast<std::uint64_t>(thrust::count_if(policy, first, last, Below{a}));
+        if (band_.size < values_filled_) band_ = DeviceArray<double>(values_filled_);
+        const std::size_t n =
+            static_cast<std::size_t>(thrust::copy_if(policy, first, last, band_.p, Within{a, b}) - band_.p);
+        const std::size_t at = band.size();
+        band.resize(at + n);
+        if (n > 0) NHVK_CUDA_CHECK(cudaMemcpy(band.data() + at, band_.p, sizeof(double) * n, cudaMemcpyDeviceToHost));
+        seconds_[stage_reduce] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     StageSeconds stage_seconds() const override {
         StageSeconds t;
@@ -405,6 +447,7 @@ private:
     // device values of exact quantiles: value_capacity_ per series, the first values_filled_ written
     std::size_t value_capacity_ = 0, values_filled_ = 0;
     DeviceArray<double> d_values_;
+    DeviceArray<double> band_; ///< value_band's room for a band (grown to a series' length at most)
 };
 } // namespace
 

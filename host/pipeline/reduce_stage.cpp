@@ -299,27 +299,54 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
              r_.amplitude_ci_v);
     if (R == 0u) return;
     r_.growth_interval_method = "batch_means";
-    // NOTE: the delete-one-group jackknife, where the groups' values or rows are here: each fit leaves out one group,
-    // so it sees (R − 1)/R of the ensemble rather than 1/R, and its spread follows the pooled fit's sampling error
-    // where the groups are small, as the groups' own fits do not (bench/results/2026-11-24-error-bars.md). Where a
-    // backend keeps the values (exact quantiles on the device), leave_one_out_medians has nothing to read and the batch
-    // means stay.
+    // NOTE: the delete-one-group jackknife: each fit leaves out one group, so it sees (R − 1)/R of the ensemble rather
+    // than 1/R, and its spread follows the pooled fit's sampling error where the groups are small, as the groups' own
+    // fits do not (bench/results/2026-11-24-error-bars.md). The batch means stay only where the jackknife's fits are
+    // not finite. Where a backend keeps the values (exact quantiles on the device), it selects and reads them there,
+    // so every backend gives the same intervals.
     std::vector<double> ps(R);
     std::vector<std::vector<double>> left_out(R, std::vector<double>(nt)); // [g][i]: the median without group g
     const auto jackknife = [&](int metric, const stats::GrowthFit& pooled, stats::ReplicaInterval& p_ci,
                                stats::ReplicaInterval& c_ci) {
-        // NOTE: the output times are independent (a const accumulator, each selection on its own copy): in parallel
-        const long long n_times = static_cast<long long>(nt);
-#pragma omp parallel for schedule(dynamic, 1)
-        for (long long ii = 0; ii < n_times; ++ii) {
-            const auto i = static_cast<std::size_t>(ii);
-            for (std::size_t g = 0; g < R; ++g) left_out[g][i] = nan;
-            if (!(rel_t[i] > 0.0 && rel_t[i] <= t_max)) continue;
+        const auto groups_at = [&](std::size_t i) {
             std::vector<std::size_t> groups(R);
             for (std::size_t h = 0; h < R; ++h)
                 groups[h] = shape_.replica_series(h, static_cast<std::size_t>(metric) * nt + i);
-            const std::vector<double> m = acc_.leave_one_out_medians(groups);
-            for (std::size_t g = 0; g < R; ++g) left_out[g][i] = m[g];
+            return groups;
+        };
+        const auto in_window = [&](std::size_t i) { return rel_t[i] > 0.0 && rel_t[i] <= t_max; };
+        for (std::size_t g = 0; g < R; ++g) std::fill(left_out[g].begin(), left_out[g].end(), nan);
+        if (selecting_) {
+            // one backend (one device): the output times in one call, which selects in every row at once
+            std::vector<std::vector<std::size_t>> sets;
+            std::vector<std::size_t> rows, at;
+            for (std::size_t i = 0; i < nt; ++i) {
+                if (!in_window(i)) continue;
+                sets.push_back(groups_at(i));
+                rows.push_back(static_cast<std::size_t>(metric) * nt + i);
+                at.push_back(i);
+            }
+            const auto m = acc_.leave_one_out_medians(
+                sets, rows,
+                [this](const std::vector<std::vector<std::uint64_t>>& ranks, std::vector<std::vector<double>>& out) {
+                    selecting_->order_statistics(ranks, out);
+                },
+                [this](std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& band) {
+                    selecting_->value_band(s, a, b, below, band);
+                });
+            for (std::size_t k = 0; k < at.size(); ++k)
+                for (std::size_t g = 0; g < R; ++g) left_out[g][at[k]] = m[k][g];
+        } else {
+            // NOTE: the output times are independent (a const accumulator, each selection on its own copy): in
+            // parallel
+            const long long n_times = static_cast<long long>(nt);
+#pragma omp parallel for schedule(dynamic, 1)
+            for (long long ii = 0; ii < n_times; ++ii) {
+                const auto i = static_cast<std::size_t>(ii);
+                if (!in_window(i)) continue;
+                const std::vector<double> m = acc_.leave_one_out_medians(groups_at(i));
+                for (std::size_t g = 0; g < R; ++g) left_out[g][i] = m[g];
+            }
         }
         for (std::size_t g = 0; g < R; ++g) {
             const stats::GrowthFit f = stats::growth_fit(rel_t, left_out[g], t_max);

@@ -267,10 +267,10 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
         "replica groups: the members are split into statistics.replicas groups by trajectory index mod R (the same "
         "under any chunking, thread count, MPI ranks, shards and resume). interval_method jackknife: each of R fits "
         "leaves one group out (the medians of the other R - 1 groups), se = sqrt((R - 1)/R sum (fit - mean fit)^2); "
-        "batch_means (where a backend keeps the values): each group's own medians are fitted, se = sd(group fits)/"
-        "sqrt(g). ci95 = pooled value -/+ t(0.975, R - 1) se; the amplitude's on log C (se_log), then exponentiated. "
-        "group_exponents and group_amplitudes are the groups' own fits in both cases. These measure the ensemble's "
-        "sampling error; null without replica groups (statistics.replicas = 0)";
+        "batch_means (only where a leave-one-out fit is not finite): each group's own medians are fitted, se = "
+        "sd(group fits)/sqrt(g). ci95 = pooled value -/+ t(0.975, R - 1) se; the amplitude's on log C (se_log), then "
+        "exponentiated. group_exponents and group_amplitudes are the groups' own fits in both cases. These measure "
+        "the ensemble's sampling error; null without replica groups (statistics.replicas = 0)";
     for (const auto& [name, p, c, ps, cs] :
          {std::tuple<const char*, const stats::ReplicaInterval*, const stats::ReplicaInterval*,
                      const std::vector<double>*, const std::vector<double>*>{

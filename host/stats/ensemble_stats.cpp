@@ -755,68 +755,56 @@ double EnsembleAccumulator::median_of(const std::vector<std::size_t>& series) co
     return histogram_quantile(row.data(), b, all.min, all.max, 0.5);
 }
 
-std::vector<double> EnsembleAccumulator::leave_one_out_medians(const std::vector<std::size_t>& groups) const {
+namespace {
+
+/**
+ * @brief The delete-one-group medians' plan. Without group g the median reads the order statistics k_g (and k_g + 1)
+ *        of the M_g = N − n_g others. Such a value y has at most k_g + n_g values of the union below it and at least
+ *        k_g + 1 at or below it, so it lies between the union's order statistics L = min k_g and U = max(k_g + 1 +
+ *        n_g): a selection of those two (band_ranks), the count of each group's values below x_(L) and the band
+ *        [x_(L), x_(U)] with its groups then give every median (leave_one_out_from_band). The band holds about N/R
+ *        values, so the whole costs a few passes over N instead of R selections.
+ */
+struct LeaveOneOutPlan {
+    std::vector<std::uint64_t> n;          ///< each group's count
+    std::vector<Type7Point> at;            ///< the median's place among the others, per group
+    std::uint64_t N = 0;                   ///< the union's count
+    std::vector<std::uint64_t> band_ranks; ///< {L} or {L, U}; empty: no median to take
+};
+
+LeaveOneOutPlan leave_one_out_plan(std::vector<std::uint64_t> n) {
+    LeaveOneOutPlan p;
+    const std::size_t R = n.size();
+    for (const std::uint64_t c : n) p.N += c;
+    p.n = std::move(n);
+    p.at.resize(R);
+    if (p.N == 0u) return p;
+    std::uint64_t L = p.N, U = 0u;
+    for (std::size_t g = 0; g < R; ++g) {
+        if (p.N == p.n[g]) continue; // no other value: NaN
+        p.at[g] = type7_point(p.N - p.n[g], 0.5);
+        L = std::min(L, p.at[g].k);
+        U = std::max(U, std::min(p.N - 1u, p.at[g].k + (p.at[g].single ? 0u : 1u) + p.n[g]));
+    }
+    if (L <= U) p.band_ranks = L == U ? std::vector<std::uint64_t>{L} : std::vector<std::uint64_t>{L, U};
+    return p;
+}
+
+/** @brief out[g] from the plan, each group's count of values below the band (below[g]) and the band's values with
+ *         their groups (in any order; sorted here). */
+std::vector<double> leave_one_out_from_band(const LeaveOneOutPlan& p, const std::vector<std::uint64_t>& below,
+                                            std::vector<std::pair<double, std::uint32_t>>& band) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    const std::size_t R = groups.size();
+    const std::size_t R = p.n.size();
     std::vector<double> out(R, nan);
-    if (values_elsewhere_ || R == 0u) return out;
-    if (!exact_) {
-        std::vector<std::size_t> others;
-        for (std::size_t g = 0; g < R; ++g) {
-            others.clear();
-            for (std::size_t h = 0; h < R; ++h)
-                if (h != g) others.push_back(groups[h]);
-            out[g] = median_of(others);
-        }
-        return out;
-    }
-    // Without group g the median reads the order statistics k_g (and k_g + 1) of the M_g = N − n_g others. Such a
-    // value y has at most k_g + n_g values of the union below it and at least k_g + 1 at or below it, so it lies
-    // between the union's order statistics L = min k_g and U = max(k_g + 1 + n_g): one selection finds those two,
-    // one pass over the groups counts each group's values below x_(L) and collects the band [x_(L), x_(U)] with its
-    // groups, and each g walks the sorted band, skipping its own values, from the rank its values below the band
-    // leave. The band holds about N/R values, so the whole costs a few passes over N instead of R selections.
-    SeriesPartial all;
-    std::vector<std::uint64_t> n(R);
-    for (std::size_t g = 0; g < R; ++g) {
-        all.merge(partials_[groups[g]]);
-        n[g] = partials_[groups[g]].count;
-    }
-    const std::uint64_t N = all.count;
-    if (N == 0u) return out;
-    std::vector<Type7Point> at(R);
-    std::uint64_t L = N, U = 0u;
-    for (std::size_t g = 0; g < R; ++g) {
-        if (N == n[g]) continue; // no other value: NaN
-        at[g] = type7_point(N - n[g], 0.5);
-        L = std::min(L, at[g].k);
-        U = std::max(U, std::min(N - 1u, at[g].k + (at[g].single ? 0u : 1u) + n[g]));
-    }
-    if (L > U) return out;
-    std::vector<double> v;
-    gather_values(groups, v);
-    if (v.size() != N) throw std::logic_error("EnsembleAccumulator: stored values out of step with counts");
-    double ab[2];
-    const std::vector<std::uint64_t> band_ranks =
-        L == U ? std::vector<std::uint64_t>{L} : std::vector<std::uint64_t>{L, U};
-    select_order_statistics(v.data(), v.size(), all.min, all.max, band_ranks, ab);
-    const double a = ab[0], b = ab[band_ranks.size() - 1u];
-    std::vector<std::uint64_t> below(R, 0u);
-    std::vector<std::pair<double, std::uint32_t>> band;
-    for (std::size_t g = 0; g < R; ++g)
-        for_each_values(groups[g], [&](const double* x, std::size_t k) {
-            for (std::size_t i = 0; i < k; ++i) {
-                const double y = x[i];
-                if (y < a) ++below[g];
-                else if (y <= b) band.emplace_back(y, static_cast<std::uint32_t>(g));
-            }
-        });
-    std::sort(band.begin(), band.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
+    // NOTE: by value, then group: the walk below skips a group's own values, so equal values of several groups may
+    // come in any order, but a deterministic one keeps the function a function of the values' multiset
+    std::sort(band.begin(), band.end());
     std::uint64_t below_all = 0u;
     for (const std::uint64_t c : below) below_all += c;
     for (std::size_t g = 0; g < R; ++g) {
-        if (N == n[g]) continue;
-        const Type7Point t = at[g];
+        if (p.N == p.n[g]) continue;
+        const Type7Point t = p.at[g];
         std::uint64_t r = below_all - below[g]; // rank among the others of the band's next value not in g
         double lo = nan, hi = nan;
         for (const auto& [y, h] : band) {
@@ -833,6 +821,99 @@ std::vector<double> EnsembleAccumulator::leave_one_out_medians(const std::vector
         if (std::isnan(lo) || (!t.single && std::isnan(hi)))
             throw std::logic_error("EnsembleAccumulator::leave_one_out_medians: an order statistic outside the band");
         out[g] = t.single ? lo : type7_between(lo, hi, t.f);
+    }
+    return out;
+}
+
+} // namespace
+
+std::vector<double> EnsembleAccumulator::leave_one_out_medians(const std::vector<std::size_t>& groups) const {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::size_t R = groups.size();
+    std::vector<double> out(R, nan);
+    if (values_elsewhere_ || R == 0u) return out;
+    if (!exact_) {
+        std::vector<std::size_t> others;
+        for (std::size_t g = 0; g < R; ++g) {
+            others.clear();
+            for (std::size_t h = 0; h < R; ++h)
+                if (h != g) others.push_back(groups[h]);
+            out[g] = median_of(others);
+        }
+        return out;
+    }
+    SeriesPartial all;
+    std::vector<std::uint64_t> n(R);
+    for (std::size_t g = 0; g < R; ++g) {
+        all.merge(partials_[groups[g]]);
+        n[g] = partials_[groups[g]].count;
+    }
+    const LeaveOneOutPlan plan = leave_one_out_plan(std::move(n));
+    if (plan.band_ranks.empty()) return out;
+    std::vector<double> v;
+    gather_values(groups, v);
+    if (v.size() != plan.N) throw std::logic_error("EnsembleAccumulator: stored values out of step with counts");
+    double ab[2];
+    select_order_statistics(v.data(), v.size(), all.min, all.max, plan.band_ranks, ab);
+    const double a = ab[0], b = ab[plan.band_ranks.size() - 1u];
+    std::vector<std::uint64_t> below(R, 0u);
+    std::vector<std::pair<double, std::uint32_t>> band;
+    for (std::size_t g = 0; g < R; ++g)
+        for_each_values(groups[g], [&](const double* x, std::size_t k) {
+            for (std::size_t i = 0; i < k; ++i) {
+                const double y = x[i];
+                if (y < a) ++below[g];
+                else if (y <= b) band.emplace_back(y, static_cast<std::uint32_t>(g));
+            }
+        });
+    return leave_one_out_from_band(plan, below, band);
+}
+
+std::vector<std::vector<double>>
+EnsembleAccumulator::leave_one_out_medians(const std::vector<std::vector<std::size_t>>& groups,
+                                           const std::vector<std::size_t>& rows, const OrderStatistics& select,
+                                           const ValueBand& values_band) const {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    if (rows.size() != groups.size()) throw std::invalid_argument("leave_one_out_medians: one row per set of groups");
+    std::vector<std::vector<double>> out(groups.size());
+    if (!values_elsewhere_) {
+        for (std::size_t k = 0; k < groups.size(); ++k) out[k] = leave_one_out_medians(groups[k]);
+        return out;
+    }
+    // The same plan, selection and band walk as with the values here, the selection of x_(L) and x_(U) made in the
+    // rows (each the union of its groups) by `select`, and the bands read by `values_band`: the same doubles.
+    std::vector<LeaveOneOutPlan> plans(groups.size());
+    std::vector<std::vector<std::uint64_t>> ranks(n_series_);
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+        std::vector<std::uint64_t> n(groups[k].size());
+        for (std::size_t g = 0; g < n.size(); ++g) n[g] = partials_[groups[k][g]].count;
+        plans[k] = leave_one_out_plan(std::move(n));
+        if (partials_[rows[k]].count != plans[k].N)
+            throw std::logic_error("leave_one_out_medians: a row is not the union of its groups");
+        if (plans[k].band_ranks.empty()) continue;
+        if (!ranks[rows[k]].empty()) throw std::invalid_argument("leave_one_out_medians: a row named twice");
+        ranks[rows[k]] = plans[k].band_ranks;
+    }
+    std::vector<std::vector<double>> ab(n_series_);
+    select(ranks, ab);
+    std::vector<double> in_band;
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+        const std::size_t R = groups[k].size();
+        if (plans[k].band_ranks.empty()) {
+            out[k].assign(R, nan);
+            continue;
+        }
+        const std::vector<double>& sel = ab[rows[k]];
+        if (sel.size() != plans[k].band_ranks.size())
+            throw std::logic_error("leave_one_out_medians: order statistics of the wrong length");
+        std::vector<std::uint64_t> below(R, 0u);
+        std::vector<std::pair<double, std::uint32_t>> band;
+        for (std::size_t g = 0; g < R; ++g) {
+            in_band.clear();
+            values_band(groups[k][g], sel.front(), sel.back(), below[g], in_band);
+            for (const double y : in_band) band.emplace_back(y, static_cast<std::uint32_t>(g));
+        }
+        out[k] = leave_one_out_from_band(plans[k], below, band);
     }
     return out;
 }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "config.hpp"
@@ -236,7 +237,16 @@ public:
             for (std::size_t j = 0; j < filled_; ++j)
                 if (!std::isinf(values_[i * capacity_ + j])) out[i].push_back(values_[i * capacity_ + j]);
     }
-    int selections = 0, downloads = 0;
+    void value_band(std::size_t i, double a, double b, std::uint64_t& below, std::vector<double>& band) override {
+        ++bands;
+        below = 0;
+        for (std::size_t j = 0; j < filled_; ++j) {
+            const double x = values_[i * capacity_ + j];
+            if (x < a) ++below;
+            else if (x <= b) band.push_back(x);
+        }
+    }
+    int selections = 0, downloads = 0, bands = 0;
 
 private:
     std::unique_ptr<nhvk::EnsembleBackend> cpu_;
@@ -257,6 +267,23 @@ void expect_same_series(const nhvk::EnsembleResult& a, const nhvk::EnsembleResul
         for (int i = 0; i < 11; ++i)
             EXPECT_TRUE((std::isnan(xs[i]) && std::isnan(ys[i])) || xs[i] == ys[i])
                 << "series " << s << " field " << i << ": " << xs[i] << " vs " << ys[i];
+    }
+}
+
+/** The growth law's sampling intervals (replica groups): the same method and the same doubles. */
+void expect_same_growth_intervals(const nhvk::EnsembleResult& a, const nhvk::EnsembleResult& b) {
+    EXPECT_EQ(a.growth_interval_method, b.growth_interval_method);
+    const auto same = [](double x, double y) { return (std::isnan(x) && std::isnan(y)) || x == y; };
+    for (const auto& [name, x, y] :
+         {std::tuple<const char*, const nhvk::stats::ReplicaInterval&, const nhvk::stats::ReplicaInterval&>{
+              "p of d_q", a.growth_ci_q, b.growth_ci_q},
+          {"p of d_v", a.growth_ci_v, b.growth_ci_v},
+          {"C of d_q", a.amplitude_ci_q, b.amplitude_ci_q},
+          {"C of d_v", a.amplitude_ci_v, b.amplitude_ci_v}}) {
+        EXPECT_EQ(x.groups, y.groups) << name;
+        EXPECT_PRED2(same, x.se, y.se) << name;
+        EXPECT_PRED2(same, x.lo, y.lo) << name;
+        EXPECT_PRED2(same, x.hi, y.hi) << name;
     }
 }
 
@@ -296,7 +323,10 @@ TEST(PopulationValuesOnBackend, SelectedThereBroughtHereOrSnapshottedEqualTheHos
     host.finish();
     there.collect(kv, true);
     there.finish();
-    EXPECT_EQ(kv.selections, 1);
+    // one selection for the quantiles, and one for each metric of the jackknife's leave-one-out medians (d_q, d_v),
+    // whose bands come from the backend too
+    EXPECT_EQ(kv.selections, 3);
+    EXPECT_GT(kv.bands, 0);
     here.collect(kv2, false);
     here.finish();
     EXPECT_EQ(kv2.downloads, 1);
@@ -304,6 +334,11 @@ TEST(PopulationValuesOnBackend, SelectedThereBroughtHereOrSnapshottedEqualTheHos
     ASSERT_TRUE(host_r.exact_quantiles);
     expect_same_series(there_r, host_r);
     expect_same_series(here_r, host_r);
+    // the growth law's intervals too: the jackknife on every path (it was the batch means where the values stayed on
+    // the backend, so that a GPU run and its resumed or merged twin disagreed)
+    EXPECT_EQ(host_r.growth_interval_method, "jackknife");
+    expect_same_growth_intervals(there_r, host_r);
+    expect_same_growth_intervals(here_r, host_r);
 
     // a resume from the first chunk's snapshot: the host holds values, so the second chunk's come here too
     KeepsValues kv3(nhvk::make_cpu_backend(plan.layout, plan.common, 2));
@@ -320,6 +355,7 @@ TEST(PopulationValuesOnBackend, SelectedThereBroughtHereOrSnapshottedEqualTheHos
     EXPECT_EQ(kv3.downloads, 1);
     // the counts of the first chunk came with the snapshot's statistics, not its tally: compare the series only
     expect_same_series(resumed_r, host_r);
+    expect_same_growth_intervals(resumed_r, host_r);
 }
 
 } // namespace

@@ -240,3 +240,110 @@ TEST(ReplicaInterval, LeaveOneOutMediansEqualTheMediansOfTheOthers) {
 }
 
 } // namespace
+
+namespace {
+
+// The leave-one-out medians where a backend keeps the values (the CUDA path): the rows' order statistics and the
+// groups' bands read through callbacks over values this test keeps, against the host's own selection of the same
+// values, bit for bit: groups of unequal sizes (an empty one), ties and zeros of both signs, several rows at once,
+// and a band that crosses group boundaries. Only the rows are asked for order statistics, each for one or two ranks.
+TEST(ReplicaInterval, LeaveOneOutMediansFromValuesKeptElsewhereEqualTheHosts) {
+    std::mt19937_64 rng(5);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<std::vector<std::size_t>> sets = {{3000, 0, 2999, 3001, 1}, {7, 7, 7}, {9000, 1}, {2, 2}};
+    // series layout: for each set k, its groups, then its row (the union of the groups); member j of the chunk
+    // belongs to at most one group of each set
+    std::vector<std::vector<std::size_t>> groups;
+    std::vector<std::size_t> rows;
+    std::size_t n_series = 0, chunk = 0;
+    for (const auto& sizes : sets) {
+        std::vector<std::size_t> g(sizes.size());
+        for (std::size_t h = 0; h < sizes.size(); ++h) g[h] = n_series++;
+        groups.push_back(g);
+        rows.push_back(n_series++);
+        std::size_t total = 0;
+        for (const std::size_t n : sizes) total += n;
+        chunk = std::max(chunk, total);
+    }
+    for (const bool ties : {false, true}) {
+        SCOPED_TRACE(ties ? "ties" : "distinct");
+        std::vector<double> v(n_series * chunk, nan);
+        std::normal_distribution<double> law(-0.1, 2.0);
+        for (std::size_t k = 0; k < sets.size(); ++k) {
+            std::size_t j = 0;
+            for (std::size_t h = 0; h < sets[k].size(); ++h)
+                for (std::size_t i = 0; i < sets[k][h]; ++i, ++j) {
+                    double x = law(rng);
+                    if (ties) x = std::round(x * 2.0) / 2.0; // few distinct values, ±0 among them
+                    if (ties && i % 5 == 0) x = -0.0;
+                    v[groups[k][h] * chunk + j] = x;
+                    v[rows[k] * chunk + j] = x;
+                }
+        }
+        EnsembleAccumulator host(n_series, chunk, std::size_t{1} << 30);
+        host.add_chunk(v.data(), chunk, chunk, nullptr);
+        ASSERT_TRUE(host.exact());
+        std::vector<nhvk::stats::SeriesPartial> partials;
+        std::vector<std::uint64_t> counts(n_series * host.row_words());
+        for (std::size_t s = 0; s < n_series; ++s) {
+            partials.push_back(host.partial(s));
+            std::copy(host.histogram(s), host.histogram(s) + host.row_words(), counts.begin() + s * host.row_words());
+        }
+        EnsembleAccumulator elsewhere(n_series, chunk, std::size_t{1} << 30);
+        elsewhere.add_partials_values_elsewhere(partials.data(), counts.data());
+        // the values "on the backend": as the CUDA backend keeps them, finite ones with -0 folded to +0
+        const auto kept = [&](std::size_t s) {
+            std::vector<double> out;
+            for (std::size_t j = 0; j < chunk; ++j)
+                if (!std::isnan(v[s * chunk + j])) out.push_back(v[s * chunk + j] == 0.0 ? 0.0 : v[s * chunk + j]);
+            return out;
+        };
+        int selections = 0, bands = 0;
+        const auto select = [&](const std::vector<std::vector<std::uint64_t>>& ranks,
+                                std::vector<std::vector<double>>& out) {
+            ++selections;
+            ASSERT_EQ(ranks.size(), n_series);
+            out.assign(n_series, {});
+            for (std::size_t s = 0; s < n_series; ++s) {
+                if (ranks[s].empty()) continue;
+                EXPECT_NE(std::find(rows.begin(), rows.end(), s), rows.end()) << "series " << s << " is no row";
+                EXPECT_LE(ranks[s].size(), 2u);
+                std::vector<double> x = kept(s);
+                std::sort(x.begin(), x.end());
+                for (const std::uint64_t r : ranks[s]) out[s].push_back(x[r]);
+            }
+        };
+        const auto band = [&](std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& in) {
+            ++bands;
+            below = 0;
+            for (const double x : kept(s)) {
+                if (x < a) ++below;
+                else if (x <= b) in.push_back(x);
+            }
+        };
+        const auto got = elsewhere.leave_one_out_medians(groups, rows, select, band);
+        EXPECT_EQ(selections, 1);
+        ASSERT_EQ(got.size(), sets.size());
+        for (std::size_t k = 0; k < sets.size(); ++k) {
+            const std::vector<double> want = host.leave_one_out_medians(groups[k]);
+            ASSERT_EQ(got[k].size(), want.size());
+            for (std::size_t g = 0; g < want.size(); ++g) {
+                SCOPED_TRACE("set " + std::to_string(k) + ", group " + std::to_string(g));
+                if (std::isnan(want[g])) EXPECT_TRUE(std::isnan(got[k][g]));
+                else EXPECT_EQ(got[k][g], want[g]);
+            }
+        }
+        EXPECT_GT(bands, 0);
+        // the host's own values through the same call: no callback is needed
+        const auto here = host.leave_one_out_medians(groups, rows, {}, {});
+        for (std::size_t k = 0; k < sets.size(); ++k)
+            for (std::size_t g = 0; g < here[k].size(); ++g)
+                EXPECT_TRUE((std::isnan(here[k][g]) && std::isnan(got[k][g])) || here[k][g] == got[k][g]);
+        // a row that is not the union of its groups is refused
+        std::vector<std::size_t> wrong = rows;
+        wrong[0] = rows[1];
+        EXPECT_THROW(elsewhere.leave_one_out_medians(groups, wrong, select, band), std::logic_error);
+    }
+}
+
+} // namespace

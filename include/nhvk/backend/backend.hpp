@@ -257,6 +257,10 @@ public:
     /** @brief The kept values so far (after every slot completed), appended to out[s] in no particular order: for a
      *         resume record, an MPI rank's or a shard's partial state. */
     virtual void download_values(std::vector<std::vector<double>>& out);
+    /** @brief Of the kept values of series s (after every slot completed): how many lie below a (`below`), and
+     *         those in [a, b] appended to `band` in no particular order. The replica groups' leave-one-out medians
+     *         read the few values near a median this way instead of bringing whole series to the host. */
+    virtual void value_band(std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& band);
     /** @brief Time spent in each stage by the work completed so far (call after `wait`). */
     virtual StageSeconds stage_seconds() const = 0;
 };
@@ -267,6 +271,9 @@ inline void EnsembleBackend::order_statistics(const std::vector<std::vector<std:
 }
 inline void EnsembleBackend::download_values(std::vector<std::vector<double>>&) {
     throw std::logic_error("download_values: backend '" + name() + "' keeps no values");
+}
+inline void EnsembleBackend::value_band(std::size_t, double, double, std::uint64_t&, std::vector<double>&) {
+    throw std::logic_error("value_band: backend '" + name() + "' keeps no values");
 }
 
 /** @brief The CPU reference backend: OpenMP over members (`threads` ≤ 0: all cores). */
