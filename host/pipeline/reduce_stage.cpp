@@ -315,6 +315,9 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
             return groups;
         };
         const auto in_window = [&](std::size_t i) { return rel_t[i] > 0.0 && rel_t[i] <= t_max; };
+        // NOTE: without a pooled fit there is no interval to centre, so no median is selected (a run with too few
+        // output times in the window would select and band them for nothing)
+        if (!std::isfinite(pooled.slope) || !std::isfinite(log_amplitude(pooled))) return false;
         for (std::size_t g = 0; g < R; ++g) std::fill(left_out[g].begin(), left_out[g].end(), nan);
         if (selecting_) {
             // one backend (one device): the output times in one call, which selects in every row at once
@@ -354,7 +357,6 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
             log_c[g] = log_amplitude(f);
             if (!std::isfinite(ps[g]) || !std::isfinite(log_c[g])) return false;
         }
-        if (!std::isfinite(pooled.slope) || !std::isfinite(log_amplitude(pooled))) return false;
         p_ci = stats::jackknife_interval(pooled.slope, ps);
         c_ci = exp_bounds(stats::jackknife_interval(log_amplitude(pooled), log_c));
         return true;
