@@ -112,6 +112,56 @@ TEST(ChunkReduce, TilesAndPoliciesGiveIdenticalPartials) {
     }
 }
 
+// The tiled reduction (the CUDA backend's) with replica groups: every tiling, with the groups' own smaller tilings
+// and a row's groups in neighbouring items, gives each series exactly the partial and histogram row of a direct pass
+// over its own members (group g of a row: the members whose run-wide index is g modulo R), in two chunks whose first
+// members are not multiples of R.
+TEST(ChunkReduce, ReplicaGroupTilesReduceEachGroupsOwnMembers) {
+    const Data d = make_data();
+    const LogHistogramSpec spec{5, 64};
+    const nhvk::stats::LogBinTable table = spec.table();
+    const LogBinner b = LogBinner::make(table);
+    const std::size_t replicated = 3, first_member = 7; // the first 3 rows are replicated
+    for (const std::size_t replicas : {std::size_t{3}, std::size_t{10}}) {
+        const std::size_t n_series = d.n_series + replicas * replicated;
+        std::vector<SeriesPartial> ref(n_series);
+        std::vector<std::uint64_t> ref_rows(n_series * b.row_words(), 0u);
+        for (std::size_t s = 0; s < n_series; ++s)
+            for (std::size_t j = 0; j < d.n; ++j) {
+                std::size_t row = s;
+                if (s >= d.n_series) {
+                    if ((first_member + j) % replicas != (s - d.n_series) / replicated) continue;
+                    row = (s - d.n_series) % replicated;
+                }
+                if (!d.valid[j]) continue;
+                const double x = d.values[row * d.ld + j];
+                ref[s].add(x);
+                if (std::isfinite(x)) b.add(ref_rows.data() + s * b.row_words(), x);
+            }
+        for (const std::size_t n_tiles : {1u, 2u, 3u, 7u, 64u, 4000u}) {
+            std::vector<SeriesPartial> tiles(n_series * n_tiles);
+            std::vector<std::uint64_t> tile_rows(n_series * n_tiles * b.row_words(), 0u);
+            for (const std::size_t cut : {std::size_t{0}, std::size_t{700}}) {
+                ChunkView c{d.values.data() + cut, cut == 0 ? 700 : d.n - 700, d.ld, d.valid.data() + cut, n_series};
+                c.base_series = d.n_series;
+                c.replicated = replicated;
+                c.replicas = replicas;
+                c.first_member = first_member + cut;
+                nhvk::stats::accumulate_chunk(thrust::omp::par, c, n_tiles, tiles.data(), tile_rows.data(), b);
+            }
+            std::vector<SeriesPartial> p(n_series);
+            std::vector<std::uint64_t> rows(n_series * b.row_words(), 0u);
+            nhvk::stats::combine_tiles(thrust::cpp::par, n_series, n_tiles, b, tiles.data(), tile_rows.data(), p.data(),
+                                       rows.data());
+            for (std::size_t s = 0; s < n_series; ++s) {
+                EXPECT_GT(ref[s].count, 0u) << "series " << s;
+                EXPECT_TRUE(p[s] == ref[s]) << "replicas " << replicas << ", tiles " << n_tiles << ", series " << s;
+            }
+            EXPECT_EQ(rows, ref_rows) << "replicas " << replicas << ", tiles " << n_tiles;
+        }
+    }
+}
+
 // compact_chunk (what the host statistics take the quantiles from) against a loop written here: per series, the
 // values of valid members that are finite, in trajectory order, -0 as +0.
 TEST(ChunkReduce, CompactChunkKeepsValidFiniteInOrder) {

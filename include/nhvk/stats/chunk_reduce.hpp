@@ -6,10 +6,11 @@
  *
  *  Work decomposition: item (s, t) of n_series × n_tiles reduces trajectories j ≡ t (mod n_tiles) of series s into
  *  its own SeriesPartial and its own histogram row (no atomics, no shared output: one thread updates an item's row
- *  sequentially, so the move of a store's window needs no atomics either). The strided split keeps a warp's
- *  reads coalesced on the GPU; on the host, n_tiles = 1 gives one sequential pass per series. All reductions here
- *  are deterministic: they only add integers and exact sums, so the result does not depend on n_tiles, on the
- *  policy or on the number of threads.
+ *  sequentially, so the move of a store's window needs no atomics either). A replica group's series visits its own
+ *  members, every R-th, over about n_tiles/R tiles, the R groups of a row in neighbouring items. The strided split
+ *  keeps a warp's reads coalesced on the GPU; on the host, n_tiles = 1 gives one sequential pass per series. All
+ *  reductions here are deterministic: they only add integers and exact sums, so the result does not depend on
+ *  n_tiles, on the policy or on the number of threads.
  */
 #pragma once
 
@@ -82,21 +83,50 @@ struct ChunkView {
 
 namespace detail {
 
+/** @brief How many tiles a replica group's series is reduced in: about 1/replicas of a row's, so that a group's
+ *         tile sees as many members per chunk as a row's (each tile loads and stores its partial once per chunk). */
+NHVK_HD inline std::size_t group_tiles(const ChunkView& in, std::size_t n_tiles) {
+    if (in.replicas == 0u) return n_tiles;
+    const std::size_t t = n_tiles / in.replicas;
+    return t > 0u ? t : 1u;
+}
+
+/** @brief The series that come before the replica groups' (all of them without groups). */
+NHVK_HD inline std::size_t ungrouped_series(const ChunkView& in) {
+    return in.replicas == 0u || in.base_series + in.replicas * in.replicated != in.n_series ? in.n_series
+                                                                                            : in.base_series;
+}
+
 struct AccumulateTile {
     ChunkView in;
     LogBinner binner;
     std::size_t n_tiles;
+    std::size_t g_tiles; // group_tiles(in, n_tiles)
     SeriesPartial* partials;
     std::uint64_t* counts; // nullptr: no histogram
 
     NHVK_HD void operator()(std::size_t item) const {
-        const std::size_t s = item / n_tiles;
-        const std::size_t t = item % n_tiles;
+        const std::size_t base = ungrouped_series(in);
+        std::size_t s = 0, t = 0, tiles = n_tiles;
+        if (item < base * n_tiles) {
+            s = item / n_tiles;
+            t = item % n_tiles;
+        } else {
+            // NOTE: a row's R groups side by side, then their tiles: group g's members are R apart, so the R
+            // neighbouring items read R neighbouring members (coalesced on the GPU); a group has g_tiles tiles, its
+            // others stay empty
+            const std::size_t q = item - base * n_tiles, R = in.replicas;
+            const std::size_t g = q % R, s0 = q / (R * g_tiles);
+            t = (q / R) % g_tiles;
+            s = base + g * in.replicated + s0;
+            tiles = g_tiles;
+        }
+        const std::size_t at = s * n_tiles + t;
         const double* row = in.row(s);
-        std::uint64_t* hist = counts == nullptr ? nullptr : counts + item * binner.row_words();
-        SeriesPartial p = partials[item];
-        // NOTE: a replica group's series visits only its own members (every replicas-th), split over the tiles
-        const std::size_t stride = in.group_stride(s), step = stride * n_tiles;
+        std::uint64_t* hist = counts == nullptr ? nullptr : counts + at * binner.row_words();
+        SeriesPartial p = partials[at];
+        // NOTE: a replica group's series visits only its own members (every replicas-th), split over its tiles
+        const std::size_t stride = in.group_stride(s), step = stride * tiles;
         for (std::size_t j = in.first_in_group(s) + t * stride; j < in.chunk; j += step) {
             const double x = row[j];
             if (!in.included(j, s, x)) {
@@ -107,7 +137,7 @@ struct AccumulateTile {
                 binner.add(hist, x);
             }
         }
-        partials[item] = p;
+        partials[at] = p;
     }
 };
 
@@ -179,10 +209,11 @@ struct StoreValue {
 /**
  * @brief Adds a chunk into per-(series, tile) partials and, when counts is not null, histogram rows.
  *
- * partials has n_series·n_tiles entries (item s·n_tiles + t), counts has n_series·n_tiles·binner.row_words() entries
- * (row of item i at i·row_words, see log_histogram.hpp); both are accumulated into, so initialise them once
- * (SeriesPartial{} and zeros) and keep adding chunks. All pointers, including binner.edges and binner.start, must be
- * accessible under `policy`. Deterministic.
+ * partials has n_series·n_tiles entries (tile t of series s at s·n_tiles + t), counts has
+ * n_series·n_tiles·binner.row_words() entries (row of entry i at i·row_words, see log_histogram.hpp); both are
+ * accumulated into, so initialise them once (SeriesPartial{} and zeros) and keep adding chunks. A replica group's
+ * series uses only its first detail::group_tiles(in, n_tiles) tiles (the rest stay empty and merge as nothing). All
+ * pointers, including binner.edges and binner.start, must be accessible under `policy`. Deterministic.
  */
 template <class Policy>
 void accumulate_chunk(const Policy& policy, const ChunkView& in, std::size_t n_tiles, SeriesPartial* partials,
@@ -190,9 +221,10 @@ void accumulate_chunk(const Policy& policy, const ChunkView& in, std::size_t n_t
     if (in.n_series == 0u || in.chunk == 0u || n_tiles == 0u) {
         return;
     }
+    const std::size_t base = detail::ungrouped_series(in), g_tiles = detail::group_tiles(in, n_tiles);
     const thrust::counting_iterator<std::size_t> first(0);
-    thrust::for_each(policy, first, first + in.n_series * n_tiles,
-                     detail::AccumulateTile{in, binner, n_tiles, partials, counts});
+    thrust::for_each(policy, first, first + base * n_tiles + (in.n_series - base) * g_tiles,
+                     detail::AccumulateTile{in, binner, n_tiles, g_tiles, partials, counts});
 }
 
 /**
