@@ -82,9 +82,8 @@ struct GatherRanks {
  *
  * NOTE: the slots' streams are non-blocking, so nothing orders them after cudaMemcpy/cudaMemset on the legacy stream:
  * a cudaMemset returns before it runs, and a cudaMemcpy from pageable memory returns once its data is staged, before
- * the copy lands. A kernel on a slot's stream could read the memory before it is set (seen on an H100 under load: the
- * zeros of collect()'s output landed between the two slots' merges, and one slot's tiles were lost). Set-up copies
- * are followed by this; per-stream work uses the stream's own async copies.
+ * the copy lands, so a kernel on a slot's stream could read the memory before it is set. Set-up copies that both
+ * streams read are followed by this; work that stays on one stream uses that stream's own async copies.
  */
 void settle() { NHVK_CUDA_CHECK(cudaDeviceSynchronize()); }
 

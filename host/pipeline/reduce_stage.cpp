@@ -308,49 +308,33 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
     std::vector<std::vector<double>> left_out(R, std::vector<double>(nt)); // [g][i]: the median without group g
     const auto jackknife = [&](int metric, const stats::GrowthFit& pooled, stats::ReplicaInterval& p_ci,
                                stats::ReplicaInterval& c_ci) {
-        const auto groups_at = [&](std::size_t i) {
-            std::vector<std::size_t> groups(R);
-            for (std::size_t h = 0; h < R; ++h)
-                groups[h] = shape_.replica_series(h, static_cast<std::size_t>(metric) * nt + i);
-            return groups;
-        };
-        const auto in_window = [&](std::size_t i) { return rel_t[i] > 0.0 && rel_t[i] <= t_max; };
         // NOTE: without a pooled fit there is no interval to centre, so no median is selected (a run with too few
         // output times in the window would select and band them for nothing)
         if (!std::isfinite(pooled.slope) || !std::isfinite(log_amplitude(pooled))) return false;
         for (std::size_t g = 0; g < R; ++g) std::fill(left_out[g].begin(), left_out[g].end(), nan);
-        if (selecting_) {
-            // one backend (one device): the output times in one call, which selects in every row at once
-            std::vector<std::vector<std::size_t>> sets;
-            std::vector<std::size_t> rows, at;
-            for (std::size_t i = 0; i < nt; ++i) {
-                if (!in_window(i)) continue;
-                sets.push_back(groups_at(i));
-                rows.push_back(static_cast<std::size_t>(metric) * nt + i);
-                at.push_back(i);
-            }
-            const auto m = acc_.leave_one_out_medians(
-                sets, rows,
-                [this](const std::vector<std::vector<std::uint64_t>>& ranks, std::vector<std::vector<double>>& out) {
-                    selecting_->order_statistics(ranks, out);
-                },
-                [this](std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& band) {
-                    selecting_->value_band(s, a, b, below, band);
-                });
-            for (std::size_t k = 0; k < at.size(); ++k)
-                for (std::size_t g = 0; g < R; ++g) left_out[g][at[k]] = m[k][g];
-        } else {
-            // NOTE: the output times are independent (a const accumulator, each selection on its own copy): in
-            // parallel
-            const long long n_times = static_cast<long long>(nt);
-#pragma omp parallel for schedule(dynamic, 1)
-            for (long long ii = 0; ii < n_times; ++ii) {
-                const auto i = static_cast<std::size_t>(ii);
-                if (!in_window(i)) continue;
-                const std::vector<double> m = acc_.leave_one_out_medians(groups_at(i));
-                for (std::size_t g = 0; g < R; ++g) left_out[g][i] = m[g];
-            }
+        // the output times in the window, all in one call: where a backend keeps the values it selects in every row
+        // at once and reads the groups' bands there
+        std::vector<std::vector<std::size_t>> sets;
+        std::vector<std::size_t> rows, at;
+        for (std::size_t i = 0; i < nt; ++i) {
+            if (!(rel_t[i] > 0.0 && rel_t[i] <= t_max)) continue;
+            const std::size_t row = static_cast<std::size_t>(metric) * nt + i;
+            std::vector<std::size_t> groups(R);
+            for (std::size_t h = 0; h < R; ++h) groups[h] = shape_.replica_series(h, row);
+            sets.push_back(std::move(groups));
+            rows.push_back(row);
+            at.push_back(i);
         }
+        const auto m = acc_.leave_one_out_medians(
+            sets, rows,
+            [this](const std::vector<std::vector<std::uint64_t>>& ranks, std::vector<std::vector<double>>& out) {
+                selecting_->order_statistics(ranks, out);
+            },
+            [this](std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& band) {
+                selecting_->value_band(s, a, b, below, band);
+            });
+        for (std::size_t k = 0; k < at.size(); ++k)
+            for (std::size_t g = 0; g < R; ++g) left_out[g][at[k]] = m[k][g];
         for (std::size_t g = 0; g < R; ++g) {
             const stats::GrowthFit f = stats::growth_fit(rel_t, left_out[g], t_max);
             ps[g] = f.slope;

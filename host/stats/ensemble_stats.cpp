@@ -877,7 +877,11 @@ EnsembleAccumulator::leave_one_out_medians(const std::vector<std::vector<std::si
     if (rows.size() != groups.size()) throw std::invalid_argument("leave_one_out_medians: one row per set of groups");
     std::vector<std::vector<double>> out(groups.size());
     if (!values_elsewhere_) {
-        for (std::size_t k = 0; k < groups.size(); ++k) out[k] = leave_one_out_medians(groups[k]);
+        // NOTE: the sets are independent (a const accumulator, each selection on its own copy): in parallel
+        const long long n_sets = static_cast<long long>(groups.size());
+#pragma omp parallel for schedule(dynamic, 1)
+        for (long long k = 0; k < n_sets; ++k)
+            out[static_cast<std::size_t>(k)] = leave_one_out_medians(groups[static_cast<std::size_t>(k)]);
         return out;
     }
     // The same plan, selection and band walk as with the values here, the selection of x_(L) and x_(U) made in the

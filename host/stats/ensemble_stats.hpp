@@ -186,10 +186,11 @@ public:
     using ValueBand =
         std::function<void(std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& band)>;
 
-    /** @brief out[k] = leave_one_out_medians(groups[k]) for several sets of groups, rows[k] the series that is the
-     *         union of groups[k] (the row the replica groups split; rows distinct): the same doubles also where the
-     *         values are kept elsewhere (a backend), read through `select` (the rows' two order statistics around
-     *         the medians, as finalize's `elsewhere`) and `band` (each group's values near them). */
+    /** @brief out[k] = leave_one_out_medians(groups[k]) for several sets of groups (in parallel), rows[k] the
+     *         series that is the union of groups[k] (the row the replica groups split; rows distinct): the same
+     *         doubles also where the values are kept elsewhere (a backend), read through `select` (the rows' two
+     *         order statistics around the medians, as finalize's `elsewhere`) and `band` (each group's values near
+     *         them), which are called only then. */
     std::vector<std::vector<double>> leave_one_out_medians(const std::vector<std::vector<std::size_t>>& groups,
                                                            const std::vector<std::size_t>& rows,
                                                            const OrderStatistics& select, const ValueBand& band) const;
