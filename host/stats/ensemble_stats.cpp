@@ -465,7 +465,7 @@ struct ReduceSeriesHost {
     std::size_t* n_out;
 
     void operator()(std::size_t task) const {
-        thread_local const std::unique_ptr<BinadeSums> sums = std::make_unique<BinadeSums>(); // 64 KiB
+        thread_local const std::unique_ptr<BinadeSums> sums = std::make_unique<BinadeSums>(); // 96 KiB
         if (in->replicas > 0u && task < in->replicated) {
             reduce_replicated_row_host(*in, task, times_counted, partials, counts, *binner, out, n_out, *sums);
             return;
@@ -684,6 +684,7 @@ void EnsembleAccumulator::save(std::string& out) const {
 
 void EnsembleAccumulator::load(bytes::Reader& in) {
     const std::string what = in.what();
+    row_bands_.clear(); // of other values, perhaps as many
     const auto n_series = in.get<std::uint64_t>();
     const auto row_words = in.get<std::uint64_t>();
     const auto bpd = in.get<std::int32_t>();
@@ -850,23 +851,52 @@ std::vector<double> EnsembleAccumulator::leave_one_out_medians(const std::vector
     }
     const LeaveOneOutPlan plan = leave_one_out_plan(std::move(n));
     if (plan.band_ranks.empty()) return out;
-    std::vector<double> v;
-    gather_values(groups, v);
-    if (v.size() != plan.N) throw std::logic_error("EnsembleAccumulator: stored values out of step with counts");
-    double ab[2];
-    select_order_statistics(v.data(), v.size(), all.min, all.max, plan.band_ranks, ab);
-    const double a = ab[0], b = ab[plan.band_ranks.size() - 1u];
+    double a = 0.0, b = 0.0;
+    if (const RowBand* selected = selected_band(groups, plan.N)) {
+        a = selected->lo;
+        b = selected->hi;
+    } else {
+        std::vector<double> v;
+        gather_values(groups, v);
+        if (v.size() != plan.N) throw std::logic_error("EnsembleAccumulator: stored values out of step with counts");
+        double ab[2];
+        select_order_statistics(v.data(), v.size(), all.min, all.max, plan.band_ranks, ab);
+        a = ab[0];
+        b = ab[plan.band_ranks.size() - 1u];
+    }
     std::vector<std::uint64_t> below(R, 0u);
     std::vector<std::pair<double, std::uint32_t>> band;
+    Values kept;
     for (std::size_t g = 0; g < R; ++g)
         for_each_values(groups[g], [&](const double* x, std::size_t k) {
+            // NOTE: without a branch: about half the values lie below the band, at random, so a branch mispredicts
+            // on every other value; every value is written at the next free place, which only one in the band keeps
+            if (kept.size() < k + 1u) kept.resize(k + 1u);
+            double* const into = kept.data();
+            std::size_t at = 0;
+            std::uint64_t under = 0u;
             for (std::size_t i = 0; i < k; ++i) {
                 const double y = x[i];
-                if (y < a) ++below[g];
-                else if (y <= b) band.emplace_back(y, static_cast<std::uint32_t>(g));
+                under += y < a ? 1u : 0u;
+                into[at] = y;
+                at += (y >= a) & (y <= b) ? 1u : 0u;
             }
+            below[g] += under;
+            for (std::size_t i = 0; i < at; ++i) band.emplace_back(into[i], static_cast<std::uint32_t>(g));
         });
     return leave_one_out_from_band(plan, below, band);
+}
+
+const EnsembleAccumulator::RowBand* EnsembleAccumulator::selected_band(const std::vector<std::size_t>& groups,
+                                                                       std::uint64_t n) const {
+    const std::size_t rows = replicated_rows(), base = value_series();
+    if (rows == 0u || groups.size() != replicas_.groups || groups[0] < base) return nullptr;
+    const std::size_t s0 = groups[0] - base;
+    if (s0 >= rows || s0 >= row_bands_.size()) return nullptr;
+    for (std::size_t g = 0; g < groups.size(); ++g)
+        if (groups[g] != base + g * rows + s0) return nullptr;
+    const RowBand& band = row_bands_[s0];
+    return band.ok && band.n == n && partials_[s0].count == n ? &band : nullptr;
 }
 
 std::vector<std::vector<double>>
@@ -895,11 +925,14 @@ EnsembleAccumulator::leave_one_out_medians(const std::vector<std::vector<std::si
         if (partials_[rows[k]].count != plans[k].N)
             throw std::logic_error("leave_one_out_medians: a row is not the union of its groups");
         if (plans[k].band_ranks.empty()) continue;
-        if (!ranks[rows[k]].empty()) throw std::invalid_argument("leave_one_out_medians: a row named twice");
-        ranks[rows[k]] = plans[k].band_ranks;
+        if (!ranks[rows[k]].empty() ||
+            std::count(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(k), rows[k]) != 0)
+            throw std::invalid_argument("leave_one_out_medians: a row named twice");
+        if (selected_band(groups[k], plans[k].N) == nullptr) ranks[rows[k]] = plans[k].band_ranks;
     }
     std::vector<std::vector<double>> ab(n_series_);
-    select(ranks, ab);
+    // NOTE: only the rows whose band finalize() did not select with their quantiles (none, after a finalize())
+    if (std::any_of(ranks.begin(), ranks.end(), [](const auto& r) { return !r.empty(); })) select(ranks, ab);
     std::vector<double> in_band;
     for (std::size_t k = 0; k < groups.size(); ++k) {
         const std::size_t R = groups[k].size();
@@ -907,14 +940,22 @@ EnsembleAccumulator::leave_one_out_medians(const std::vector<std::vector<std::si
             out[k].assign(R, nan);
             continue;
         }
-        const std::vector<double>& sel = ab[rows[k]];
-        if (sel.size() != plans[k].band_ranks.size())
-            throw std::logic_error("leave_one_out_medians: order statistics of the wrong length");
+        double a = 0.0, b = 0.0;
+        if (const RowBand* selected = selected_band(groups[k], plans[k].N)) {
+            a = selected->lo;
+            b = selected->hi;
+        } else {
+            const std::vector<double>& sel = ab[rows[k]];
+            if (sel.size() != plans[k].band_ranks.size())
+                throw std::logic_error("leave_one_out_medians: order statistics of the wrong length");
+            a = sel.front();
+            b = sel.back();
+        }
         std::vector<std::uint64_t> below(R, 0u);
         std::vector<std::pair<double, std::uint32_t>> band;
         for (std::size_t g = 0; g < R; ++g) {
             in_band.clear();
-            values_band(groups[k][g], sel.front(), sel.back(), below[g], in_band);
+            values_band(groups[k][g], a, b, below[g], in_band);
             for (const double y : in_band) band.emplace_back(y, static_cast<std::uint32_t>(g));
         }
         out[k] = leave_one_out_from_band(plans[k], below, band);
@@ -930,6 +971,20 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
     std::vector<std::vector<std::uint64_t>> ranks(exact_ ? n_series_ : 0u);
     std::vector<std::vector<double>> stats(ranks.size());
     for (std::size_t s = 0; s < ranks.size(); ++s) ranks[s] = quantile_ranks(partials_[s].count);
+    // each replicated row's band of delete-one-group medians (leave_one_out_medians), selected with its quantiles
+    row_bands_.assign(exact_ ? replicated_rows() : 0u, RowBand{});
+    std::vector<std::vector<std::uint64_t>> band_ranks(row_bands_.size());
+    for (std::size_t s0 = 0; s0 < row_bands_.size(); ++s0) {
+        std::vector<std::uint64_t> n(replicas_.groups);
+        for (std::size_t g = 0; g < n.size(); ++g) n[g] = partials_[value_series() + g * replicated_rows() + s0].count;
+        LeaveOneOutPlan plan = leave_one_out_plan(std::move(n));
+        if (plan.band_ranks.empty() || plan.N != partials_[s0].count) continue;
+        std::vector<std::uint64_t>& r = ranks[s0];
+        r.insert(r.end(), plan.band_ranks.begin(), plan.band_ranks.end());
+        std::sort(r.begin(), r.end());
+        r.erase(std::unique(r.begin(), r.end()), r.end());
+        band_ranks[s0] = std::move(plan.band_ranks);
+    }
     if (exact_ && values_elsewhere_) {
         if (!elsewhere) throw std::logic_error("EnsembleAccumulator::finalize: the values are kept elsewhere");
         elsewhere(ranks, stats);
@@ -970,6 +1025,13 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
                 select_order_statistics(v, n_values, partials_[i].min, partials_[i].max, ranks[i], st.data());
             }
         }
+    }
+    for (std::size_t s0 = 0; s0 < row_bands_.size(); ++s0) {
+        if (band_ranks[s0].empty()) continue;
+        const auto at = [&](std::uint64_t k) {
+            return stats[s0][std::lower_bound(ranks[s0].begin(), ranks[s0].end(), k) - ranks[s0].begin()];
+        };
+        row_bands_[s0] = RowBand{partials_[s0].count, at(band_ranks[s0].front()), at(band_ranks[s0].back()), true};
     }
     for (std::size_t s = 0; s < n_series_; ++s) {
         const SeriesPartial& p = partials_[s];

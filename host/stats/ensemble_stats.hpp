@@ -167,7 +167,9 @@ public:
 
     /** @brief Summaries of every series. Exact mode selects the order statistics of the quantiles from the stored
      *  values (reordering them; series in parallel), or asks `elsewhere` for them when the values are kept elsewhere
-     *  (add_partials_values_elsewhere). The accumulator stays usable. */
+     *  (add_partials_values_elsewhere); with them, each replicated row's two order statistics around its
+     *  delete-one-group medians, which leave_one_out_medians() of that row's groups then reads instead of selecting
+     *  them again. The accumulator stays usable. */
     std::vector<SeriesSummary> finalize(const OrderStatistics& elsewhere = {});
 
     /** @brief The type-7 median of the union of the values of `series` (exact mode: from the stored values; histogram
@@ -285,6 +287,20 @@ private:
     std::vector<std::vector<std::uint64_t>> group_ends_;
     // exact mode: accumulators whose values count as this one's too (merge_referencing), in merge order
     std::vector<const EnsembleAccumulator*> parts_;
+    /** @brief A replicated row's band of delete-one-group medians, x_(L) and x_(U) of its n values, selected by
+     *         finalize() with the row's quantiles. */
+    struct RowBand {
+        std::uint64_t n = 0; ///< the row's count when selected (values are only ever added, so another count: stale)
+        double lo = 0.0, hi = 0.0;
+        bool ok = false;
+    };
+    // per replicated row: the band finalize() selected, for leave_one_out_medians() of exactly that row's groups
+    // NOTE: the jackknife of the growth law asks for these after finalize(); selecting them with the row's own order
+    // statistics saves a copy of the row and a selection of its own (on a backend: a second round of selections)
+    std::vector<RowBand> row_bands_;
+    /** @brief The band finalize() selected for `groups` when they are a replicated row's groups in order (g = 0 …)
+     *         and the row still holds n values; nullptr otherwise. */
+    const RowBand* selected_band(const std::vector<std::size_t>& groups, std::uint64_t n) const;
 };
 
 /**

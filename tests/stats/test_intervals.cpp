@@ -4,6 +4,9 @@
 // against the exact binomial law, not against the formulas they come from.
 #include "stats/ensemble_stats.hpp"
 
+#include "nhvk/stats/chunk_reduce.hpp"
+#include "stats/byte_io.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -343,6 +346,141 @@ TEST(ReplicaInterval, LeaveOneOutMediansFromValuesKeptElsewhereEqualTheHosts) {
         std::vector<std::size_t> wrong = rows;
         wrong[0] = rows[1];
         EXPECT_THROW(elsewhere.leave_one_out_medians(groups, wrong, select, band), std::logic_error);
+    }
+}
+
+} // namespace
+
+namespace {
+
+// finalize() selects each replicated row's band of delete-one-group medians with the row's quantiles, and
+// leave_one_out_medians() of that row's groups then reads it: the medians equal, bit for bit, those of an accumulator
+// of the same values that was never finalized (which selects its own band); where the values are kept elsewhere, no
+// second selection is asked for. A band stops being read once it is stale: more values after finalize(), or another
+// state of the same counts loaded in their place.
+TEST(ReplicaInterval, LeaveOneOutMediansReadTheBandFinalizeSelected) {
+    using nhvk::stats::ChunkView;
+    using nhvk::stats::ReplicaShape;
+    const std::size_t base = 3, rows = 2, R = 4, n_series = base + R * rows, n = 20000;
+    const std::size_t budget = std::size_t{1} << 30;
+    for (const bool ties : {false, true}) {
+        SCOPED_TRACE(ties ? "ties" : "distinct");
+        std::mt19937_64 rng(ties ? 8 : 9);
+        std::normal_distribution<double> law(0.3, 1.5);
+        // members of the second half shifted by `later`: a band selected for the first half does not hold the
+        // medians of both halves (a stale band read would fail or differ; a wide enough one gives the same medians)
+        const auto draw = [&](std::vector<double>& v, double shift, double later) {
+            v.resize(base * n);
+            for (std::size_t i = 0; i < v.size(); ++i) {
+                const double x = law(rng) + shift + (i % n >= n / 2 ? later : 0.0);
+                v[i] = ties ? std::round(x * 4.0) / 4.0 : x;
+            }
+        };
+        std::vector<double> v, w; // the rows of members 0 … n − 1 (series-major); w: other values of the same counts
+        draw(v, 0.0, 6.0);
+        draw(w, -9.0, 0.0);
+        // members [first, end) of `rows_of` in chunks of 3000, as a backend's view describes them
+        const auto feed = [&](EnsembleAccumulator& acc, const std::vector<double>& rows_of, std::size_t first,
+                              std::size_t end) {
+            for (std::size_t j0 = first; j0 < end; j0 += 3000) {
+                const std::size_t len = std::min<std::size_t>(3000, end - j0);
+                std::vector<double> buf(base * len);
+                for (std::size_t s = 0; s < base; ++s)
+                    std::copy_n(rows_of.begin() + static_cast<std::ptrdiff_t>(s * n + j0), len,
+                                buf.begin() + static_cast<std::ptrdiff_t>(s * len));
+                ChunkView in{buf.data(), len, len, nullptr, n_series};
+                in.base_series = base;
+                in.replicated = rows;
+                in.replicas = R;
+                in.first_member = j0;
+                acc.add_chunk(in);
+            }
+        };
+        std::vector<std::vector<std::size_t>> groups(rows);
+        std::vector<std::size_t> row_of(rows);
+        for (std::size_t s0 = 0; s0 < rows; ++s0) {
+            row_of[s0] = s0;
+            for (std::size_t g = 0; g < R; ++g) groups[s0].push_back(base + g * rows + s0);
+        }
+        const auto expect_same = [&](const EnsembleAccumulator& got, const EnsembleAccumulator& want,
+                                     const std::string& what) {
+            for (std::size_t s0 = 0; s0 < rows; ++s0) {
+                const std::vector<double> a = got.leave_one_out_medians(groups[s0]);
+                const std::vector<double> b = want.leave_one_out_medians(groups[s0]);
+                ASSERT_EQ(a.size(), R);
+                for (std::size_t g = 0; g < R; ++g) {
+                    ASSERT_FALSE(std::isnan(b[g]));
+                    EXPECT_EQ(a[g], b[g]) << what << ", row " << s0 << ", without group " << g;
+                }
+            }
+        };
+        EnsembleAccumulator acc(n_series, n, budget, {}, ReplicaShape{base, R});
+        EnsembleAccumulator fresh(n_series, n, budget, {}, ReplicaShape{base, R});
+        feed(acc, v, 0, n / 2);
+        feed(fresh, v, 0, n / 2);
+        ASSERT_TRUE(acc.exact());
+        acc.finalize();
+        expect_same(acc, fresh, "after finalize()");
+        // more values: the band of the first half is stale
+        feed(acc, v, n / 2, n);
+        feed(fresh, v, n / 2, n);
+        expect_same(acc, fresh, "more values after finalize()");
+        acc.finalize();
+        expect_same(acc, fresh, "finalized again");
+        // another state of the same counts in place of this one
+        EnsembleAccumulator other(n_series, n, budget, {}, ReplicaShape{base, R});
+        feed(other, w, 0, n);
+        std::string state;
+        other.save(state);
+        nhvk::bytes::Reader reader(state, "state");
+        acc.load(reader);
+        expect_same(acc, other, "another state loaded");
+
+        // values kept elsewhere (a backend), each series' own, as finalize() and the jackknife ask for them
+        const auto kept = [&](std::size_t s) {
+            std::vector<double> x;
+            const std::size_t s0 = s < base ? s : (s - base) % rows, g = s < base ? R : (s - base) / rows;
+            for (std::size_t j = 0; j < n; ++j)
+                if (g == R || j % R == g) x.push_back(v[s0 * n + j] + 0.0);
+            return x;
+        };
+        std::vector<nhvk::stats::SeriesPartial> partials;
+        std::vector<std::uint64_t> counts(n_series * fresh.row_words());
+        for (std::size_t s = 0; s < n_series; ++s) {
+            partials.push_back(fresh.partial(s));
+            std::copy(fresh.histogram(s), fresh.histogram(s) + fresh.row_words(),
+                      counts.begin() + static_cast<std::ptrdiff_t>(s * fresh.row_words()));
+        }
+        EnsembleAccumulator elsewhere(n_series, n, budget, {}, ReplicaShape{base, R});
+        elsewhere.add_partials_values_elsewhere(partials.data(), counts.data());
+        int selections = 0;
+        const auto select = [&](const std::vector<std::vector<std::uint64_t>>& ranks,
+                                std::vector<std::vector<double>>& out) {
+            ++selections;
+            out.assign(n_series, {});
+            for (std::size_t s = 0; s < n_series; ++s) {
+                if (ranks[s].empty()) continue;
+                std::vector<double> x = kept(s);
+                std::sort(x.begin(), x.end());
+                for (const std::uint64_t r : ranks[s]) out[s].push_back(x[r]);
+            }
+        };
+        const auto band = [&](std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& in) {
+            below = 0;
+            for (const double x : kept(s)) {
+                if (x < a) ++below;
+                else if (x <= b) in.push_back(x);
+            }
+        };
+        const std::vector<SeriesSummary> summaries = elsewhere.finalize(select);
+        EXPECT_EQ(selections, 1);
+        for (std::size_t s = 0; s < n_series; ++s) EXPECT_EQ(summaries[s].p50, fresh.finalize()[s].p50) << s;
+        const auto got = elsewhere.leave_one_out_medians(groups, row_of, select, band);
+        EXPECT_EQ(selections, 1) << "the jackknife selected again what finalize() had selected";
+        for (std::size_t s0 = 0; s0 < rows; ++s0) {
+            const std::vector<double> want = fresh.leave_one_out_medians(groups[s0]);
+            for (std::size_t g = 0; g < R; ++g) EXPECT_EQ(got[s0][g], want[g]) << "row " << s0 << ", group " << g;
+        }
     }
 }
 

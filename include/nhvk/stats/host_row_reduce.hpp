@@ -32,7 +32,6 @@ namespace nhvk::stats {
 class BinadeSums {
 public:
     using U128 = detail::U128;
-    __extension__ typedef __int128 I128;  // GCC/Clang extension; silences -Wpedantic
     static constexpr int kBinades = 2046; ///< p ∈ [0, 2045]
     /// m² < 2^106, so a binade's Σm² fits 128 bits for 2^22 values: flush() at least every kFlushEvery additions.
     static constexpr std::size_t kFlushEvery = std::size_t{1} << 21;
@@ -46,12 +45,42 @@ public:
     std::size_t add_values(const double* row, std::size_t j0, std::size_t j1, Counts counts, std::uint64_t& count,
                            std::uint64_t& nonfinite, double& min, double& max, std::uint64_t* hist,
                            const LogBinner& binner, double* out, std::size_t n) {
+        // NOTE: one loop per combination of a histogram and an output, so that the loop tests neither per value
+        if (hist != nullptr)
+            return out != nullptr
+                       ? add<true, true>(row, j0, j1, counts, count, nonfinite, min, max, hist, binner, out, n)
+                       : add<true, false>(row, j0, j1, counts, count, nonfinite, min, max, hist, binner, out, n);
+        return out != nullptr
+                   ? add<false, true>(row, j0, j1, counts, count, nonfinite, min, max, hist, binner, out, n)
+                   : add<false, false>(row, j0, j1, counts, count, nonfinite, min, max, hist, binner, out, n);
+    }
+
+    /** @brief Adds every binade's totals to `sum` and `sum_sq` (exactly) and empties this. */
+    void flush(ExactSum& sum, ExactSquareSum& sum_sq) {
+        for (int p = lo_; p <= hi_; ++p) {
+            if (sig_[p] != 0u) sum.add_scaled(sig_[p], p, false);
+            if (sig_[kBinades + p] != 0u) sum.add_scaled(sig_[kBinades + p], p, true);
+            if (sq_[p] != 0u) sum_sq.add_scaled(sq_[p], 2 * p);
+            sig_[p] = sig_[kBinades + p] = sq_[p] = 0u;
+        }
+        lo_ = kBinades;
+        hi_ = -1;
+    }
+
+private:
+    template <bool kHist, bool kOut, class Counts>
+    std::size_t add(const double* row, std::size_t j0, std::size_t j1, Counts counts, std::uint64_t& count,
+                    std::uint64_t& nonfinite, double& min, double& max, std::uint64_t* hist, const LogBinner& binner,
+                    double* out, std::size_t n) {
         // NOTE: everything the loop updates is a local, so that it stays in registers at any optimisation level
         int lo = lo_, hi = hi_;
         double vmin = min, vmax = max;
         std::uint64_t c = count, bad = nonfinite;
-        I128* const s1 = s1_;
-        U128* const s2 = s2_;
+        // NOTE: the positive and the negative significands in sums of their own: a 64-bit significand then adds to
+        // an unsigned 128-bit sum in two instructions, where a signed one needs its sign spread over 128 bits first
+        // (and a branch on the sign mispredicts on signed rows). The table is indexed by p + sign·kBinades.
+        U128* const s1 = sig_;
+        U128* const s2 = sq_;
         for (std::size_t j = j0; j < j1; ++j) {
             const double x = row[j] + 0.0; // −0 + 0 = +0; every other value unchanged
             if (!counts(j, x)) continue;
@@ -63,15 +92,12 @@ public:
             vmin = x < vmin ? x : vmin;
             vmax = x > vmax ? x : vmax;
             ++c;
-            // NOTE: branch-free sign: signed rows alternate signs at random, and a mispredicted branch per value
-            // costs more than the rest of the addition.
-            const I128 neg = -static_cast<I128>(d.negative);
-            s1[d.p] += (static_cast<I128>(d.m) ^ neg) - neg;
+            s1[d.p + kBinades * static_cast<int>(d.negative)] += d.m;
             s2[d.p] += static_cast<U128>(d.m) * d.m;
             lo = d.p < lo ? d.p : lo;
             hi = d.p > hi ? d.p : hi;
-            if (hist != nullptr) binner.add(hist, x);
-            if (out != nullptr) out[n++] = x;
+            if constexpr (kHist) binner.add(hist, x);
+            if constexpr (kOut) out[n++] = x;
         }
         lo_ = lo;
         hi_ = hi;
@@ -82,24 +108,9 @@ public:
         return n;
     }
 
-    /** @brief Adds every binade's totals to `sum` and `sum_sq` (exactly) and empties this. */
-    void flush(ExactSum& sum, ExactSquareSum& sum_sq) {
-        for (int p = lo_; p <= hi_; ++p) {
-            if (s1_[p] != 0) {
-                const bool negative = s1_[p] < 0;
-                sum.add_scaled(negative ? static_cast<U128>(-s1_[p]) : static_cast<U128>(s1_[p]), p, negative);
-            }
-            if (s2_[p] != 0u) sum_sq.add_scaled(s2_[p], 2 * p);
-            s1_[p] = 0;
-            s2_[p] = 0u;
-        }
-        lo_ = kBinades;
-        hi_ = -1;
-    }
-
-private:
-    I128 s1_[kBinades] = {};
-    U128 s2_[kBinades] = {};
+    // sig_[p] and sig_[kBinades + p]: Σm of the positive and the negative values of binade p
+    U128 sig_[2 * kBinades] = {};
+    U128 sq_[kBinades] = {};
     int lo_ = kBinades;
     int hi_ = -1;
 };
