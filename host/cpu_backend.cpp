@@ -64,7 +64,7 @@ class CpuBackend final : public EnsembleBackend {
 public:
     CpuBackend(const ChunkLayout& L, const ChunkCommon& c, int threads, ChunkWatch watch = {})
         : layout_(L), common_(c), threads_(threads), block_(L), storage_(block_.total / sizeof(double) + 1),
-          ops_(find_model_ops(c.model)), watch_(std::move(watch)) {
+          ops_(find_run_model_ops(c.model, c.precision, c.method, c.equations)), watch_(std::move(watch)) {
         if (!ops_) throw std::invalid_argument("unknown model '" + c.model + "'");
         args_ = common_args(L, c);
         block_.bind(args_, reinterpret_cast<char*>(storage_.data()), L);

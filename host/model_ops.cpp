@@ -18,6 +18,15 @@ const ModelOps* find_model_ops(const std::string& name) {
     return find_builtin_model_ops(name);
 }
 
+const ModelOps* find_run_model_ops(const std::string& name, Precision precision, Method method,
+                                   EquationsKind equations) {
+    // NOTE: the CLI sets the scope itself before its clock starts; a run through the library (a plan and a
+    // backend) would otherwise take whatever unit an earlier lookup compiled
+    if (modelfile::find_registered(name))
+        modelfile::set_scope(name, modelfile::Scope::only(precision, method, equations));
+    return find_model_ops(name);
+}
+
 const ModelOps* find_builtin_model_ops(const std::string& name) {
     static const std::vector<ModelOps> table = make_table(BuiltinModels{});
     static const std::vector<ModelInfo> infos = [] {

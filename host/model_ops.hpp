@@ -44,6 +44,11 @@ template <class M> ModelOps make_model_ops();
 
 /** @brief The ops of the model named `name` (a registered model file of that name first), or nullptr. */
 const ModelOps* find_model_ops(const std::string& name);
+/** @brief find_model_ops() for a run that integrates with `precision`, `method` and `equations`: a model file is
+ *         compiled for them first where its unit does not cover them (one compiled for `nhvk inspect` integrates
+ *         nothing). */
+const ModelOps* find_run_model_ops(const std::string& name, Precision precision, Method method,
+                                   EquationsKind equations);
 
 /** @brief The ops of the built-in model named `name`, even where a model file of that name is registered. */
 const ModelOps* find_builtin_model_ops(const std::string& name);

@@ -9,13 +9,18 @@
 #include <fstream>
 #include <string>
 
+#include "config.hpp"
+#include "cpu_backend.hpp"
 #include "csv_table.hpp"
+#include "inspect.hpp"
 #include "model_ops.hpp"
 #include "modelfile/file_models.hpp"
 #include "modelfile/model_file.hpp"
 #include "nhvk/backend/backend.hpp"
 #include "nhvk/backend/trajectory.hpp"
 #include "nhvk_cli.hpp"
+#include "pipeline/run_plan.hpp"
+#include "registry.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -260,6 +265,41 @@ TEST(ModelFileScope, OneCombinationIsCompiledAndAnotherIsRefusedUntilWidened) {
     ASSERT_EQ(nhvk::modelfile::find_ops("particle_scope"), ops) << "the ops change in place";
     EXPECT_EQ(nhvk::modelfile::compile_report("particle_scope")->compiled_for, "every combination");
     y_stays(ops->trajectory_cpu(req));
+}
+
+// A model file classified first (what `nhvk inspect` compiles: no integrators) and then run in the same process
+// through the library, a plan and a CPU backend, without the CLI's own scope call: the backend has the integrators
+// of its run compiled, so the members are sampled and integrated (it called a missing function and crashed when a
+// test suite ran in one process). Each member keeps the constraint ż = y ẋ: its residual at the last output time.
+TEST(ModelFileScope, ARunAfterAnInspectionCompilesWhatItIntegrates) {
+    nhvk_test::TempDir dir;
+    std::ofstream(dir.path() / "m.toml") << with(particle, "particle_file", "particle_inspected");
+    std::string cfg_text = nhvk_test::read_text(std::string(NHVK_SOURCE_DIR) + "/configs/nh_particle.toml");
+    const std::size_t at = cfg_text.find("[model]");
+    ASSERT_NE(at, std::string::npos);
+    const std::size_t end = cfg_text.find('\n', cfg_text.find("name", at));
+    cfg_text.replace(at, end - at, "[model]\nfile = \"m.toml\"");
+    std::ofstream(dir.path() / "run.toml") << cfg_text;
+    const nhvk::RunConfig cfg =
+        nhvk::load_config((dir.path() / "run.toml").string(), {"run.trajectories=16"}, nhvk::model_registry());
+    ASSERT_EQ(cfg.model.name, "particle_inspected");
+    const nlohmann::json c = nhvk::classification_json(cfg.model.name, cfg.params);
+    EXPECT_FALSE(c.is_null());
+    EXPECT_EQ(nhvk::modelfile::compile_report("particle_inspected")->compiled_for, "inspection");
+    const long long m = 16;
+    const nhvk::RunPlan plan = nhvk::make_run_plan(cfg, m);
+    auto backend = nhvk::make_cpu_backend(plan.layout, plan.common, 1);
+    backend->sample(0, 0, m);
+    backend->integrate(0, m);
+    // (a unit that does not cover a run is widened to every combination, as ModelFileScope above shows)
+    EXPECT_EQ(nhvk::modelfile::compile_report("particle_inspected")->compiled_for, "every combination");
+    const nhvk::ChunkArgs& a = backend->slot(0);
+    const long long residual_row = static_cast<long long>(nhvk::metric_res_nh) * a.nt + (a.nt - 1);
+    for (long long j = 0; j < m; ++j) {
+        ASSERT_EQ(a.sample_status[j], 0u) << "member " << j;
+        EXPECT_EQ(a.status[j], 0u) << "member " << j;
+        EXPECT_LT(std::abs(a.metrics[residual_row * a.ld + j]), 1e-8) << "member " << j;
+    }
 }
 
 TEST(ModelFileRun, TrajectoryAndInspectTakeAModelFile) {
