@@ -185,7 +185,7 @@ json classify_with(const nhvk::ModelInfo& info, int i, double value) {
 // No verdict contradicts its own parts, for every catalogue model with each parameter scaled from 1e-300 to 1e300
 // within its range, and next to the degenerate value β = −1 of pfaffian_particle (issue 25 item 2).
 TEST(Inspect, VerdictsNeverContradictTheirPartsAtAnyScale) {
-    for (const nhvk::ModelInfo& info : nhvk::model_registry())
+    for (const nhvk::ModelInfo& info : nhvk::builtin_model_registry())
         for (int i = -1; i < static_cast<int>(info.params.size()); ++i) {
             const nhvk::ParamInfo* pi = i >= 0 ? &info.params[static_cast<std::size_t>(i)] : nullptr;
             if (pi && pi->is_bool) continue;
@@ -215,7 +215,7 @@ TEST(Inspect, VerdictsNeverContradictTheirPartsAtAnyScale) {
 // checked in SpecialParameterValuesChangeTheClass. The sampling box was fixed before (|v| ≤ 2): ball_on_turntable with
 // Ω ≥ 1e12 was classed homogeneous of degree 0 and with a = 1e12 linear, appell_hamel with a ≤ 5e-13 linear and exact.
 TEST(Inspect, VerdictsDoNotDependOnTheScaleOfAParameter) {
-    for (const nhvk::ModelInfo& info : nhvk::model_registry()) {
+    for (const nhvk::ModelInfo& info : nhvk::builtin_model_registry()) {
         const Row* row = nullptr;
         for (const Row& r : catalogue)
             if (r.model == info.name && r.params.empty()) row = &r;
@@ -273,7 +273,7 @@ TEST(Inspect, SpecialParameterValuesChangeTheClass) {
 }
 
 TEST(Inspect, TheTableCoversEveryBuiltinModel) {
-    for (const nhvk::ModelInfo& m : nhvk::model_registry()) {
+    for (const nhvk::ModelInfo& m : nhvk::builtin_model_registry()) {
         bool found = false;
         for (const Row& r : catalogue) found = found || r.model == m.name;
         EXPECT_TRUE(found) << m.name << " has no row in the classification table";
