@@ -249,9 +249,7 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
     // is reported on its own (stderr, summary.json model_file), not inside the run's trajectories per second.
     if (modelfile::find_registered(cfg.model.name)) {
         // NOTE: a run integrates with one precision, method and equations: its model compiles only those
-        modelfile::set_scope(cfg.model.name, modelfile::Scope::only(cfg.integrator.precision, cfg.integrator.method,
-                                                                    cfg.integrator.equations));
-        find_model_ops(cfg.model.name);
+        find_run_model_ops(cfg.model.name, cfg.integrator.precision, cfg.integrator.method, cfg.integrator.equations);
         // NOTE: an interpreted model (no C++ compiler) integrates the reference equations whatever the config says;
         // the summary says what ran
         if (modelfile::is_interpreted(cfg.model.name)) cfg.integrator.equations = EquationsKind::ad;

@@ -56,6 +56,11 @@ Type7Point type7_point(std::uint64_t n, double p) {
     return {k, h - fl, false};
 }
 
+/** @brief The k-th order statistic out of stats, where stats[i] is the ranks[i]-th (ranks ascending, k among them). */
+double order_statistic(const std::vector<std::uint64_t>& ranks, const double* stats, std::uint64_t k) {
+    return stats[std::lower_bound(ranks.begin(), ranks.end(), k) - ranks.begin()];
+}
+
 double type7_between(double a, double b, double f) {
     const double q = a + f * (b - a); // x[⌊h⌋] + (h−⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋])
     // NOTE: the clamp only guards against rounding taking q a hair outside [a, b].
@@ -113,9 +118,7 @@ std::vector<std::uint64_t> quantile_ranks(std::uint64_t n) {
 
 void quantiles_from_order_statistics(std::uint64_t n, const std::vector<std::uint64_t>& ranks, const double* stats,
                                      double (&q)[7]) {
-    const auto at = [&](std::uint64_t k) {
-        return stats[std::lower_bound(ranks.begin(), ranks.end(), k) - ranks.begin()];
-    };
+    const auto at = [&](std::uint64_t k) { return order_statistic(ranks, stats, k); };
     for (int i = 0; i < 7; ++i) {
         if (n == 0u) {
             q[i] = std::numeric_limits<double>::quiet_NaN();
@@ -896,7 +899,7 @@ const EnsembleAccumulator::RowBand* EnsembleAccumulator::selected_band(const std
     for (std::size_t g = 0; g < groups.size(); ++g)
         if (groups[g] != base + g * rows + s0) return nullptr;
     const RowBand& band = row_bands_[s0];
-    return band.ok && band.n == n && partials_[s0].count == n ? &band : nullptr;
+    return n != 0u && band.n == n && partials_[s0].count == n ? &band : nullptr;
 }
 
 std::vector<std::vector<double>>
@@ -918,16 +921,17 @@ EnsembleAccumulator::leave_one_out_medians(const std::vector<std::vector<std::si
     // rows (each the union of its groups) by `select`, and the bands read by `values_band`: the same doubles.
     std::vector<LeaveOneOutPlan> plans(groups.size());
     std::vector<std::vector<std::uint64_t>> ranks(n_series_);
+    std::vector<char> named(n_series_, 0);
     for (std::size_t k = 0; k < groups.size(); ++k) {
+        const bool twice = named.at(rows[k]) != 0;
+        named[rows[k]] = 1;
         std::vector<std::uint64_t> n(groups[k].size());
         for (std::size_t g = 0; g < n.size(); ++g) n[g] = partials_[groups[k][g]].count;
         plans[k] = leave_one_out_plan(std::move(n));
         if (partials_[rows[k]].count != plans[k].N)
             throw std::logic_error("leave_one_out_medians: a row is not the union of its groups");
         if (plans[k].band_ranks.empty()) continue;
-        if (!ranks[rows[k]].empty() ||
-            std::count(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(k), rows[k]) != 0)
-            throw std::invalid_argument("leave_one_out_medians: a row named twice");
+        if (twice) throw std::invalid_argument("leave_one_out_medians: a row named twice");
         if (selected_band(groups[k], plans[k].N) == nullptr) ranks[rows[k]] = plans[k].band_ranks;
     }
     std::vector<std::vector<double>> ab(n_series_);
@@ -1028,10 +1032,9 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
     }
     for (std::size_t s0 = 0; s0 < row_bands_.size(); ++s0) {
         if (band_ranks[s0].empty()) continue;
-        const auto at = [&](std::uint64_t k) {
-            return stats[s0][std::lower_bound(ranks[s0].begin(), ranks[s0].end(), k) - ranks[s0].begin()];
-        };
-        row_bands_[s0] = RowBand{partials_[s0].count, at(band_ranks[s0].front()), at(band_ranks[s0].back()), true};
+        row_bands_[s0] =
+            RowBand{partials_[s0].count, order_statistic(ranks[s0], stats[s0].data(), band_ranks[s0].front()),
+                    order_statistic(ranks[s0], stats[s0].data(), band_ranks[s0].back())};
     }
     for (std::size_t s = 0; s < n_series_; ++s) {
         const SeriesPartial& p = partials_[s];
@@ -1071,11 +1074,8 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
             bound_levels[2 * i] = ci.ok ? static_cast<double>(ci.lo) / d : 0.0;
             bound_levels[2 * i + 1] = ci.ok ? static_cast<double>(ci.hi) / d : 0.0;
             if (exact_ && ci.ok) {
-                const auto at = [&](std::uint64_t k) {
-                    return stats[s][std::lower_bound(ranks[s].begin(), ranks[s].end(), k) - ranks[s].begin()];
-                };
-                bounds[2 * i] = at(ci.lo);
-                bounds[2 * i + 1] = at(ci.hi);
+                bounds[2 * i] = order_statistic(ranks[s], stats[s].data(), ci.lo);
+                bounds[2 * i + 1] = order_statistic(ranks[s], stats[s].data(), ci.hi);
             }
         }
         if (exact_) {

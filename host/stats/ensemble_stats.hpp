@@ -290,9 +290,9 @@ private:
     /** @brief A replicated row's band of delete-one-group medians, x_(L) and x_(U) of its n values, selected by
      *         finalize() with the row's quantiles. */
     struct RowBand {
-        std::uint64_t n = 0; ///< the row's count when selected (values are only ever added, so another count: stale)
+        std::uint64_t n = 0; ///< the row's count when selected, 0: none (values are only ever added, so another
+                             ///< count: stale)
         double lo = 0.0, hi = 0.0;
-        bool ok = false;
     };
     // per replicated row: the band finalize() selected, for leave_one_out_medians() of exactly that row's groups
     // NOTE: the jackknife of the growth law asks for these after finalize(); selecting them with the row's own order
