@@ -22,18 +22,44 @@ using sym::Node;
 using sym::Op;
 using sym::Var;
 
-std::string c_string(const std::string& s) {
+} // namespace
+
+// NOTE: the one door for user text into emitted C++ and CUDA source (STYLE.md). A model file travels between people
+// and must stay data: every byte outside printable ASCII is written as a three-digit octal escape (never \x, which
+// would swallow a following hex digit), so no raw control character (GCC takes a lone CR as a line break), no
+// backslash at a line's end (a line splice) and no non-ASCII byte reaches the compiler; `"`, `\` and `?` (trigraphs
+// under a strict -std) are escaped too. The literal always ends in `"`, so it is also safe inside a // comment.
+std::string cpp_literal(const std::string& s) {
     std::string r = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') r += '\\';
-        if (c == '\n') {
-            r += "\\n";
-            continue;
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '"' || c == '\\' || c == '?') {
+            r += '\\';
+            r += ch;
+        } else if (c < 0x20 || c > 0x7e) {
+            const char oct[] = {'\\', static_cast<char>('0' + (c >> 6)), static_cast<char>('0' + ((c >> 3) & 7)),
+                                static_cast<char>('0' + (c & 7)), 0};
+            r += oct;
+        } else {
+            r += ch;
         }
-        r += c;
     }
     return r + "\"";
 }
+
+std::string cpp_identifier(const std::string& s, const char* what) {
+    if (!is_model_identifier(s))
+        throw std::logic_error(std::string("model file: the ") + what + " " + cpp_literal(s) +
+                               " reached the emitter without the name check");
+    return s;
+}
+
+std::string shown(const std::string& s, std::size_t max) {
+    if (s.size() <= max) return cpp_literal(s);
+    return cpp_literal(s.substr(0, max)) + "... (" + std::to_string(s.size()) + " bytes)";
+}
+
+namespace {
 
 /** @brief Straight-line code of some nodes of the model's graph in scalar type `S`: one named temporary per
  *         interior node, leaves inline. */
@@ -128,15 +154,17 @@ namespace {
 std::string emit_model_equations(const FileModel& m, bool generated = true) {
     const int n = m.info.n, k = m.info.k;
     std::ostringstream o;
-    o << "// Emitted by nhvk from the model file " << m.source << ": do not edit (edit the model file).\n"
+    // NOTE: the model file's path is user text (a folder name may hold any byte): printed as an escaped literal.
+    o << "// Emitted by nhvk from the model file " << cpp_literal(m.source) << ": do not edit (edit the model file).\n"
       << "#include \"nhvk/dynamics.hpp\"\n\n"
       << "namespace nhvk::file_model {\n\n"
       << "struct Model : ModelBase {\n"
       << "    static constexpr int n = " << n << ", k = " << k << ";\n"
-      << "    static constexpr const char* name = " << c_string(m.info.name) << ";\n"
-      << "    static constexpr const char* description = " << c_string(m.info.description) << ";\n"
+      << "    static constexpr const char* name = " << cpp_literal(cpp_identifier(m.info.name, "model name")) << ";\n"
+      << "    static constexpr const char* description = " << cpp_literal(m.info.description) << ";\n"
       << "    static constexpr const char* coord_names[n] = {";
-    for (int i = 0; i < n; ++i) o << (i ? ", " : "") << c_string(m.info.coords[static_cast<std::size_t>(i)]);
+    for (int i = 0; i < n; ++i)
+        o << (i ? ", " : "") << cpp_literal(cpp_identifier(m.info.coords[static_cast<std::size_t>(i)], "coordinate"));
     o << "};\n    static constexpr bool angles[n] = {";
     for (int i = 0; i < n; ++i) o << (i ? ", " : "") << (m.info.angles[static_cast<std::size_t>(i)] ? "true" : "false");
     o << "};\n";
@@ -155,7 +183,7 @@ std::string emit_model_equations(const FileModel& m, bool generated = true) {
     o << "    template <class V> NHVK_HD void visit_params(V&& visit) {\n";
     for (std::size_t i = 0; i < m.info.params.size(); ++i) {
         const ParamInfo& p = m.info.params[i];
-        o << "        visit(" << c_string(p.name) << ", p" << i;
+        o << "        visit(" << cpp_literal(cpp_identifier(p.name, "parameter")) << ", p" << i;
         if (!p.is_bool)
             o << ", ParamDomain::"
               << (p.domain == ParamDomain::positive       ? "positive"

@@ -17,12 +17,30 @@
 
 namespace nhvk::modelfile {
 
+std::string shown_path(const std::string& path) {
+    const bool plain = path.size() <= 200 && std::all_of(path.begin(), path.end(), [](char c) {
+                           return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) <= 0x7e;
+                       });
+    return plain ? path : shown(path, 160);
+}
+
+bool is_model_identifier(const std::string& s) {
+    if (s.empty() || s.size() > max_name_length || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
+        return false;
+    return std::all_of(s.begin(), s.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
 namespace {
+
+const std::string name_grammar =
+    " (a letter or '_', then letters, digits and '_', at most " + std::to_string(max_name_length) + " characters)";
 
 /** @brief Reports a problem at a node of the file, with the key and the position (of the file) of the problem. */
 class Where {
 public:
-    Where(std::string source, std::string prefix) : source_(std::move(source)), prefix_(std::move(prefix)) {}
+    // NOTE: the path is the user's (any bytes, any length): printed as it is only when it is short, printable text
+    Where(std::string source, std::string prefix) : source_(shown_path(source)), prefix_(std::move(prefix)) {}
 
     [[noreturn]] void fail(const toml::source_region& at, const std::string& key, const std::string& what) const {
         std::string s = source_;
@@ -59,8 +77,15 @@ public:
         std::string ln;
         for (int i = 1; std::getline(lines, ln); ++i)
             if (i == e.line) {
-                msg += "\n    " + ln + "\n    " +
-                       std::string(static_cast<std::size_t>(std::max(0, e.column - 1)), ' ') + "^";
+                // NOTE: a window of the line around the column, each byte outside printable ASCII shown as '?' (one
+                // column each, so the caret stays under it): a line may be megabytes or hold control characters.
+                const std::size_t col = static_cast<std::size_t>(std::max(0, e.column - 1));
+                const std::size_t from = col > 100 ? col - 100 : 0, to = std::min(ln.size(), col + 60);
+                std::string shown_line =
+                    (from > 0 ? "..." : "") + ln.substr(from, to - from) + (to < ln.size() ? "..." : "");
+                for (char& c : shown_line)
+                    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
+                msg += "\n    " + shown_line + "\n    " + std::string(col - from + (from > 0 ? 3 : 0), ' ') + "^";
                 break;
             }
         throw std::runtime_error(msg);
@@ -83,12 +108,6 @@ private:
     }
     std::string source_, prefix_, file_text_;
 };
-
-bool is_identifier(const std::string& s) {
-    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-    return std::all_of(s.begin(), s.end(),
-                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
 
 struct Loader {
     const toml::table& root;
@@ -125,14 +144,20 @@ struct Loader {
                 std::find(ignored.begin(), ignored.end(), std::string(k.str())) == ignored.end()) {
                 std::string allowed;
                 for (const std::string& s : model_keys()) allowed += (allowed.empty() ? "" : ", ") + s;
-                where.fail(k.source().begin.line > 0 ? k.source() : v.source(), std::string(k.str()),
-                           "unknown key; a model has: " + allowed);
+                const std::string key(k.str());
+                where.fail(k.source().begin.line > 0 ? k.source() : v.source(),
+                           is_model_identifier(key) ? key : shown(key), "unknown key; a model has: " + allowed);
             }
         m.info.name = default_name;
         if (const toml::node* n = root.get("name")) {
             m.info.name = string_at(*n, "name");
-            if (!is_identifier(m.info.name))
-                where.fail(*n, "name", "expected a name of letters, digits and '_' (it names the model in outputs)");
+            if (!is_model_identifier(m.info.name))
+                where.fail(*n, "name", "expected a name" + name_grammar + "; it names the model in outputs");
+        } else if (!is_model_identifier(m.info.name)) {
+            // NOTE: the file's stem names the model here and is checked as `name` is: a file name may hold any byte.
+            where.fail(root.source(), "",
+                       "the model is named after the file, " + shown(m.info.name) + ", which is not a name" +
+                           name_grammar + ": add `name = \"...\"` to the model file, or rename the file");
         }
         m.info.description = "model file " + m.source;
         if (const toml::node* n = root.get("description")) m.info.description = string_at(*n, "description");
@@ -141,7 +166,7 @@ struct Loader {
         std::set<std::string> seen;
         for (const toml::node* c : strings_at(cn, "coordinates")) {
             const std::string s = c->as_string()->get();
-            if (!is_identifier(s)) where.fail(*c, "coordinates", "'" + s + "' is not a name (letters, digits, '_')");
+            if (!is_model_identifier(s)) where.fail(*c, "coordinates", shown(s) + " is not a name" + name_grammar);
             if (sym::is_reserved_name(s)) where.fail(*c, "coordinates", "'" + s + "' is reserved in expressions");
             if (!seen.insert(s).second) where.fail(*c, "coordinates", "'" + s + "' is listed twice");
             m.info.coords.push_back(s);
@@ -153,7 +178,7 @@ struct Loader {
             for (const toml::node* a : strings_at(*an, "angles")) {
                 const std::string s = a->as_string()->get();
                 const int i = m.info.coord_index(s);
-                if (i < 0) where.fail(*a, "angles", "'" + s + "' is not one of the coordinates");
+                if (i < 0) where.fail(*a, "angles", shown(s) + " is not one of the coordinates");
                 m.info.angles[static_cast<std::size_t>(i)] = true;
             }
 
@@ -176,7 +201,8 @@ struct Loader {
                 const toml::key& k = *kp;
                 const toml::node& v = *vp;
                 const std::string name(k.str()), key = "parameters." + name;
-                if (!is_identifier(name)) where.fail(v, key, "'" + name + "' is not a name");
+                if (!is_model_identifier(name))
+                    where.fail(v, "parameters", shown(name) + " is not a name" + name_grammar);
                 if (sym::is_reserved_name(name)) where.fail(v, key, "'" + name + "' is reserved in expressions");
                 if (m.info.coord_index(name) >= 0) where.fail(v, key, "'" + name + "' is also a coordinate");
                 ParamInfo p;
@@ -233,7 +259,7 @@ struct Loader {
         std::map<std::string, std::vector<std::string>> uses;
         for (auto&& [k, v] : *dt) {
             const std::string name(k.str()), key = "definitions." + name;
-            if (!is_identifier(name)) where.fail(v, key, "'" + name + "' is not a name");
+            if (!is_model_identifier(name)) where.fail(v, "definitions", shown(name) + " is not a name" + name_grammar);
             if (sym::is_reserved_name(name)) where.fail(v, key, "'" + name + "' is reserved in expressions");
             if (m.info.coord_index(name) >= 0 || m.info.param_index(name) >= 0)
                 where.fail(v, key, "'" + name + "' is also a coordinate or parameter");
@@ -416,7 +442,7 @@ FileModel load_model_table(const toml::table& table, const std::string& source, 
 
 FileModel load_model_file(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
-    if (!f) throw std::runtime_error(path + ": cannot read the model file");
+    if (!f) throw std::runtime_error(shown_path(path) + ": cannot read the model file");
     std::ostringstream s;
     s << f.rdbuf();
     return load_model_text(s.str(), path, "", file_stem(path), {});
@@ -429,12 +455,12 @@ FileModel load_model_text(const std::string& toml_text, const std::string& sourc
         root = toml::parse(toml_text, source);
     } catch (const toml::parse_error& e) {
         const auto& b = e.source().begin;
-        throw std::runtime_error(source + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) + ": " +
-                                 std::string(e.description()));
+        throw std::runtime_error(shown_path(source) + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) +
+                                 ": " + std::string(e.description()));
     }
     if (table_key.empty()) return load(root, source, "", default_name, toml_text, ignored_keys);
     const toml::table* t = root.get_as<toml::table>(table_key);
-    if (!t) throw std::runtime_error(source + ": no [" + table_key + "] table");
+    if (!t) throw std::runtime_error(shown_path(source) + ": no [" + table_key + "] table");
     return load(*t, source, table_key + ".", default_name, toml_text, ignored_keys);
 }
 

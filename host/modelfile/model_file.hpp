@@ -70,6 +70,30 @@ struct FileModel {
     bool has_forces = false, has_chart = false, has_velocity_chart = false, has_source_residual = false;
 };
 
+/** @brief The longest name a model file may give (the model, a coordinate, a parameter, a definition). */
+inline constexpr std::size_t max_name_length = 64;
+
+/** @brief The one grammar of every name a model file gives, its file stem included when it names the model: a letter
+ *         or '_', then letters, digits and '_', at most `max_name_length` characters. Only such a name is printed
+ *         into generated source as it is. */
+bool is_model_identifier(const std::string& s);
+
+/** @brief `s` as a C++ string literal (quotes included) in which every byte outside printable ASCII is an octal
+ *         escape: the one way any other user text (a description, a path) enters generated C++ or CUDA source. */
+std::string cpp_literal(const std::string& s);
+
+/** @brief `s` when it passes `is_model_identifier`, else a std::logic_error (the loader checks every name first;
+ *         this keeps the emitter from printing an unchecked one). `what` names it in the message. */
+std::string cpp_identifier(const std::string& s, const char* what);
+
+/** @brief `s` for a message: as `cpp_literal` writes it, clipped to about `max` bytes with the length said, so a
+ *         name or path of control characters or of megabytes prints as one short line. */
+std::string shown(const std::string& s, std::size_t max = 80);
+
+/** @brief A path for a message: as it is when it is printable ASCII of at most 200 bytes (every ordinary path), else
+ *         as `shown` writes it (escaped, clipped). */
+std::string shown_path(const std::string& path);
+
 /** @brief The keys of a model (a model file's top level, an inline model's `[model]`), in the README's order. */
 const std::vector<std::string>& model_keys();
 

@@ -224,6 +224,12 @@ private:
         if (c == '=' || c == '!')
             fail(std::string("unexpected character '") + c + "': a condition compares with >, >=, < or <=", pos_);
         if (c == '#') fail("unexpected character '#': an expression has no comments", pos_);
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            // NOTE: never echoed raw: a control character in a message is a terminal's escape or a fake line
+            char code[8];
+            std::snprintf(code, sizeof code, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+            fail(std::string("unexpected control character ") + code, pos_);
+        }
         std::size_t e = pos_ + 1; // the whole UTF-8 sequence
         while (e < text_.size() && (static_cast<unsigned char>(text_[e]) & 0xC0u) == 0x80u) ++e;
         fail("unexpected character '" + text_.substr(pos_, e - pos_) + "'", pos_);
