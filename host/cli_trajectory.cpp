@@ -19,6 +19,7 @@
 #include "modelfile/file_models.hpp"
 #include "nhvk/backend/trajectory.hpp"
 #include "nhvk/step_budget.hpp"
+#include "pipeline/output_folder.hpp"
 #include "registry.hpp"
 
 namespace nhvk {
@@ -318,6 +319,8 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
                     "generated (code derived at build time) | ad (dual-number reference, CPU only)")
         ->capture_default_str();
     cmd->callback([opt, cmd, &exit_code]() {
+        // NOTE: first, while this is the only thread: a signal during a model file's compile ends the compiler too
+        clean_up_outputs_on_signals();
         refuse_empty_values(*cmd);
         opt->dt_given = cmd->count("--dt") > 0;
         opt->rtol_given = cmd->count("--rtol") > 0;

@@ -15,6 +15,7 @@
 #include "model_ops.hpp"
 #include "modelfile/file_models.hpp"
 #include "nhvk/classify.hpp"
+#include "pipeline/output_folder.hpp"
 #include "registry.hpp"
 
 namespace nhvk {
@@ -131,6 +132,8 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--param", opt->params, "model parameter name=value (repeatable)");
     cmd->add_flag("--json", opt->json, "print the classification as JSON");
     cmd->callback([opt, cmd, &exit_code]() {
+        // NOTE: first, while this is the only thread: a signal during a model file's compile ends the compiler too
+        clean_up_outputs_on_signals();
         refuse_empty_values(*cmd);
         // NOTE: a model file that does not load is bad input (exit 2), as an unknown model name is.
         std::string name;

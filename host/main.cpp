@@ -15,6 +15,7 @@
 
 #include "cli_common.hpp"
 #include "input_limits.hpp"
+#include "modelfile/runtime_compile.hpp"
 #include "nhvk_version.hpp"
 #include "pipeline/comm.hpp"
 #include "pipeline/output_folder.hpp"
@@ -57,6 +58,8 @@ int main(int argc, char** argv) {
     // temporaries and lock; ignored, the write fails with EFBIG and takes the path of a full disk (outputs removed,
     // lock released, exit 1).
     std::signal(SIGXFSZ, SIG_IGN);
+    // NOTE: a signal that ends a command ends a model file's compiler with it and removes its temporaries.
+    nhvk::at_signal_exit(&nhvk::jit::abandon_compiles);
     CLI::App app{"nhvk: ensembles of nonholonomic vs vakonomic motions of constrained mechanical systems"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("nhvk ") + nhvk::nhvk_version);

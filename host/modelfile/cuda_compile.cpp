@@ -129,7 +129,7 @@ std::vector<std::string> nvrtc_options(const std::string& arch) {
 
 CudaArtefact compile_cuda(const std::string& source, const std::vector<std::string>& name_expressions,
                           const std::string& arch, const std::string& kind, const std::string& label,
-                          const std::function<void()>& on_miss) {
+                          const Reporter& report) {
 #if NHVK_HAVE_NVRTC
     const std::vector<std::string> options = nvrtc_options(arch);
     std::vector<std::string> parts{std::string(nhvk_version), "nvrtc " + nvrtc_version(),
@@ -138,7 +138,7 @@ CudaArtefact compile_cuda(const std::string& source, const std::vector<std::stri
     parts.insert(parts.end(), name_expressions.begin(), name_expressions.end());
     for (const Shim& s : shims) parts.emplace_back(s.text);
     CudaArtefact out;
-    out.file = cached_artefact(hash_hex(parts), kind, ".cubin", on_miss, [&](const Entry& e) {
+    out.file = cached_artefact(hash_hex(parts), kind, ".cubin", report, [&](const Entry& e) {
         Program prog;
         std::vector<const char*> names, texts, opts;
         for (const Shim& s : shims) {
@@ -146,8 +146,10 @@ CudaArtefact compile_cuda(const std::string& source, const std::vector<std::stri
             texts.push_back(s.text);
         }
         for (const std::string& o : options) opts.push_back(o.c_str());
-        check(nvrtcCreateProgram(&prog.p, source.c_str(), (label + ".cu").c_str(), static_cast<int>(names.size()),
-                                 texts.data(), names.data()),
+        // NOTE: the program's name is nhvk's, not the label: a model file's path is user text, and NVRTC prints
+        // the name into its diagnostics and line directives.
+        check(nvrtcCreateProgram(&prog.p, source.c_str(), "model_file.cu", static_cast<int>(names.size()), texts.data(),
+                                 names.data()),
               "nvrtcCreateProgram");
         for (const std::string& n : name_expressions) check(nvrtcAddNameExpression(prog.p, n.c_str()), n.c_str());
         const nvrtcResult r = nvrtcCompileProgram(prog.p, static_cast<int>(opts.size()), opts.data());
@@ -158,8 +160,8 @@ CudaArtefact compile_cuda(const std::string& source, const std::vector<std::stri
         if (r != NVRTC_SUCCESS) {
             // NOTE: the source and the log stay, named in the message, for a bug report.
             const std::string src = e.stem + ".cu", log_path = e.stem + ".log";
-            write_file(src, source);
-            write_file(log_path, log);
+            write_new_file(src, source);
+            write_new_file(log_path, log);
             if (log.size() > 4000) log = log.substr(0, 4000) + "\n[...]";
             throw std::runtime_error(label + ": NVRTC " + nvrtc_version() + " failed on the emitted kernels for " +
                                      arch + " (" + nvrtcGetErrorString(r) + "; source " + src + ", log " + log_path +
@@ -175,18 +177,21 @@ CudaArtefact compile_cuda(const std::string& source, const std::vector<std::stri
         check(nvrtcGetCUBINSize(prog.p, &size), "nvrtcGetCUBINSize");
         std::string image(size, '\0');
         check(nvrtcGetCUBIN(prog.p, image.data()), "nvrtcGetCUBIN");
-        write_file(e.tmp, pack(lowered, image));
+        write_new_file(e.tmp, pack(lowered, image));
         // The source under the entry's own name, for a user who wants to read what was compiled.
-        write_file(e.name + ".cu", source);
+        const std::string src = e.stem + ".cu";
+        write_new_file(src, source);
+        e.publish(src, ".cu");
     });
-    unpack(read_file(out.file.path), out.file.path, out);
+    unpack(out.file.bytes, out.file.path, out);
+    out.file.bytes = std::string();
     if (out.lowered.size() != name_expressions.size())
         throw std::runtime_error("'" + out.file.path + "' holds " + std::to_string(out.lowered.size()) +
                                  " kernels, expected " + std::to_string(name_expressions.size()) +
                                  ": delete it (the cache rebuilds it)");
     return out;
 #else
-    (void)source, (void)name_expressions, (void)arch, (void)kind, (void)label, (void)on_miss;
+    (void)source, (void)name_expressions, (void)arch, (void)kind, (void)label, (void)report;
     nvrtc_version(); // throws the explanation
     return {};
 #endif

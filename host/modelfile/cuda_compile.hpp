@@ -39,6 +39,6 @@ std::vector<std::string> nvrtc_options(const std::string& arch);
  *         and its symbol returned. `label` names the source in messages. Throws with NVRTC's log when it fails. */
 CudaArtefact compile_cuda(const std::string& source, const std::vector<std::string>& name_expressions,
                           const std::string& arch, const std::string& kind, const std::string& label,
-                          const std::function<void()>& on_miss = {});
+                          const Reporter& report = {});
 
 } // namespace nhvk::jit

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "input_limits.hpp"
 #include "model_ops.hpp"
 #include "modelfile/cuda_compile.hpp"
 #include "modelfile/interpreted.hpp"
@@ -78,18 +79,25 @@ const ModelOps* find_ops(const std::string& name) {
         std::fprintf(stderr,
                      "model file %s: %s: interpreting model '%s' instead (the reference equations on the CPU, much "
                      "slower than compiled; install a C++ compiler or set NHVK_CXX to one to compile it)\n",
-                     e.model.source.c_str(), why.c_str(), name.c_str());
+                     shown_path(e.model.source).c_str(), clip_message(why, 600).c_str(), name.c_str());
         return &e.ops;
     }
     const auto t0 = std::chrono::steady_clock::now();
     const std::string unit = emit_model_unit(e.model, e.scope);
     e.report.derive_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // NOTE: a compile takes seconds (the engine's templates for this model): say so before, not after.
-    const jit::Artefact a = jit::compile_shared_object(unit, spec, "cpu", e.model.source, [&] {
+    const std::string src = shown_path(e.model.source);
+    jit::Reporter report;
+    report.on_miss = [&] {
         if (!r.quiet)
             std::fprintf(stderr, "model file %s: compiling model '%s' with %s (once; later runs load it from %s)\n",
-                         e.model.source.c_str(), name.c_str(), spec.cxx.c_str(), jit::cache_root().c_str());
-    });
+                         src.c_str(), name.c_str(), spec.cxx.c_str(), shown_path(jit::cache_root()).c_str());
+    };
+    // NOTE: said even with -q: a cache that is not used, a damaged entry or a wait are the user's to know of
+    report.note = [&](const std::string& line) {
+        std::fprintf(stderr, "model file %s: %s\n", src.c_str(), clip_message(line, 600).c_str());
+    };
+    const jit::Artefact a = jit::compile_shared_object(unit, spec, "cpu", src, name, report);
     using Fn = int (*)(ModelOps*);
     const Fn fn = reinterpret_cast<Fn>(jit::load_symbol(a, ops_symbol));
     ModelOps ops{};
@@ -109,10 +117,10 @@ const ModelOps* find_ops(const std::string& name) {
     e.report.wait_seconds = a.wait_seconds;
     if (!r.quiet) {
         if (a.cached)
-            std::fprintf(stderr, "model file %s: loaded '%s' from the cache %s (derived in %.2f s)\n",
-                         e.model.source.c_str(), name.c_str(), a.path.c_str(), e.report.derive_seconds);
+            std::fprintf(stderr, "model file %s: loaded '%s' from the cache %s (derived in %.2f s)\n", src.c_str(),
+                         name.c_str(), shown_path(a.path).c_str(), e.report.derive_seconds);
         else
-            std::fprintf(stderr, "model file %s: derived in %.2f s, compiled in %.1f s%s\n", e.model.source.c_str(),
+            std::fprintf(stderr, "model file %s: derived in %.2f s, compiled in %.1f s%s\n", src.c_str(),
                          e.report.derive_seconds, a.compile_seconds,
                          a.wait_seconds > 0.5 ? (" (waited " + std::to_string(a.wait_seconds) + " s)").c_str() : "");
     }
@@ -139,12 +147,17 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
     // module for the life of the process
     if (e.cuda_prepared.count({arch, which, precision, method})) return;
     const std::vector<std::string> names = cuda_kernel_names(which, precision, method);
-    const jit::CudaArtefact a =
-        jit::compile_cuda(emit_model_cuda_unit(e.model), names, arch, "cuda", e.model.source, [&] {
-            if (!r.quiet)
-                std::fprintf(stderr, "model file %s: compiling the CUDA kernels of '%s' for %s with NVRTC %s (once)\n",
-                             e.model.source.c_str(), name.c_str(), arch.c_str(), jit::nvrtc_version().c_str());
-        });
+    const std::string src = shown_path(e.model.source);
+    jit::Reporter report;
+    report.on_miss = [&] {
+        if (!r.quiet)
+            std::fprintf(stderr, "model file %s: compiling the CUDA kernels of '%s' for %s with NVRTC %s (once)\n",
+                         src.c_str(), name.c_str(), arch.c_str(), jit::nvrtc_version().c_str());
+    };
+    report.note = [&](const std::string& line) {
+        std::fprintf(stderr, "model file %s: %s\n", src.c_str(), clip_message(line, 600).c_str());
+    };
+    const jit::CudaArtefact a = jit::compile_cuda(emit_model_cuda_unit(e.model), names, arch, "cuda", src, report);
     CudaJitModule m;
     m.model = name;
     m.n = e.model.info.n;
@@ -160,8 +173,7 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
     e.report.cuda =
         CompileReport::Cuda{arch, a.file.path, a.file.key, a.file.cached, a.file.compile_seconds, a.file.wait_seconds};
     if (!r.quiet && !a.file.cached)
-        std::fprintf(stderr, "model file %s: CUDA kernels compiled in %.1f s\n", e.model.source.c_str(),
-                     a.file.compile_seconds);
+        std::fprintf(stderr, "model file %s: CUDA kernels compiled in %.1f s\n", src.c_str(), a.file.compile_seconds);
 }
 
 void set_scope(const std::string& name, const Scope& scope) {

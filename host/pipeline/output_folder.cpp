@@ -498,6 +498,18 @@ std::string side_file_problem(const std::string& path, const std::vector<std::st
 
 void set_stop_request(std::atomic<int>* flag) { stop_request.store(flag); }
 
+namespace {
+std::atomic<void (*)()> signal_exit_actions[8] = {};
+} // namespace
+
+void at_signal_exit(void (*fn)()) {
+    for (auto& slot : signal_exit_actions) {
+        void (*none)() = nullptr;
+        if (slot.load() == fn || slot.compare_exchange_strong(none, fn)) return;
+    }
+    throw std::logic_error("at_signal_exit: more than 8 actions");
+}
+
 // ---- signals -------------------------------------------------------------------------------------------------
 
 void clean_up_outputs_on_signals() {
@@ -540,6 +552,8 @@ void clean_up_outputs_on_signals() {
                 f->abandon();
                 any = true;
             }
+            for (auto& slot : signal_exit_actions)
+                if (void (*fn)() = slot.load()) fn();
             const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
             const std::string msg = std::string(::isatty(2) ? "\n" : "") + "nhvk: interrupted by " + name +
                                     (any ? ": removed this run's temporary files and lock; the output folder holds its "

@@ -150,4 +150,8 @@ void clean_up_outputs_on_signals();
  *         process as above. nullptr: signals end the process at once again. */
 void set_stop_request(std::atomic<int>* flag);
 
+/** @brief Also run `fn` when a signal ends the process (after the folders' clean-up, before the process ends): work
+ *         outside an output folder that must not outlive the process, such as a model file's compiler. At most 8. */
+void at_signal_exit(void (*fn)());
+
 } // namespace nhvk

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "answer_source.hpp"
 #include "modelfile/runtime_compile.hpp"
 #include "nhvk_cli.hpp"
 #include "temp_dir.hpp"
@@ -51,15 +52,8 @@ CompilerSpec spec_with(const std::string& cxx, const fs::path& headers) {
     return s;
 }
 
-std::string source(int answer) {
-    return "extern \"C\" __attribute__((visibility(\"default\"))) int answer() { return " + std::to_string(answer) +
-           "; }\n";
-}
-
-int call_answer(const Artefact& a) {
-    using Fn = int (*)();
-    return reinterpret_cast<Fn>(nhvk::jit::load_symbol(a, "answer"))();
-}
+using nhvk_test::call_answer;
+std::string source(int answer) { return nhvk_test::answer_source(answer); }
 
 class RuntimeCompile : public ::testing::Test {
 protected:
