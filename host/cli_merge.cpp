@@ -19,6 +19,7 @@
 #include "cli_common.hpp"
 #include "config.hpp"
 #include "ensemble.hpp"
+#include "input_limits.hpp"
 #include "pipeline/output_folder.hpp"
 #include "pipeline/partial_state.hpp"
 #include "pipeline/reduce_stage.hpp"
@@ -64,6 +65,11 @@ std::vector<Part> read_parts(const std::vector<std::string>& dirs) {
         if (s.id.trajectories != a.id.trajectories)
             throw differ("different trajectory counts (" + std::to_string(s.id.trajectories) + " vs " +
                          std::to_string(a.id.trajectories) + ")");
+        if (s.id.config_hash != a.id.config_hash && same_config_source(s.source, a.source))
+            throw differ("the same configuration with different models: the model file it names was changed "
+                         "between the parts (config hash " +
+                         hash_text(s.id.config_hash) + " vs " + hash_text(a.id.config_hash) +
+                         "); rerun the parts with one version of the model file");
         if (s.id.config_hash != a.id.config_hash)
             throw differ("different configurations (config hash " + hash_text(s.id.config_hash) + " vs " +
                          hash_text(a.id.config_hash) + ")");
@@ -214,10 +220,17 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
     } catch (const ConfigError& e) {
         throw UsageError(std::string("the configuration kept in the parts no longer loads: ") + e.what());
     }
-    if (run_identity(cfg).config_hash != a.id.config_hash)
+    const std::uint64_t now = run_identity(cfg).config_hash;
+    const std::string model_file = model_file_of(cfg);
+    if (now != a.id.config_hash && !model_file.empty())
+        throw UsageError("the model file '" + clip(model_file) +
+                         "' that the parts' configuration names has changed since they ran (or this build loads it "
+                         "differently): config hash " +
+                         hash_text(now) + ", the parts' " + hash_text(a.id.config_hash) +
+                         "; merge with the model file as the parts ran it, or rerun the parts");
+    if (now != a.id.config_hash)
         throw UsageError("the configuration kept in the parts loads differently with this build (config hash " +
-                         hash_text(run_identity(cfg).config_hash) + ", the parts' " + hash_text(a.id.config_hash) +
-                         ")");
+                         hash_text(now) + ", the parts' " + hash_text(a.id.config_hash) + ")");
     cfg.run.out = out_dir;
 
     EnsembleResult r;

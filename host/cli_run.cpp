@@ -19,6 +19,7 @@
 #include "cli_common.hpp"
 #include "config.hpp"
 #include "ensemble.hpp"
+#include "input_limits.hpp"
 #include "model_ops.hpp"
 #include "modelfile/file_models.hpp"
 #include "pipeline/comm.hpp"
@@ -360,7 +361,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
                         {"--shard", std::to_string(eo.shard_index) + "/" + std::to_string(eo.shard_count), ""},
                         {"run.out", "'" + cfg.run.out + "'", ""},
                         {"--resume", eo.resume ? "given" : "not given", ""},
-                        {"resolved config hash", hash_text(id.config_hash), " (from '" + cfg.source_path + "')"}};
+                        // NOTE: before the config hash, which covers it: a model file that differs between the
+                        // ranks' nodes is named as such
+                        {"model", id.model_hash ? "text hash " + hash_text(id.model_hash) : "built-in",
+                         model_file_of(cfg).empty() ? "" : " (model file '" + clip(model_file_of(cfg)) + "')"},
+                        {"resolved config hash", hash_text(id.config_hash), " (from '" + clip(cfg.source_path) + "')"}};
             }
             const std::string verdict = comm.agree(mine);
             comm.started();
