@@ -206,12 +206,6 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
             throw UsageError("--out '" + out_dir +
                              "' is one of the folders to merge; choose a new folder (the "
                              "merge would replace that shard's outputs)");
-    if (!summary_md.empty()) {
-        std::vector<std::string> folders = dirs;
-        folders.push_back(out_dir);
-        if (const std::string p = side_file_problem(summary_md, {}, folders); !p.empty())
-            throw UsageError("--summary-md: " + p);
-    }
     const std::vector<Part> parts = read_parts(dirs);
     const PartialState& a = parts.front().state;
     RunConfig cfg;
@@ -231,6 +225,16 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
     if (now != a.id.config_hash)
         throw UsageError("the configuration kept in the parts loads differently with this build (config hash " +
                          hash_text(now) + ", the parts' " + hash_text(a.id.config_hash) + ")");
+    // NOTE: after the configuration is read (cheap; nothing written yet): its model file is an input of the merge
+    std::vector<std::string> inputs;
+    if (!model_file.empty()) inputs.push_back(model_file);
+    if (const std::string p = output_folder_problem(out_dir, "--out", inputs); !p.empty()) throw UsageError(p);
+    if (!summary_md.empty()) {
+        std::vector<std::string> folders = dirs;
+        folders.push_back(out_dir);
+        if (const std::string p = side_file_problem(summary_md, inputs, folders); !p.empty())
+            throw UsageError("--summary-md: " + p);
+    }
     cfg.run.out = out_dir;
 
     EnsembleResult r;

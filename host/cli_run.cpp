@@ -246,6 +246,16 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
     } catch (const ConfigError& e) {
         throw UsageError(e.what());
     }
+    // NOTE: every path the run writes is checked before any work (the model's compile included), so that a run
+    // never ends at its commit, and never writes over what it reads.
+    std::vector<std::string> inputs = {o.config};
+    if (const std::string m = model_file_of(cfg); !m.empty()) inputs.push_back(m);
+    if (const std::string p = output_folder_problem(cfg.run.out, cmd.count("--out") > 0 ? "--out" : "run.out", inputs);
+        !p.empty())
+        throw UsageError(p);
+    if (!o.summary_md.empty())
+        if (const std::string p = side_file_problem(o.summary_md, inputs, {cfg.run.out}); !p.empty())
+            throw UsageError("--summary-md: " + p);
     // NOTE: a model file is compiled (or loaded from the cache) here, before the run's clock starts: its compile time
     // is reported on its own (stderr, summary.json model_file), not inside the run's trajectories per second.
     if (modelfile::find_registered(cfg.model.name)) {
@@ -261,9 +271,6 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
     if (const std::optional<SettingProblem> e = check_memory(cfg, physical_memory_bytes(), runs_on_device(cfg)))
         throw UsageError(e->key + ": " + e->expected);
     if (cfg.sweep) check_sweep_energy(cfg, o.config);
-    if (!o.summary_md.empty())
-        if (const std::string p = side_file_problem(o.summary_md, {o.config}, {cfg.run.out}); !p.empty())
-            throw UsageError("--summary-md: " + p);
     eo.quiet = o.quiet;
     if (!o.shard.empty()) {
         std::tie(eo.shard_index, eo.shard_count) = parse_shard(o.shard);
