@@ -228,7 +228,8 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
     // NOTE: after the configuration is read (cheap; nothing written yet): its model file is an input of the merge
     std::vector<std::string> inputs;
     if (!model_file.empty()) inputs.push_back(model_file);
-    if (const std::string p = output_folder_problem(out_dir, "--out", inputs); !p.empty()) throw UsageError(p);
+    if (const std::string p = output_folder_problem(out_dir, "--out"); !p.empty()) throw std::runtime_error(p);
+    if (const std::string p = output_folder_input_problem(out_dir, "--out", inputs); !p.empty()) throw UsageError(p);
     if (!summary_md.empty()) {
         std::vector<std::string> folders = dirs;
         folders.push_back(out_dir);

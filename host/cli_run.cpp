@@ -250,8 +250,10 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
     // never ends at its commit, and never writes over what it reads.
     std::vector<std::string> inputs = {o.config};
     if (const std::string m = model_file_of(cfg); !m.empty()) inputs.push_back(m);
-    if (const std::string p = output_folder_problem(cfg.run.out, cmd.count("--out") > 0 ? "--out" : "run.out", inputs);
-        !p.empty())
+    // NOTE: a folder that cannot be created is an I/O failure (exit 1), as the claim's would be; an input in the way
+    // is a bad command line (exit 2)
+    if (const std::string p = output_folder_problem(cfg.run.out, "run.out"); !p.empty()) throw std::runtime_error(p);
+    if (const std::string p = output_folder_input_problem(cfg.run.out, "run.out", inputs); !p.empty())
         throw UsageError(p);
     if (!o.summary_md.empty())
         if (const std::string p = side_file_problem(o.summary_md, inputs, {cfg.run.out}); !p.empty())

@@ -509,21 +509,25 @@ bool is_run_file(const std::string& rel) {
 
 } // namespace
 
-std::string output_folder_problem(const std::string& dir, const std::string& key,
-                                  const std::vector<std::string>& inputs) {
-    if (const std::string p = path_length_problem(dir, longest_run_file_name + 1); !p.empty())
-        return key + ": the output folder '" + clip(dir) + "': " + p;
+std::string output_folder_problem(const std::string& dir, const std::string& key) {
+    const std::string what = key + ": cannot create output folder '" + clip(dir) + "': ";
+    if (const std::string p = path_length_problem(dir, longest_run_file_name + 1); !p.empty()) return what + p;
     std::error_code ec;
     const fs::path d(dir);
     if (fs::exists(d, ec) && !fs::is_directory(d, ec))
-        return key + ": '" + clip(dir) + "' is a file, not a folder; choose a folder for the outputs";
+        return what + "it is a file (" + errno_text(ENOTDIR) + "); choose a folder for the outputs";
     const fs::path at = nearest_folder(d);
     if (::access(at.c_str(), W_OK | X_OK) != 0)
-        return key + ": cannot write the output folder '" + clip(dir) +
-               "': " + (at == d ? std::string("it") : "the folder '" + clip(at.string()) + "' above it") +
+        return what + (at == d ? std::string("it") : "the folder '" + clip(at.string()) + "' above it") +
                " is not writable (" + errno_text(errno) + ")";
+    return {};
+}
+
+std::string output_folder_input_problem(const std::string& dir, const std::string& key,
+                                        const std::vector<std::string>& inputs) {
     // NOTE: a run replaces its outputs and removes an earlier run's: an input of the run must not be one of them
-    const fs::path full = fs::weakly_canonical(fs::absolute(d, ec), ec);
+    std::error_code ec;
+    const fs::path full = fs::weakly_canonical(fs::absolute(dir, ec), ec);
     for (const std::string& in : inputs) {
         std::error_code e;
         const fs::path f = fs::weakly_canonical(fs::absolute(in, e), e);

@@ -139,12 +139,15 @@ std::string removed_note(const std::filesystem::path& dir, const std::vector<std
 inline constexpr std::size_t longest_run_file_name = 64;
 
 /** @brief Why the output folder `dir` cannot take a run's outputs, or empty when it can (`key` names the option or
- *         config key in the message): checked before any work, so that a run does not end at its commit. The folder's
- *         path, with the names written under it, must fit the system's limits (NAME_MAX per component, PATH_MAX in
- *         all); it must be a folder or not exist yet, under a folder this process may write into; and none of
- *         `inputs` (the config, the model file) may lie in it under a name the run writes or removes. */
-std::string output_folder_problem(const std::string& dir, const std::string& key,
-                                  const std::vector<std::string>& inputs);
+ *         config key in the message): its path, with the names written under it, must fit the system's limits
+ *         (NAME_MAX per component, PATH_MAX in all), and it must be a folder or not exist yet, under a folder this
+ *         process may write into. Checked before any work, so that a run does not fail at its commit. */
+std::string output_folder_problem(const std::string& dir, const std::string& key);
+
+/** @brief Why the output folder `dir` must not take a run's outputs, or empty: one of `inputs` (the config, the model
+ *         file) lies in it under a name the run writes or removes. */
+std::string output_folder_input_problem(const std::string& dir, const std::string& key,
+                                        const std::vector<std::string>& inputs);
 
 /** @brief Why `path` cannot take a copy of an output (`--summary-md FILE`), or empty when it can: a file name
  *         within the system's limits (NAME_MAX, PATH_MAX) in an existing folder this process may write into,
