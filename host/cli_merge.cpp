@@ -20,6 +20,7 @@
 #include "config.hpp"
 #include "ensemble.hpp"
 #include "input_limits.hpp"
+#include "modelfile/file_models.hpp"
 #include "pipeline/output_folder.hpp"
 #include "pipeline/partial_state.hpp"
 #include "pipeline/reduce_stage.hpp"
@@ -214,7 +215,18 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
     } catch (const ConfigError& e) {
         throw UsageError(std::string("the configuration kept in the parts no longer loads: ") + e.what());
     }
-    const std::uint64_t now = run_identity(cfg).config_hash;
+    std::uint64_t now = run_identity(cfg).config_hash;
+    if (now != a.id.config_hash && modelfile::find_registered(cfg.model.name) &&
+        cfg.integrator.equations != EquationsKind::ad) {
+        // NOTE: a model file interpreted where the parts ran (no C++ compiler there) integrated the reference
+        // equations, and the parts' identity says so (cli_run.cpp): the merge, which compiles nothing, takes that
+        RunConfig interpreted = cfg;
+        interpreted.integrator.equations = EquationsKind::ad;
+        if (run_identity(interpreted).config_hash == a.id.config_hash) {
+            cfg = interpreted;
+            now = a.id.config_hash;
+        }
+    }
     const std::string model_file = model_file_of(cfg);
     if (now != a.id.config_hash && !model_file.empty())
         throw UsageError("the model file '" + clip(model_file) +
