@@ -39,9 +39,9 @@ struct ConfigSource {
 struct RunIdentity {
     std::string version;
     std::uint64_t config_hash = 0;
+    std::uint64_t trajectories = 0, seed = 0;
     /// the model's canonical text alone (0: a built-in model), for messages; not kept in state files
     std::uint64_t model_hash = 0;
-    std::uint64_t trajectories = 0, seed = 0;
 };
 RunIdentity run_identity(const RunConfig& cfg);
 /** @brief The model file that `cfg`'s model was read from (an input of the run), or empty: a built-in or inline
