@@ -19,6 +19,8 @@
 #include "cli_common.hpp"
 #include "config.hpp"
 #include "ensemble.hpp"
+#include "input_limits.hpp"
+#include "modelfile/file_models.hpp"
 #include "pipeline/output_folder.hpp"
 #include "pipeline/partial_state.hpp"
 #include "pipeline/reduce_stage.hpp"
@@ -64,6 +66,11 @@ std::vector<Part> read_parts(const std::vector<std::string>& dirs) {
         if (s.id.trajectories != a.id.trajectories)
             throw differ("different trajectory counts (" + std::to_string(s.id.trajectories) + " vs " +
                          std::to_string(a.id.trajectories) + ")");
+        if (s.id.config_hash != a.id.config_hash && same_config_source(s.source, a.source))
+            throw differ("the same configuration with different models: the model file it names was changed "
+                         "between the parts (config hash " +
+                         hash_text(s.id.config_hash) + " vs " + hash_text(a.id.config_hash) +
+                         "); rerun the parts with one version of the model file");
         if (s.id.config_hash != a.id.config_hash)
             throw differ("different configurations (config hash " + hash_text(s.id.config_hash) + " vs " +
                          hash_text(a.id.config_hash) + ")");
@@ -200,12 +207,6 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
             throw UsageError("--out '" + out_dir +
                              "' is one of the folders to merge; choose a new folder (the "
                              "merge would replace that shard's outputs)");
-    if (!summary_md.empty()) {
-        std::vector<std::string> folders = dirs;
-        folders.push_back(out_dir);
-        if (const std::string p = side_file_problem(summary_md, {}, folders); !p.empty())
-            throw UsageError("--summary-md: " + p);
-    }
     const std::vector<Part> parts = read_parts(dirs);
     const PartialState& a = parts.front().state;
     RunConfig cfg;
@@ -214,10 +215,39 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
     } catch (const ConfigError& e) {
         throw UsageError(std::string("the configuration kept in the parts no longer loads: ") + e.what());
     }
-    if (run_identity(cfg).config_hash != a.id.config_hash)
+    std::uint64_t now = run_identity(cfg).config_hash;
+    if (now != a.id.config_hash && modelfile::find_registered(cfg.model.name) &&
+        cfg.integrator.equations != EquationsKind::ad) {
+        // NOTE: a model file interpreted where the parts ran (no C++ compiler there) integrated the reference
+        // equations, and the parts' identity says so (cli_run.cpp): the merge, which compiles nothing, takes that
+        RunConfig interpreted = cfg;
+        interpreted.integrator.equations = EquationsKind::ad;
+        if (run_identity(interpreted).config_hash == a.id.config_hash) {
+            cfg = interpreted;
+            now = a.id.config_hash;
+        }
+    }
+    const std::string model_file = model_file_of(cfg);
+    if (now != a.id.config_hash && !model_file.empty())
+        throw UsageError("the model file '" + clip(model_file) +
+                         "' that the parts' configuration names has changed since they ran (or this build loads it "
+                         "differently): config hash " +
+                         hash_text(now) + ", the parts' " + hash_text(a.id.config_hash) +
+                         "; merge with the model file as the parts ran it, or rerun the parts");
+    if (now != a.id.config_hash)
         throw UsageError("the configuration kept in the parts loads differently with this build (config hash " +
-                         hash_text(run_identity(cfg).config_hash) + ", the parts' " + hash_text(a.id.config_hash) +
-                         ")");
+                         hash_text(now) + ", the parts' " + hash_text(a.id.config_hash) + ")");
+    // NOTE: after the configuration is read (cheap; nothing written yet): its model file is an input of the merge
+    std::vector<std::string> inputs;
+    if (!model_file.empty()) inputs.push_back(model_file);
+    if (const std::string p = output_folder_problem(out_dir, "--out"); !p.empty()) throw std::runtime_error(p);
+    if (const std::string p = output_folder_input_problem(out_dir, "--out", inputs); !p.empty()) throw UsageError(p);
+    if (!summary_md.empty()) {
+        std::vector<std::string> folders = dirs;
+        folders.push_back(out_dir);
+        if (const std::string p = side_file_problem(summary_md, inputs, folders); !p.empty())
+            throw UsageError("--summary-md: " + p);
+    }
     cfg.run.out = out_dir;
 
     EnsembleResult r;

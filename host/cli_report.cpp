@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli_common.hpp"
+#include "pipeline/output_folder.hpp"
 #include "pipeline/partial_state.hpp"
 #include "report/report.hpp"
 
@@ -22,6 +23,13 @@ void add_report_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--out", *out, "where to write the page (default DIR/report.html)");
     cmd->callback([dir, out, cmd, &exit_code]() {
         refuse_empty_values(*cmd);
+        // NOTE: the page must not replace what it is rendered from (any other file of the folder is the user's call)
+        const std::filesystem::path d(*dir);
+        if (!out->empty())
+            if (const std::string p =
+                    side_file_problem(*out, {(d / "summary.json").string(), (d / "stats.csv").string()}, {});
+                !p.empty())
+                throw UsageError("--out: " + p);
         std::string page;
         try {
             page = render_report(std::filesystem::path(*dir));

@@ -19,6 +19,7 @@
 #include "cli_common.hpp"
 #include "config.hpp"
 #include "ensemble.hpp"
+#include "input_limits.hpp"
 #include "model_ops.hpp"
 #include "modelfile/file_models.hpp"
 #include "pipeline/comm.hpp"
@@ -245,6 +246,18 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
     } catch (const ConfigError& e) {
         throw UsageError(e.what());
     }
+    // NOTE: every path the run writes is checked before any work (the model's compile included), so that a run
+    // never ends at its commit, and never writes over what it reads.
+    std::vector<std::string> inputs = {o.config};
+    if (const std::string m = model_file_of(cfg); !m.empty()) inputs.push_back(m);
+    // NOTE: a folder that cannot be created is an I/O failure (exit 1), as the claim's would be; an input in the way
+    // is a bad command line (exit 2)
+    if (const std::string p = output_folder_problem(cfg.run.out, "run.out"); !p.empty()) throw std::runtime_error(p);
+    if (const std::string p = output_folder_input_problem(cfg.run.out, "run.out", inputs); !p.empty())
+        throw UsageError(p);
+    if (!o.summary_md.empty())
+        if (const std::string p = side_file_problem(o.summary_md, inputs, {cfg.run.out}); !p.empty())
+            throw UsageError("--summary-md: " + p);
     // NOTE: a model file is compiled (or loaded from the cache) here, before the run's clock starts: its compile time
     // is reported on its own (stderr, summary.json model_file), not inside the run's trajectories per second.
     if (modelfile::find_registered(cfg.model.name)) {
@@ -260,9 +273,6 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
     if (const std::optional<SettingProblem> e = check_memory(cfg, physical_memory_bytes(), runs_on_device(cfg)))
         throw UsageError(e->key + ": " + e->expected);
     if (cfg.sweep) check_sweep_energy(cfg, o.config);
-    if (!o.summary_md.empty())
-        if (const std::string p = side_file_problem(o.summary_md, {o.config}, {cfg.run.out}); !p.empty())
-            throw UsageError("--summary-md: " + p);
     eo.quiet = o.quiet;
     if (!o.shard.empty()) {
         std::tie(eo.shard_index, eo.shard_count) = parse_shard(o.shard);
@@ -360,7 +370,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
                         {"--shard", std::to_string(eo.shard_index) + "/" + std::to_string(eo.shard_count), ""},
                         {"run.out", "'" + cfg.run.out + "'", ""},
                         {"--resume", eo.resume ? "given" : "not given", ""},
-                        {"resolved config hash", hash_text(id.config_hash), " (from '" + cfg.source_path + "')"}};
+                        // NOTE: before the config hash, which covers it: a model file that differs between the
+                        // ranks' nodes is named as such
+                        {"model", id.model_hash ? "text hash " + hash_text(id.model_hash) : "built-in",
+                         model_file_of(cfg).empty() ? "" : " (model file '" + clip(model_file_of(cfg)) + "')"},
+                        {"resolved config hash", hash_text(id.config_hash), " (from '" + clip(cfg.source_path) + "')"}};
             }
             const std::string verdict = comm.agree(mine);
             comm.started();

@@ -8,6 +8,8 @@
 #include "edit_distance.hpp"
 #include "input_limits.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -528,8 +530,16 @@ const ModelInfo* parse_file_model(const Reader& rd, const toml::table* model, co
         const std::filesystem::path dir = std::filesystem::path(source_name).parent_path();
         std::error_code ec;
         if (path.is_relative() && !dir.empty() && std::filesystem::is_directory(dir, ec)) path = dir / path;
-        if (!std::filesystem::is_regular_file(path, ec))
-            rd.report().fail(*file, "model.file", "no model file " + quote(path.string()));
+        // NOTE: before the file is opened: a FIFO would block the open, a folder would read as an empty model
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0) {
+            const std::string why = std::strerror(errno);
+            rd.report().fail(*file, "model.file", "no model file " + quote(path.string()) + " (" + why + ")");
+        }
+        if (const std::string kind = non_regular_kind(st.st_mode); !kind.empty())
+            rd.report().fail(*file, "model.file",
+                             "'" + clip(path.string()) + "' is " + kind +
+                                 ", not a model file: name the model's TOML file itself");
         try {
             return &modelfile::register_model(modelfile::load_model_file(path.string()));
         } catch (const std::runtime_error& e) {

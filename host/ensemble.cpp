@@ -294,7 +294,8 @@ void EnsembleRun::start() {
     std::exception_ptr refused;
     if (opt_.resume) {
         try {
-            st = record_->read(id, mine_, opt_.shard_index, opt_.shard_count);
+            st = record_->read(id, {cfg_.source_path, opt_.config_text, opt_.sets, opt_.options}, mine_,
+                               opt_.shard_index, opt_.shard_count);
         } catch (const ResumeRefused&) {
             if (!comm_.parallel()) throw;
             refused = std::current_exception();

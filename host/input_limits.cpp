@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "input_limits.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -133,6 +135,16 @@ std::optional<NestingExcess> toml_nesting_excess(std::string_view text, int limi
         }
     }
     return std::nullopt;
+}
+
+std::string non_regular_kind(unsigned st_mode) {
+    const mode_t m = static_cast<mode_t>(st_mode);
+    if (S_ISREG(m)) return {};
+    if (S_ISDIR(m)) return "a folder";
+    if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m) || S_ISBLK(m)) return "a device";
+    return "not a regular file";
 }
 
 } // namespace nhvk

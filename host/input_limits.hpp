@@ -31,6 +31,11 @@ std::string clip(std::string_view text, std::size_t max = max_echo_bytes);
  *         "…" saying how many bytes were left out. */
 std::string clip_message(std::string_view message, std::size_t max = max_message_bytes);
 
+/** @brief What a file of mode `st_mode` (stat) is when it is not a regular file: "a folder", "a FIFO (named pipe)",
+ *         "a device", "a socket"; empty for a regular file. nhvk reads its inputs from regular files only: opening a
+ *         FIFO waits for a writer, a device may never end, a folder reads as nothing. */
+std::string non_regular_kind(unsigned st_mode);
+
 /** @brief Where a TOML text first nests deeper than a limit. */
 struct NestingExcess {
     std::size_t line = 0; ///< 1-based

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "modelfile/model_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -13,6 +19,7 @@
 
 #include <toml++/toml.h>
 
+#include "input_limits.hpp"
 #include "sym/parse.hpp"
 
 namespace nhvk::modelfile {
@@ -403,6 +410,13 @@ struct Loader {
 
 std::string file_stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
+/** Empty for a regular file's `mode`, else why `path` is no model file (a folder, a FIFO, a device, a socket). */
+std::string not_regular(mode_t mode, const std::string& path) {
+    const std::string kind = non_regular_kind(mode);
+    if (kind.empty()) return {};
+    return "'" + clip(path) + "' is " + kind + ", not a model file: name the model's TOML file itself";
+}
+
 FileModel load(const toml::table& table, const std::string& source, const std::string& key_prefix,
                const std::string& default_name, const std::string& file_text, std::vector<std::string> ignored) {
     Loader ld{table, std::move(ignored), Where(source, key_prefix), {}, {}, {}};
@@ -441,11 +455,29 @@ FileModel load_model_table(const toml::table& table, const std::string& source, 
 }
 
 FileModel load_model_file(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw std::runtime_error(shown_path(path) + ": cannot read the model file");
-    std::ostringstream s;
-    s << f.rdbuf();
-    return load_model_text(s.str(), path, "", file_stem(path), {});
+    // NOTE: O_NONBLOCK: opening a FIFO for reading would wait for a writer forever; the kind is then checked on the
+    // open descriptor itself, so nothing can swap the file between the check and the read.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        const int e = errno;
+        throw std::runtime_error(shown_path(path) + ": cannot read the model file: " + std::strerror(e));
+    }
+    struct stat st {};
+    std::string problem = ::fstat(fd, &st) != 0
+                              ? shown_path(path) + ": cannot read the model file: " + std::strerror(errno)
+                              : not_regular(st.st_mode, path);
+    std::string text;
+    char block[1 << 16];
+    while (problem.empty()) {
+        const ssize_t n = ::read(fd, block, sizeof block);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) problem = shown_path(path) + ": cannot read the model file: " + std::strerror(errno);
+        if (n <= 0) break;
+        text.append(block, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    if (!problem.empty()) throw std::runtime_error(problem);
+    return load_model_text(text, path, "", file_stem(path), {});
 }
 
 FileModel load_model_text(const std::string& toml_text, const std::string& source, const std::string& table_key,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "pipeline/output_folder.hpp"
 
+#include "input_limits.hpp"
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/file.h>
@@ -10,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -464,33 +467,113 @@ void OutputFolder::release() noexcept {
     released_ = true;
 }
 
+namespace {
+
+/** The nearest existing folder at or above `p` (lexically; "." for a relative path with none). */
+fs::path nearest_folder(const fs::path& p) {
+    std::error_code ec;
+    fs::path at = p;
+    while (!at.empty() && !fs::is_directory(at, ec)) at = at.parent_path();
+    return at.empty() ? (p.is_absolute() ? fs::path("/") : fs::path(".")) : at;
+}
+
+/** Why `path` (as given) cannot be opened once `extra` more bytes are appended to it: a component longer than the
+ *  file system's NAME_MAX, or the whole past PATH_MAX. Empty when it can. */
+std::string path_length_problem(const std::string& path, std::size_t extra) {
+    const fs::path p(path);
+    const long name_max = ::pathconf(nearest_folder(p).c_str(), _PC_NAME_MAX);
+    const std::size_t limit = name_max > 0 ? static_cast<std::size_t>(name_max) : NAME_MAX;
+    for (const fs::path& part : p) {
+        const std::string name = part.string();
+        if (name.size() > limit)
+            return "its component '" + clip(name, 60) + "' is " + std::to_string(name.size()) +
+                   " bytes long, more than the " + std::to_string(limit) +
+                   " a file name may have here (NAME_MAX); choose a shorter name";
+    }
+    if (path.size() + extra >= PATH_MAX)
+        return "it is " + std::to_string(path.size()) + " bytes long" +
+               (extra ? ", and with the names written under it (up to " + std::to_string(extra) + " bytes more)"
+                      : std::string()) +
+               " passes the system's limit on a path of " + std::to_string(PATH_MAX) +
+               " bytes (PATH_MAX); choose a shorter path";
+    return {};
+}
+
+/** True for a name (relative, `/`-separated) that a run writes in its folder or removes from it, besides its
+ *  outputs: its log, its resume records and the lock. */
+bool is_run_file(const std::string& rel) {
+    const bool record = rel.rfind("resume", 0) == 0 && rel.size() > 11 && rel.compare(rel.size() - 5, 5, ".nhvk") == 0;
+    return is_output_name(rel) || rel == "run.log" || rel == lock_file_name || record ||
+           rel.find(".nhvk.tmp.") != std::string::npos || rel.find(".resume") != std::string::npos;
+}
+
+} // namespace
+
+std::string output_folder_problem(const std::string& dir, const std::string& key) {
+    const std::string what = key + ": cannot create output folder '" + clip(dir) + "': ";
+    if (const std::string p = path_length_problem(dir, longest_run_file_name + 1); !p.empty()) return what + p;
+    std::error_code ec;
+    const fs::path d(dir);
+    if (fs::exists(d, ec) && !fs::is_directory(d, ec))
+        return what + "it is a file (" + errno_text(ENOTDIR) + "); choose a folder for the outputs";
+    const fs::path at = nearest_folder(d);
+    if (::access(at.c_str(), W_OK | X_OK) != 0)
+        return what + (at == d ? std::string("it") : "the folder '" + clip(at.string()) + "' above it") +
+               " is not writable (" + errno_text(errno) + ")";
+    return {};
+}
+
+std::string output_folder_input_problem(const std::string& dir, const std::string& key,
+                                        const std::vector<std::string>& inputs) {
+    // NOTE: a run replaces its outputs and removes an earlier run's: an input of the run must not be one of them
+    std::error_code ec;
+    const fs::path full = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+    for (const std::string& in : inputs) {
+        std::error_code e;
+        const fs::path f = fs::weakly_canonical(fs::absolute(in, e), e);
+        const auto rest = std::mismatch(full.begin(), full.end(), f.begin(), f.end());
+        if (rest.first != full.end() || rest.second == f.end()) continue;
+        const std::string rel = f.lexically_relative(full).generic_string();
+        if (is_run_file(rel))
+            return key + ": the output folder '" + clip(dir) + "' holds '" + clip(rel) + "', an input of this " +
+                   "run, under a name the run writes or removes; move that file or choose another folder";
+    }
+    return {};
+}
+
 std::string side_file_problem(const std::string& path, const std::vector<std::string>& inputs,
                               const std::vector<std::string>& folders) {
     std::error_code ec;
     const fs::path p(path);
+    // NOTE: the file is written as `<path>.tmp.<pid>`, then renamed
+    if (const std::string why = path_length_problem(path, temp_name("").size()); !why.empty())
+        return "'" + clip(path) + "': " + why;
     const fs::path full = fs::weakly_canonical(fs::absolute(p, ec), ec);
     for (const std::string& in : inputs) {
         std::error_code e1, e2;
         const bool same = fs::exists(p, e1) && fs::exists(in, e2) ? fs::equivalent(p, in, e1)
                                                                   : full == fs::weakly_canonical(fs::absolute(in), e2);
-        if (same) return "'" + path + "' is '" + in + "', an input of this command; choose another file";
+        if (same) return "'" + clip(path) + "' is '" + clip(in) + "', an input of this command; choose another file";
     }
     for (const std::string& d : folders) {
         std::error_code e;
         const fs::path dir = fs::weakly_canonical(fs::absolute(d, e), e);
         const auto rest = std::mismatch(dir.begin(), dir.end(), full.begin(), full.end());
         if (rest.first == dir.end())
-            return "'" + path + "' is or lies inside '" + d +
+            return "'" + clip(path) + "' is or lies inside '" + clip(d) +
                    "', a folder whose files this command reads or writes; choose a file outside it";
     }
-    if (fs::is_directory(p, ec)) return "'" + path + "' is a folder; expected a file name";
+    if (fs::is_directory(p, ec)) return "'" + clip(path) + "' is a folder; expected a file name";
     const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-    if (!fs::is_directory(parent, ec)) return "the folder '" + parent.string() + "' of '" + path + "' does not exist";
+    if (!fs::is_directory(parent, ec))
+        return "the folder '" + clip(parent.string()) + "' of '" + clip(path) + "' does not exist";
     // NOTE: a probe file, not access(): the file is written as a temporary beside it and renamed, and a probe also
     // tells a read-only mount or a file system that takes no new files, whoever runs the command.
     const std::string probe = temp_name(path);
     const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return "cannot write into the folder '" + parent.string() + "' of '" + path + "': " + errno_text(errno);
+    if (fd < 0)
+        return "cannot write into the folder '" + clip(parent.string()) + "' of '" + clip(path) +
+               "': " + errno_text(errno);
     ::close(fd);
     ::unlink(probe.c_str());
     return {};

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -133,10 +134,26 @@ private:
 std::string removed_note(const std::filesystem::path& dir, const std::vector<std::string>& removed,
                          const std::string& what);
 
-/** @brief Why `path` cannot take a copy of an output (`--summary-md FILE`), or empty when it can: a file name in an
- *         existing folder this process may write into, neither one of `inputs` (the same file, through any link) nor
- *         inside one of `folders` (a run's output folder, a merge's parts and --out), whose files are the command's
- *         own. Checked before any work, so a bad path costs nothing and can never replace a file the command uses. */
+/** @brief At least the longest name a run writes under its folder, relative:
+ *         `trajectories/trajectory_<index>.csv.tmp.<pid>` with a 20-digit index and a 10-digit pid is 63 bytes. */
+inline constexpr std::size_t longest_run_file_name = 64;
+
+/** @brief Why the output folder `dir` cannot take a run's outputs, or empty when it can (`key` names the option or
+ *         config key in the message): its path, with the names written under it, must fit the system's limits
+ *         (NAME_MAX per component, PATH_MAX in all), and it must be a folder or not exist yet, under a folder this
+ *         process may write into. Checked before any work, so that a run does not fail at its commit. */
+std::string output_folder_problem(const std::string& dir, const std::string& key);
+
+/** @brief Why the output folder `dir` must not take a run's outputs, or empty: one of `inputs` (the config, the model
+ *         file) lies in it under a name the run writes or removes. */
+std::string output_folder_input_problem(const std::string& dir, const std::string& key,
+                                        const std::vector<std::string>& inputs);
+
+/** @brief Why `path` cannot take a copy of an output (`--summary-md FILE`), or empty when it can: a file name
+ *         within the system's limits (NAME_MAX, PATH_MAX) in an existing folder this process may write into,
+ *         neither one of `inputs` (the same file, through any link) nor inside one of `folders` (a run's output
+ *         folder, a merge's parts and --out), whose files are the command's own. Checked before any work, so a bad
+ *         path costs nothing and can never replace a file the command uses. */
 std::string side_file_problem(const std::string& path, const std::vector<std::string>& inputs,
                               const std::vector<std::string>& folders);
 

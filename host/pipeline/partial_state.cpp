@@ -2,10 +2,12 @@
 #include "pipeline/partial_state.hpp"
 
 #include "input_limits.hpp"
+#include "modelfile/file_models.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -25,18 +27,54 @@ constexpr char magic[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-
 constexpr char magic_v3[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '3', '\n', '\0', '\0'};
 constexpr char magic_v2[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '2', '\n', '\0', '\0'};
 
+/// the keys of [run] that change no result: left out of the identity
+constexpr const char* unhashed_run_keys[] = {"out", "threads", "chunk", "backend"};
+
+/** Whether `key` (a dotted config key) is one of them. */
+bool outside_identity(const std::string& key) {
+    for (const char* k : unhashed_run_keys)
+        if (key == std::string("run.") + k) return true;
+    return false;
+}
+
 } // namespace
 
 RunIdentity run_identity(const RunConfig& cfg) {
     nlohmann::json j = cfg.resolved_json();
-    for (const char* key : {"out", "threads", "chunk", "backend"}) j["run"].erase(key);
+    for (const char* key : unhashed_run_keys) j["run"].erase(key);
+    // NOTE: the resolved config names a model file's (or an inline model's) model only by its name: its canonical
+    // text goes in too, so an edit of the file between two parts, or before a resume, makes another run; a built-in
+    // model adds nothing. The model is the one that runs under the name (a model file's replaces a built-in model).
+    const modelfile::FileModel* model = modelfile::find_registered(cfg.model.name);
+    if (model) j["model"]["text"] = model->text;
     const std::string text = j.dump(); // object keys sorted: the same configuration, the same text
     RunIdentity id;
     id.version = nhvk_version;
     id.config_hash = bytes::fnv1a64(text.data(), text.size());
+    id.model_hash = model ? bytes::fnv1a64(model->text.data(), model->text.size()) : 0u;
     id.trajectories = cfg.members(); // a sweep's: every point's members
     id.seed = static_cast<std::uint64_t>(cfg.run.seed);
     return id;
+}
+
+std::string model_file_of(const RunConfig& cfg) {
+    const modelfile::FileModel* model = modelfile::find_registered(cfg.model.name);
+    // NOTE: an inline model's source is the config itself
+    return model && model->source != cfg.source_path ? model->source : std::string();
+}
+
+bool same_config_source(const ConfigSource& a, const ConfigSource& b) {
+    // NOTE: the overrides of keys outside the identity (--out above all, which differs between parts) do not count
+    auto kept = [](const ConfigSource& s) {
+        std::vector<std::string> v = s.sets;
+        for (const OptionOverride& o : s.options)
+            v.push_back(o.key + (o.is_string ? "=\"" : "=") + o.value); // options apply after every --set
+        v.erase(std::remove_if(v.begin(), v.end(),
+                               [](const std::string& x) { return outside_identity(x.substr(0, x.find('='))); }),
+                v.end());
+        return v;
+    };
+    return a.text == b.text && kept(a) == kept(b);
 }
 
 std::string hash_text(std::uint64_t h) {

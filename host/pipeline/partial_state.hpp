@@ -34,13 +34,23 @@ struct ConfigSource {
 };
 
 /** @brief What makes two parts parts of the same run: the version, and a hash of the resolved configuration
- *         without the keys that do not change any result (run.out, run.threads, run.chunk, run.backend). */
+ *         without the keys that do not change any result (run.out, run.threads, run.chunk, run.backend), with the
+ *         canonical text of its model when that is a model file or an inline model. */
 struct RunIdentity {
     std::string version;
     std::uint64_t config_hash = 0;
     std::uint64_t trajectories = 0, seed = 0;
+    /// the model's canonical text alone (0: a built-in model), for messages; not kept in state files
+    std::uint64_t model_hash = 0;
 };
 RunIdentity run_identity(const RunConfig& cfg);
+/** @brief The model file that `cfg`'s model was read from (an input of the run), or empty: a built-in or inline
+ *         model. */
+std::string model_file_of(const RunConfig& cfg);
+/** @brief Whether two runs were given the same configuration: its text, and its `--set` overrides and options but
+ *         those of keys outside the identity (`--out`). When they were and their config hashes still differ, the
+ *         model file that the configuration names differed. */
+bool same_config_source(const ConfigSource& a, const ConfigSource& b);
 /** @brief The hash as 16 hex digits (run.log, summary.json, messages). */
 std::string hash_text(std::uint64_t h);
 

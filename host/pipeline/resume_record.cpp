@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "pipeline/resume_record.hpp"
 
+#include "input_limits.hpp"
 #include "pipeline/output_folder.hpp"
 
 #include <cstdio>
@@ -52,8 +53,8 @@ void ResumeRecord::tidy(const fs::path& dir, bool resume, int ranks) {
                             "); resume with the same number of ranks, or run without --resume to start over");
 }
 
-std::optional<PartialState> ResumeRecord::read(const RunIdentity& id, IndexRange range, int shard_index,
-                                               int shard_count) {
+std::optional<PartialState> ResumeRecord::read(const RunIdentity& id, const ConfigSource& source, IndexRange range,
+                                               int shard_index, int shard_count) {
     std::error_code ec;
     if (!fs::exists(path_, ec)) return std::nullopt;
     // NOTE: a record that cannot be read (damaged, truncated, of another version, unreadable) is a usage error like
@@ -64,6 +65,13 @@ std::optional<PartialState> ResumeRecord::read(const RunIdentity& id, IndexRange
     } catch (const std::exception& e) {
         throw unusable_resume(e);
     }
+    if (st.id.config_hash != id.config_hash && st.id.trajectories == id.trajectories && st.id.seed == id.seed &&
+        same_config_source(st.source, source))
+        throw ResumeRefused("--resume: the resume record '" + clip(path_.string()) +
+                            "' was written by a run of the same configuration with another model: the model file "
+                            "it names has changed since (config hash " +
+                            hash_text(st.id.config_hash) + ", this run's " + hash_text(id.config_hash) +
+                            "); run without --resume to start over, or restore the model file as it was");
     if (st.id.config_hash != id.config_hash || st.id.trajectories != id.trajectories || st.id.seed != id.seed)
         throw ResumeRefused("--resume: the resume record '" + path_.string() +
                             "' was written by a run of another configuration (config hash " +

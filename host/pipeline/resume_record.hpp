@@ -43,7 +43,8 @@ public:
     /** @brief The record to go on from, checked to be of this run (`id`) and of the same split (`range`, the shard,
      *         the number of ranks); none when the folder holds no record of this process. Throws `ResumeRefused`
      *         when the record cannot be read or belongs to another run or split (everything is left as it is). */
-    std::optional<PartialState> read(const RunIdentity& id, IndexRange range, int shard_index, int shard_count);
+    std::optional<PartialState> read(const RunIdentity& id, const ConfigSource& source, IndexRange range,
+                                     int shard_index, int shard_count);
     /** @brief Writes `state` as the record, atomically. */
     void write(const PartialState& state);
     /** @brief True when a record of this run exists: written by it, or the one it resumed from. */
