@@ -25,10 +25,9 @@ double precision_epsilon(Precision p) { return p == Precision::f32 ? 1.192092895
 /** @brief The d_q below which two integrations of coinciding dynamics cannot be told apart, for states and time
  *         scales of order 1: the tolerance each is held to (dopri5: rtol; rk4: its local error dt⁴), at least 10 ε.
  *
- *  NOTE: it was ε · max_steps, every allowed step adding a rounding: 0.017 in float, where a real t² divergence of
- *  6e-5 (quickstart: p and C as in double) was called rounding. Measured floors of coinciding dynamics
- *  (sphere_holonomic, rigid_pair, 100 members, the fit window's largest median): 1e-12 and 2e-13 at rtol 1e-10 in
- *  double, 1.7e-7 and 1.3e-7 at rtol 1e-6 in float (ε = 1.2e-7), each under this floor. */
+ *  NOTE: not ε · max_steps: that lets every allowed step add a rounding, 0.017 in float, far above the real
+ *  divergence of a short fit window; two integrations of coinciding dynamics differ by about their tolerance, not by
+ *  max_steps roundings (the measurements are in the commit that made this floor). */
 double accuracy_floor(const IntegratorSettings& s) {
     const double tol = s.method == Method::rk4 ? std::pow(s.dt, 4) : s.rtol;
     return std::max(tol, 10.0 * precision_epsilon(s.precision));
