@@ -187,25 +187,20 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
                     r.integrated() < 1000u * static_cast<std::uint64_t>(r.replicas))
                     os << " of fewer than 1000 members: p's interval runs narrow, see README Error bars";
                 os << "]";
-            }
+            } else if (!r.growth_interval_withheld.empty() && std::isfinite(f->slope))
+                os << " [" << r.growth_interval_withheld << "]";
+            if (const std::string why = fit_undefined_reason(cfg, r, q); !why.empty()) os << " (" << why << ")";
             if (f->points > 0) os << "; fit R² " << f->r_squared << ", " << f->points << " points";
             if (r.growth_at_rounding_level && f == &r.growth_fit_q)
                 os << "; the divergence is at rounding level there (median d_q <= " << f->max_median
                    << "): p and C mean nothing";
             os << "\n";
         }
-        os << "  onset (d_q > " << cfg.onset_threshold << "): ";
-        if (r.onset_times().count == 0) os << "no member crossed it (never " << r.onset.never << ")";
-        else
-            os << "median t = " << r.onset_times().p50 << " over " << r.onset_times().count << " crossings, never "
-               << r.onset.never;
-        if (r.onset.censored > 0) os << ", censored by a failure " << r.onset.censored;
+        os << "  onset (d_q > " << cfg.onset_threshold << "): " << onset_text(cfg, r) << "\n";
+        os << "  energy balance residual (relative): " << balance_max_text(r);
+        if (r.balance_flagged) os << "; WARNING: " << balance_flag_text(cfg, r);
         os << "\n";
-        os << "  energy balance residual (relative): max " << r.max_over_times(metric_balance_nh);
-        if (r.balance_flagged)
-            os << "; WARNING: above diagnostics.balance_tolerance = " << cfg.balance_tolerance
-               << ": a numerical problem (loose tolerance, projection, stiffness)";
-        os << "\n";
+        if (!r.nonfinite_warning.empty()) os << "  WARNING: " << r.nonfinite_warning << "\n";
     }
     if (!r.exact_quantiles && r.outside_range() > 0)
         os << "  warning: " << r.outside_range() << " values lie more than " << r.histogram_window_decades

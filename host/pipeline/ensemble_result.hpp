@@ -57,11 +57,17 @@ struct EnsembleResult {
     /// how those intervals were made: "jackknife" (delete one group), "batch_means" (the groups' own fits, where the
     /// groups' values are not on the host), empty without groups
     std::string growth_interval_method;
+    /// why the four intervals above are NaN although there are replica groups (a group with fewer than
+    /// stats::min_group_members members in the fit window); empty when they are reported or there are no groups
+    std::string growth_interval_withheld;
+    /// why the std's intervals are NaN at some series of d_q and d_v (a group with fewer than
+    /// stats::min_group_members members there); empty when every such series has one or there are no groups
+    std::string std_interval_withheld;
     /// each replica group's exponent and amplitude (its own medians' fit), in group order
     std::vector<double> replica_growth_q, replica_growth_v, replica_amplitude_q, replica_amplitude_v;
-    /// the largest median of d_q in the fit window is below ε · integrator.max_steps (the rounding a run of at most
-    /// max_steps steps can accumulate, states of order 1): the divergence may be rounding noise there and its
-    /// exponent means nothing
+    /// the largest median of d_q in the fit window is below max(rtol (rk4: dt⁴), 10 ε) (what two integrations of
+    /// coinciding dynamics can differ by, states of order 1): the divergence may be rounding or integration noise
+    /// there and its exponent means nothing
     bool growth_at_rounding_level = false;
     /// the two dynamics coincide for this ensemble over the fit window (t0, growth_t_max]: "exact" (d_q = 0 for every
     /// member at every output time there) or "rounding_level" (growth_at_rounding_level); empty when they do not
@@ -96,8 +102,13 @@ struct EnsembleResult {
     /** @brief The largest `max` of `metric` over every output time (NaN when no time has a finite one). */
     double max_over_times(int metric) const;
     bool alive_population = true; ///< per-time statistics over the members alive at each time (else survivors)
-    /// max_over_times(metric_balance_nh) above diagnostics.balance_tolerance
+    /** @brief The most members with a non-finite value of `metric` at one output time (SeriesSummary::nonfinite:
+     *         counted, left out of the statistics). */
+    std::uint64_t nonfinite_over_times(int metric) const;
+    /// max_over_times(metric_balance_nh) above diagnostics.balance_tolerance, or a non-finite balance_nh anywhere
     bool balance_flagged = false;
+    /// which metrics were non-finite for some members and what that means; empty when every value was finite
+    std::string nonfinite_warning;
     std::uint64_t failed() const { return requested - valid - diverged; }
 
     // How it was produced (summary.json "job").

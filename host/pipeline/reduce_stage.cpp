@@ -20,6 +20,18 @@ namespace {
 std::size_t exact_budget_bytes(const RunConfig& cfg) {
     return static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u;
 }
+/** @brief The unit roundoff ε of the integration's precision. */
+double precision_epsilon(Precision p) { return p == Precision::f32 ? 1.1920928955078125e-07 : 2.220446049250313e-16; }
+/** @brief The d_q below which two integrations of coinciding dynamics cannot be told apart, for states and time
+ *         scales of order 1: the tolerance each is held to (dopri5: rtol; rk4: its local error dt⁴), at least 10 ε.
+ *
+ *  NOTE: not ε · max_steps: that lets every allowed step add a rounding, 0.017 in float, far above the real
+ *  divergence of a short fit window; two integrations of coinciding dynamics differ by about their tolerance, not by
+ *  max_steps roundings (the measurements are in the commit that made this floor). */
+double accuracy_floor(const IntegratorSettings& s) {
+    const double tol = s.method == Method::rk4 ? std::pow(s.dt, 4) : s.rtol;
+    return std::max(tol, 10.0 * precision_epsilon(s.precision));
+}
 } // namespace
 
 ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r, std::size_t budget_bytes)
@@ -235,13 +247,15 @@ void ReduceStage::finish() {
     replica_intervals(replica_series, rel_t);
     r_.alive_population = cfg_.alive_population;
     const double balance = r_.max_over_times(metric_balance_nh);
-    r_.balance_flagged = std::isfinite(balance) && balance > cfg_.balance_tolerance;
-    const double eps = cfg_.integrator.precision == Precision::f32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
-    // NOTE: rounding can accumulate to about ε per step, and a run takes at most max_steps steps (states of order 1)
-    r_.growth_at_rounding_level =
-        r_.growth_fit_q.points > 0 && r_.growth_fit_q.max_median < eps * static_cast<double>(cfg_.integrator.max_steps);
+    // NOTE: a non-finite balance is flagged too: max_over_times sees only the finite values, so a model whose energy
+    // is NaN for some members (log of a negative number) showed a clean maximum over the rest
+    r_.balance_flagged =
+        (std::isfinite(balance) && balance > cfg_.balance_tolerance) || r_.nonfinite_over_times(metric_balance_nh) > 0u;
+    nonfinite_warning();
+    const double floor = accuracy_floor(cfg_.integrator);
+    r_.growth_at_rounding_level = r_.growth_fit_q.points > 0 && r_.growth_fit_q.max_median < floor;
     populations();
-    coincidence(eps * static_cast<double>(cfg_.integrator.max_steps));
+    coincidence(floor);
 }
 
 namespace {
@@ -267,14 +281,60 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
     const auto group = [&](std::size_t g, std::size_t s0) -> const stats::SeriesSummary& {
         return rs[shape_.replica_series(g, s0) - shape_.base];
     };
+    r_.growth_interval_withheld.clear();
+    r_.std_interval_withheld.clear();
+    // the fewest members of any group in row s0
+    const auto fewest = [&](std::size_t s0) {
+        std::uint64_t n = std::numeric_limits<std::uint64_t>::max();
+        for (std::size_t g = 0; g < R; ++g) n = std::min(n, group(g, s0).count);
+        return n;
+    };
     std::vector<double> v(R);
+    std::size_t withheld = 0, fewest_std = std::numeric_limits<std::size_t>::max();
     for (std::size_t s0 = 0; s0 < shape_.replicated; ++s0) {
-        for (std::size_t g = 0; g < R; ++g) v[g] = group(g, s0).std;
         stats::SeriesSummary& pooled = r_.series[s0];
+        const std::uint64_t n = fewest(s0);
+        if (n < stats::min_group_members) {
+            // NOTE: std_se, std_lo, std_hi stay NaN (finalize's); the run says why once for all such series
+            ++withheld;
+            fewest_std = std::min<std::size_t>(fewest_std, static_cast<std::size_t>(n));
+            continue;
+        }
+        for (std::size_t g = 0; g < R; ++g) v[g] = group(g, s0).std;
         const stats::ReplicaInterval iv = stats::replica_interval(pooled.std, v);
         pooled.std_se = iv.se;
-        pooled.std_lo = iv.lo;
+        // NOTE: a standard deviation is never negative; t·se can exceed it with few groups (2 groups: t = 12.7)
+        pooled.std_lo = std::isfinite(iv.lo) ? std::max(0.0, iv.lo) : iv.lo;
         pooled.std_hi = iv.hi;
+    }
+    if (withheld > 0) {
+        std::ostringstream os;
+        os << "no interval of the std at " << withheld << " of the " << shape_.replicated
+           << " series of d_q and d_v: a replica group held " << fewest_std << " member" << (fewest_std == 1 ? "" : "s")
+           << " there (of " << R << " groups), fewer than the " << stats::min_group_members << " an interval needs";
+        r_.std_interval_withheld = os.str();
+    }
+    // The growth law's intervals read every group at every output time of the fit window.
+    std::uint64_t fewest_fit = std::numeric_limits<std::uint64_t>::max();
+    double fewest_at = nan;
+    for (int metric : {metric_dq, metric_dv})
+        for (std::size_t i = 0; i < nt && R > 0u; ++i) {
+            if (!(rel_t[i] > 0.0 && rel_t[i] <= t_max)) continue;
+            const std::uint64_t n = fewest(static_cast<std::size_t>(metric) * nt + i);
+            if (n < fewest_fit) {
+                fewest_fit = n;
+                fewest_at = cfg_.times[i];
+            }
+        }
+    const bool fit_withheld = R > 0u && fewest_fit < stats::min_group_members;
+    if (fit_withheld) {
+        std::ostringstream os;
+        os << std::setprecision(4) << "no sampling interval: of the statistics.replicas = " << R
+           << " replica groups the smallest holds " << fewest_fit << " member" << (fewest_fit == 1u ? "" : "s")
+           << " (at t = " << fewest_at << " in the fit window), fewer than the " << stats::min_group_members
+           << " an interval needs (" << r_.integrated()
+           << " members integrated: lower statistics.replicas or raise run.trajectories)";
+        r_.growth_interval_withheld = os.str();
     }
     // Each group's own fit (reported, and the batch means' intervals), then the fits that leave one group out.
     std::vector<double> med(nt), log_c(R);
@@ -298,6 +358,11 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
     own_fits(metric_dv, r_.growth_fit_v, r_.replica_growth_v, r_.replica_amplitude_v, r_.growth_ci_v,
              r_.amplitude_ci_v);
     if (R == 0u) return;
+    if (fit_withheld) {
+        // NOTE: the groups' own fits stay (group_exponents), but no interval is made of them
+        r_.growth_ci_q = r_.growth_ci_v = r_.amplitude_ci_q = r_.amplitude_ci_v = {0u, nan, nan, nan};
+        return;
+    }
     r_.growth_interval_method = "batch_means";
     // NOTE: the delete-one-group jackknife: each fit leaves out one group, so it sees (R − 1)/R of the ensemble rather
     // than 1/R, and its spread follows the pooled fit's sampling error where the groups are small, as the groups' own
@@ -355,6 +420,31 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
     }
 }
 
+void ReduceStage::nonfinite_warning() {
+    std::ostringstream os;
+    bool energy = false, other = false;
+    for (int m = 0; m < metric_count; ++m) {
+        const std::uint64_t n = r_.nonfinite_over_times(m);
+        if (n == 0u) continue;
+        os << (os.tellp() > 0 ? ", " : "") << metric_name(m) << " (" << n << ")";
+        const MetricGroup g = metric_info(m).group;
+        if (g == MetricGroup::divergence || g == MetricGroup::residual) other = true;
+        else energy = true;
+    }
+    r_.nonfinite_warning.clear();
+    if (os.tellp() == 0) return;
+    std::string why;
+    if (energy)
+        why = "the energy E = v·L_v − L or the work integrals are NaN or infinite at those members' states (the "
+              "Lagrangian or a force is not finite there: a log or sqrt of a negative number, a division by 0)";
+    if (other)
+        why += std::string(why.empty() ? "" : "; ") +
+               "a divergence or constraint residual is NaN or infinite although the member's integration ended ok";
+    r_.nonfinite_warning = "non-finite values, most members at one output time per metric: " + os.str() + ": " + why +
+                           ". They are left out of the statistics (stats.csv's nonfinite column), so the maxima and "
+                           "quantiles describe only the finite values";
+}
+
 void ReduceStage::coincidence(double rounding) {
     const int nt = static_cast<int>(cfg_.times.size());
     bool any = false, zero = true;
@@ -374,7 +464,8 @@ void ReduceStage::coincidence(double rounding) {
         r_.coincide = "rounding_level";
         os << "the two dynamics coincide for this ensemble to rounding: the median d_q stays at or below "
            << r_.growth_fit_q.max_median << " for t <= " << cfg_.growth_t_max
-           << " (under eps * max_steps = " << rounding << ")";
+           << " (under the integration's accuracy, max(" << (cfg_.integrator.method == Method::rk4 ? "dt^4" : "rtol")
+           << ", 10 eps) = " << rounding << ")";
     } else {
         r_.coincide.clear();
         r_.coincide_statement.clear();
@@ -388,7 +479,16 @@ void ReduceStage::coincidence(double rounding) {
         std::string why;
         for (const auto& st : c["statements"])
             if (st.get<std::string>().find("must coincide") != std::string::npos) why = st.get<std::string>();
+        const double span = cfg_.growth_t_max - cfg_.t0, eps = precision_epsilon(cfg_.integrator.precision);
         if (must.is_boolean() && must.get<bool>() && !why.empty()) os << "; nhvk inspect: " << why;
+        else if (span * span < eps)
+            // NOTE: not the initial states: the two dynamics separate like (t - t0)^2 or (t - t0)^3 at first, and
+            // over a span whose square is below ε the separation stays under the rounding of states of order 1
+            os << "; the constraints do not force it (nhvk inspect: dynamics must coincide: "
+               << (must.is_boolean() ? "no" : "undecided") << "), but the fit window is too short to show a "
+               << "difference: t - t0 <= " << span << ", under sqrt(eps) = " << std::sqrt(eps)
+               << ", and the separation, which grows like (t - t0)^2 or (t - t0)^3 at first, stays under the rounding "
+                  "of the states (raise times.t_end or divergence.growth_t_max)";
         else
             os << "; the constraints do not force it (nhvk inspect: dynamics must coincide: "
                << (must.is_boolean() ? "no" : "undecided")

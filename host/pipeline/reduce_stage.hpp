@@ -62,8 +62,10 @@ private:
     /** @brief The alive fraction per output time, the times flagged below statistics.low_population_fraction, and
      *         the warning of a run where most members failed. */
     void populations();
+    /** @brief The warning of non-finite diagnostics: which metrics, how many members, what it means. */
+    void nonfinite_warning();
     /** @brief Whether d_q says the two dynamics coincide over the fit window (exactly, or below `rounding` in the
-     *         median), and the statement of it with the classification's reason. */
+     *         median: accuracy_floor()), and the statement of it with the classification's reason. */
     void coincidence(double rounding);
 
     /** @brief The replica groups' statistics: the std's interval at every replicated series, and the growth fits of

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iomanip>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -117,6 +118,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
             g["r_squared"] = num(f->r_squared);
         }
         j["growth_exponent"]["interval_method"] = or_null(r.growth_interval_method);
+        j["growth_exponent"]["interval_withheld"] = or_null(r.growth_interval_withheld);
         j["growth_exponent"]["at_rounding_level"] = r.growth_at_rounding_level;
         const stats::SeriesSummary& ot = r.onset_times();
         j["onset"] = {{"crossed", ot.count},
@@ -233,6 +235,13 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
     nlohmann::json& dg = j["diagnostics"];
     dg["balance_tolerance"] = cfg.balance_tolerance;
     dg["balance_flagged"] = r.balance_flagged;
+    dg["balance_flag_reason"] = r.balance_flagged ? nlohmann::json(balance_flag_text(cfg, r)) : nlohmann::json();
+    for (int m = 0; m < metric_count; ++m) dg["nonfinite"][metric_name(m)] = r.nonfinite_over_times(m);
+    dg["nonfinite_definition"] =
+        "per metric: the most members whose value was NaN or infinite at one output time; they are left out of the "
+        "statistics (stats.csv's nonfinite column per time), so a maximum covers only the finite values. Any in "
+        "balance_nh sets balance_flagged";
+    dg["nonfinite_warning"] = or_null(r.nonfinite_warning);
     j["growth_exponent"]["q"] = num(r.growth_q);
     j["growth_exponent"]["v"] = num(r.growth_v);
     j["growth_exponent"]["t_max"] = cfg.growth_t_max;
@@ -254,6 +263,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
         fit["ci95"] = {num(f->ci_low), num(f->ci_high)};
         fit["amplitude_ci95"] = {num(f->amplitude_ci_low), num(f->amplitude_ci_high)};
         fit["max_median"] = num(f->max_median);
+        fit["undefined_because"] = or_null(fit_undefined_reason(cfg, r, f == &r.growth_fit_q));
     }
     nlohmann::json& smp = j["growth_exponent"]["sampling"];
     smp["replicas"] = r.replicas;
@@ -263,6 +273,8 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
         "exponent 95 % with 200 members per group and 95-98.5 % with 2000, amplitude 92.5-94.5 %; batch means, "
         "exponent about 90 % with 200 members per group (read it as too narrow there) and 96 % with 2000";
     smp["interval_method"] = or_null(r.growth_interval_method);
+    smp["min_group_members"] = stats::min_group_members;
+    smp["withheld"] = or_null(r.growth_interval_withheld);
     smp["method"] =
         "replica groups: the members are split into statistics.replicas groups by trajectory index mod R (the same "
         "under any chunking, thread count, MPI ranks, shards and resume). interval_method jackknife: each of R fits "
@@ -270,7 +282,9 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
         "batch_means (only where a leave-one-out fit is not finite): each group's own medians are fitted, se = "
         "sd(group fits)/sqrt(g). ci95 = pooled value -/+ t(0.975, R - 1) se; the amplitude's on log C (se_log), then "
         "exponentiated. group_exponents and group_amplitudes are the groups' own fits in both cases. These measure "
-        "the ensemble's sampling error; null without replica groups (statistics.replicas = 0)";
+        "the ensemble's sampling error; null without replica groups (statistics.replicas = 0), and null with the "
+        "reason in 'withheld' where a group holds fewer than min_group_members members at an output time of the fit "
+        "window";
     for (const auto& [name, p, c, ps, cs] :
          {std::tuple<const char*, const stats::ReplicaInterval*, const stats::ReplicaInterval*,
                      const std::vector<double>*, const std::vector<double>*>{
@@ -301,6 +315,15 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
     on["quantiles"] = {
         {"p05", num(ot.p05)}, {"p25", num(ot.p25)}, {"p50", num(ot.p50)}, {"p75", num(ot.p75)}, {"p95", num(ot.p95)}};
     on["mean"] = num(ot.mean);
+    const OnsetBracket ob = onset_bracket(cfg, r);
+    on["p50_bracket"] = {num(ob.lo), num(ob.hi)};
+    on["p50_resolution"] = num(ob.hi - ob.lo);
+    on["p50_resolved"] = std::isfinite(ob.lo) ? nlohmann::json(!ob.first) : nlohmann::json();
+    on["resolution_definition"] =
+        "p50_bracket: the output times t_{i-1} < p50 <= t_i around the median onset (t_{-1} = t0), p50_resolution "
+        "their spacing: the onset is interpolated between them, so it is known to about that. p50_resolved is false "
+        "when the median falls before the first output time, where d_q is interpolated linearly from 0 at t0 "
+        "whatever its law (add output times there)";
     on["definition"] =
         "onset time: where d_q first rises through the threshold, interpolated between the two output times that "
         "bracket the crossing (linear in log d_q against log(t - t0); linear where the earlier d_q is 0); counts[i]: "
@@ -332,7 +355,11 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
         "Student t, se = std/sqrt(n); quantiles: distribution-free, the order statistics x_(l), x_(u) with l, u from "
         "the binomial law of the count below the quantile (>= 95 % for any continuous law; null where n is too small), "
         "se = (hi - lo)/3.92, exact or interpolated in the histogram like the quantiles; std of d_q and d_v: the "
-        "replica groups as in growth_exponent.sampling (null for other metrics)";
+        "replica groups' stds, batch means as in growth_exponent.sampling, the lower bound clipped at 0 (null for "
+        "other metrics, and where a group holds fewer than growth_exponent.sampling.min_group_members members: "
+        "std_interval_withheld says where). std itself is the sample (n - 1) standard deviation, null where count < 2 "
+        "(one member has none)";
+    j["statistics"]["std_interval_withheld"] = or_null(r.std_interval_withheld);
     if (!r.exact_quantiles) j["statistics"]["histogram_relative_resolution"] = r.histogram_resolution;
     j["statistics"]["histogram_range"] = {r.histogram_lo, r.histogram_hi};
     j["statistics"]["histogram_window_decades"] = r.histogram_window_decades;
@@ -571,6 +598,108 @@ std::string population_text(const RunConfig& cfg, const EnsembleResult& r, bool 
     return text + os.str();
 }
 
+OnsetBracket onset_bracket(const RunConfig& cfg, const EnsembleResult& r) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double m = r.onset_times().p50;
+    if (r.onset_times().count == 0u || !std::isfinite(m)) return {nan, nan, false};
+    for (std::size_t i = 0; i < r.times.size(); ++i)
+        if (m <= r.times[i]) return {i == 0 ? cfg.t0 : r.times[i - 1], r.times[i], i == 0};
+    return {nan, nan, false};
+}
+
+std::string onset_text(const RunConfig& cfg, const EnsembleResult& r) {
+    std::ostringstream os;
+    os << std::setprecision(4);
+    const stats::SeriesSummary& ot = r.onset_times();
+    if (ot.count > 0u) {
+        const OnsetBracket b = onset_bracket(cfg, r);
+        os << "median t = " << ot.p50 << " over " << ot.count << " crossings, never " << r.onset.never;
+        if (r.onset.censored > 0) os << ", censored by a failure " << r.onset.censored;
+        // NOTE: the onset is interpolated between two output times; how far apart they are is its resolution, and
+        // before the first output time d_q is interpolated from 0 at t0, which says nothing of the law in between
+        if (std::isfinite(b.lo)) {
+            os << "; resolution " << b.hi - b.lo << " (the output times around the median, t = " << b.lo << " to "
+               << b.hi << ")";
+            if (b.first)
+                os << "; NOT RESOLVED: the median falls before the first output time, where the crossing is "
+                      "interpolated linearly from d_q = 0 at t0 (add output times before it)";
+        }
+        return os.str();
+    }
+    // NOTE: say who is missing: a member stopped at divergence.stop_at crossed first (stop_at > threshold), but the
+    // survivors population leaves it out; a failed one is censored (alive) or left out (survivors)
+    const std::uint64_t failed = r.failed();
+    if (r.onset.never == 0u && r.onset.censored == 0u && r.diverged + failed > 0u) {
+        os << "no member counted:";
+        const char* sep = " ";
+        if (r.diverged > 0u && !r.alive_population) {
+            os << sep << r.diverged << " stopped at divergence.stop_at = " << cfg.stop_at
+               << " (after crossing the threshold, which is below it) and population 'survivors' counts only the "
+                  "members that reached t_end";
+            sep = "; ";
+        }
+        if (failed > 0u) os << sep << failed << " failed (no onset counted)";
+        return os.str();
+    }
+    os << "no member crossed it (never " << r.onset.never;
+    if (r.onset.censored > 0) os << ", censored by a failure " << r.onset.censored;
+    if (r.diverged > 0u && !r.alive_population)
+        os << "; " << r.diverged << " stopped at divergence.stop_at left out by population 'survivors'";
+    os << ")";
+    return os.str();
+}
+
+std::string fit_undefined_reason(const RunConfig& cfg, const EnsembleResult& r, bool q) {
+    const stats::GrowthFit& f = q ? r.growth_fit_q : r.growth_fit_v;
+    if (std::isfinite(f.slope)) return "";
+    std::size_t window = 0, empty = 0, zero = 0;
+    for (std::size_t i = 0; i < r.times.size(); ++i) {
+        const double t = r.times[i] - cfg.t0;
+        if (!(t > 0.0 && t <= cfg.growth_t_max - cfg.t0)) continue;
+        ++window;
+        const stats::SeriesSummary& m = r.at(q ? metric_dq : metric_dv, static_cast<int>(i));
+        if (m.count == 0u) ++empty;
+        else if (m.p50 == 0.0) ++zero;
+    }
+    std::ostringstream os;
+    os << std::setprecision(4) << "p and C undefined: ";
+    if (window < 2u)
+        os << "the fit window t0 < t <= " << cfg.growth_t_max << " holds " << window << " output time"
+           << (window == 1u ? "" : "s") << " and a slope needs 2 (more times.count, or a larger "
+           << "divergence.growth_t_max)";
+    else
+        os << "only " << f.points << " of the " << window << " output times in the fit window have a positive, "
+           << "finite median " << (q ? "d_q" : "d_v") << " and a slope needs 2 (" << empty
+           << " have no member counted, " << zero << " a median of 0: more than half the members have not separated)";
+    return os.str();
+}
+
+std::string balance_flag_text(const RunConfig& cfg, const EnsembleResult& r) {
+    const double m = r.max_over_times(metric_balance_nh);
+    std::string text;
+    if (std::isfinite(m) && m > cfg.balance_tolerance)
+        text = "above diagnostics.balance_tolerance = " + md_num(cfg.balance_tolerance) +
+               ": a numerical problem (loose tolerance, projection, stiffness)";
+    if (r.nonfinite_over_times(metric_balance_nh) > 0u)
+        text += std::string(text.empty() ? "" : "; ") +
+                "not finite for some members: the energy is not defined at their states (see the non-finite warning)";
+    return text;
+}
+
+std::string balance_max_text(const EnsembleResult& r) {
+    const double m = r.max_over_times(metric_balance_nh);
+    std::ostringstream os;
+    os << std::setprecision(4);
+    if (std::isfinite(m)) os << "max " << m;
+    else if (r.nonfinite_over_times(metric_balance_nh) == 0u) os << "no value (no member counted)";
+    else os << "no finite value";
+    const std::uint64_t n = r.nonfinite_over_times(metric_balance_nh);
+    if (n > 0u)
+        os << (std::isfinite(m) ? " over the finite values; " : "; ") << "not finite for " << n << " member"
+           << (n == 1u ? "" : "s") << " at an output time";
+    return os.str();
+}
+
 std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
     std::ostringstream os;
     const int nt = static_cast<int>(r.times.size());
@@ -614,9 +743,12 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
         const bool q = f == &r.growth_fit_q;
         const stats::ReplicaInterval& pc = q ? r.growth_ci_q : r.growth_ci_v;
         const stats::ReplicaInterval& cc = q ? r.amplitude_ci_q : r.amplitude_ci_v;
+        if (const std::string why = fit_undefined_reason(cfg, r, q); !why.empty()) os << " (" << why << ")";
         if (std::isfinite(pc.lo))
             os << "; sampling 95 % intervals from " << pc.groups << " replica groups: p " << md_num(pc.lo) << " to "
                << md_num(pc.hi) << " (se " << md_num(pc.se) << "), C " << md_num(cc.lo) << " to " << md_num(cc.hi);
+        else if (!r.growth_interval_withheld.empty() && std::isfinite(f->slope))
+            os << "; " << r.growth_interval_withheld;
         if (std::isfinite(f->ci_low))
             os << " (fit-scatter 95 % intervals: p " << md_num(f->ci_low) << " to " << md_num(f->ci_high) << ", C "
                << md_num(f->amplitude_ci_low) << " to " << md_num(f->amplitude_ci_high) << "; R² "
@@ -624,18 +756,12 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
         if (r.growth_at_rounding_level && f == &r.growth_fit_q) os << "; **at rounding level: p and C mean nothing**";
         os << "\n";
     }
-    os << "- onset (d_q > " << md_num(cfg.onset_threshold) << ", interpolated): ";
-    if (r.onset_times().count == 0) os << "no member crossed it (never " << r.onset.never << ")";
-    else
-        os << "median t = " << md_num(r.onset_times().p50) << " over " << r.onset_times().count << " crossings, never "
-           << r.onset.never;
-    if (r.onset.censored > 0) os << ", censored by a failure " << r.onset.censored;
-    os << "\n";
-    os << "- energy balance residual (relative, nonholonomic): max " << md_num(r.max_over_times(metric_balance_nh))
-       << (r.balance_flagged ? " — **above diagnostics.balance_tolerance " + md_num(cfg.balance_tolerance) +
-                                   ": a numerical problem (loose tolerance, projection, stiffness)**"
+    os << "- onset (d_q > " << md_num(cfg.onset_threshold) << ", interpolated): " << onset_text(cfg, r) << "\n";
+    os << "- energy balance residual (relative, nonholonomic): " << balance_max_text(r)
+       << (r.balance_flagged ? " — **" + balance_flag_text(cfg, r) + "**"
                              : std::string(" (tolerance ") + md_num(cfg.balance_tolerance) + ")")
        << "\n";
+    if (!r.nonfinite_warning.empty()) os << "- **warning: " << r.nonfinite_warning << "**\n";
     os << "- statistics over the members " << (r.alive_population ? "alive at each time" : "that reached t_end")
        << "\n";
     os << "- population: " << population_text(cfg, r, true) << "\n";

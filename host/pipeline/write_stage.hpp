@@ -80,6 +80,26 @@ std::vector<std::uint64_t> saved_trajectory_indices(const std::string& bytes, co
  *         `statistics.low_population_fraction` of the members integrated (summary.md, bold with `markdown`; stderr). */
 std::string population_text(const RunConfig& cfg, const EnsembleResult& r, bool markdown);
 
+/** @brief The output times around the median onset: t_{i-1} < p50 <= t_i (t_{-1} = t0), which bound how well the
+ *         interpolated onset is resolved; NaN without a crossing. `first`: the bracket is (t0, t_0], where d_q
+ *         is interpolated linearly from 0 at t0 and the onset is not resolved. */
+struct OnsetBracket {
+    double lo, hi;
+    bool first;
+};
+OnsetBracket onset_bracket(const RunConfig& cfg, const EnsembleResult& r);
+/** @brief The onset line's text after "onset (d_q > threshold): " (stderr and summary.md): the median with its
+ *         crossings and the resolution of its output times, or why no member crossed. */
+std::string onset_text(const RunConfig& cfg, const EnsembleResult& r);
+/** @brief Why the growth fit of d_q (`q`) or d_v has no exponent (the fit window's output times, or its medians);
+ *         empty when it has one. */
+std::string fit_undefined_reason(const RunConfig& cfg, const EnsembleResult& r, bool q);
+/** @brief The energy balance line's text after "energy balance residual (relative): " (stderr and summary.md): the
+ *         largest finite value, or that there is none. */
+std::string balance_max_text(const EnsembleResult& r);
+/** @brief Why `balance_flagged` is set: above diagnostics.balance_tolerance, or not finite for some members. */
+std::string balance_flag_text(const RunConfig& cfg, const EnsembleResult& r);
+
 /** @brief The short Markdown summary of a run (`summary.md`, `--summary-md FILE`): metadata, counts, growth
  *         exponent with its fit, onset, largest residuals and drifts, and d_q/d_v quantiles at five output times. */
 std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r);

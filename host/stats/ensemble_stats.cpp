@@ -1052,7 +1052,9 @@ std::vector<SeriesSummary> EnsembleAccumulator::finalize(const OrderStatistics& 
         }
         const MeanStd ms = mean_std(p.sum, p.sum_sq, p.count); // deterministic: function of the exact sums
         r.mean = ms.mean;
-        r.std = ms.std;
+        // NOTE: the sample (n − 1) standard deviation of one value is 0/0: undefined, not 0 (a 0 would read as "no
+        // spread" and made replica groups of one member look perfectly alike)
+        r.std = p.count > 1u ? ms.std : nan;
         r.min = p.min;
         r.max = p.max;
         if (p.count > 1u) {

@@ -31,10 +31,10 @@ struct ChunkView; // nhvk/stats/chunk_reduce.hpp
  * @brief Statistics of one series (one metric at one output time) over the valid trajectories.
  *
  * count == 0 (no valid finite value): every double is NaN, which the JSON writer prints as null. count == 1: std is
- * 0 and every quantile equals the value. mean is Σx/n correctly rounded; std is the sample (n−1) standard deviation
- * from the exact n·Σx² − (Σx)² (see mean_std()); quantiles use the type-7 definition (numpy's default), exact when
- * `exact`, else interpolated in the signed log histogram (within histogram_relative_resolution() of the order
- * statistics they interpolate, for values in the histogram's windows; see histogram_quantiles()).
+ * NaN (one value has no sample std) and every quantile equals the value. mean is Σx/n correctly rounded; std is the
+ * sample (n−1) standard deviation from the exact n·Σx² − (Σx)² (see mean_std()); quantiles are type 7 (numpy's
+ * default), exact when `exact`, else interpolated in the signed log histogram (within histogram_relative_resolution()
+ * of the order statistics they interpolate, for values in the histogram's windows; see histogram_quantiles()).
  */
 struct SeriesSummary {
     std::uint64_t count;     ///< valid trajectories with a finite value
@@ -49,7 +49,8 @@ struct SeriesSummary {
     bool exact; ///< quantiles from the stored values (true) or the histogram (false)
     /// 95 % interval of the mean: mean ∓ t(0.975, n − 1)·mean_se, mean_se = std/√n (NaN below 2 values)
     double mean_se, mean_lo, mean_hi;
-    /// 95 % interval of the std from the replica groups (ReduceStage; NaN for a series without replicas)
+    /// 95 % interval of the std from the replica groups (ReduceStage; NaN for a series without replicas, or where a
+    /// group holds fewer than min_group_members members); std_lo is clipped at 0
     double std_se, std_lo, std_hi;
     /// 95 % distribution-free intervals of the seven quantiles, [x_(l), x_(u)] (quantile_interval_ranks; exact or
     /// interpolated in the histogram like the quantiles), and q_se = (hi − lo)/(2·1.96); NaN where n is too small
@@ -371,6 +372,18 @@ struct ReplicaInterval {
     double se = 0.0, lo = 0.0, hi = 0.0;
 };
 ReplicaInterval replica_interval(double pooled, const std::vector<double>& group_values);
+
+/** @brief The fewest members each replica group must hold in every series an interval reads for the interval to be
+ *         reported (the std's: that series; the growth law's: every output time in the fit window); below it the
+ *         interval is NaN and the run says why. Groups: at least 2 (statistics.replicas), the t quantile pays for
+ *         few of them.
+ *
+ *  NOTE: a group's std needs 2 members, but a group of 1 or 2 makes the batch means the spread of single values and
+ *  the delete-one-group jackknife of a median the delete-1 jackknife, which is inconsistent for a median (it needs
+ *  many members left out at a time): 1000 groups of 200 members gave a zero-width interval, 199 groups one 20 times
+ *  narrower than 10 groups. 10 members is the least at which a group's median and spread mean something; the
+ *  coverage was measured at 200 and 2000 (bench/results/2026-11-24-error-bars.md). */
+inline constexpr std::uint64_t min_group_members = 10;
 /** @brief The delete-one-group jackknife's interval: `leave_one_out[g]` is the statistic of every group but g, and
  *         se² = (g − 1)/g · Σ (x − x̄)² over the g finite values; the same interval as replica_interval otherwise. */
 ReplicaInterval jackknife_interval(double pooled, const std::vector<double>& leave_one_out);

@@ -114,6 +114,7 @@ TEST(IntervalCoverage, TooFewValuesGiveNoInterval) {
     acc.add_chunk(&one, 1, 1, nullptr);
     const SeriesSummary s = acc.finalize()[0];
     EXPECT_EQ(s.mean, 2.0);
+    EXPECT_TRUE(std::isnan(s.std)) << "the sample standard deviation of one value is undefined, not 0";
     EXPECT_TRUE(std::isnan(s.mean_se) && std::isnan(s.mean_lo) && std::isnan(s.q_lo[3]) && std::isnan(s.q_hi[6]));
     EXPECT_TRUE(std::isnan(s.std_lo)) << "the std's interval comes from replica groups, not from one series";
 }
