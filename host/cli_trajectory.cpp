@@ -247,8 +247,8 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     const bool violates = !(worst <= o.constraint_tol * scale);
     if (violates && !o.project) {
         std::ostringstream os;
-        os << "--v0: violates the constraints: max |phi(q0, v0, t0)| = " << worst << " > " << o.constraint_tol
-           << " (pass --project to project v0 onto phi = 0 in the kinetic metric)";
+        os << "--v0: violates the constraints: max |phi(q0, v0, t0)| / |dphi/dv| = " << worst << " > "
+           << o.constraint_tol << " (pass --project to project v0 onto phi = 0 in the kinetic metric)";
         throw UsageError(os.str());
     }
     // NOTE: φ may be a chart of the source's constraints that vanishes where they do not (parallel_velocities with
@@ -309,7 +309,8 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--times", opt->times, "output times: a count N (uniform in (t0, t_end]) or a list t1,t2,...")
         ->capture_default_str();
     cmd->add_flag("--project", opt->project, "project v0 and, after every step, v onto phi = 0");
-    cmd->add_option("--constraint-tol", opt->constraint_tol, "largest |phi(q0,v0)| / max(1,|v0|) accepted")
+    cmd->add_option("--constraint-tol", opt->constraint_tol,
+                    "largest max |phi(q0,v0)| / |dphi/dv| / max(1,|v0|) accepted")
         ->capture_default_str();
     cmd->add_option("--max-steps", opt->max_steps,
                     "attempted-step limit per dynamics (default 100000 + 1000 per output time)");

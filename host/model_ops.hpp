@@ -27,7 +27,8 @@ struct ModelOps {
     TrajectoryResult (*trajectory_cpu)(const TrajectoryRequest& req);
     /** @brief The CSV of `nhvk trajectory` (states, residuals, λ, energies, divergence). */
     void (*write_trajectory_csv)(const TrajectoryRequest& req, const TrajectoryResult& r, std::FILE* out);
-    /** @brief max_ν |φ_ν(q, v, t)| with the given parameters (nullptr: defaults). */
+    /** @brief max_ν |φ_ν(q, v, t)| / |∂φ_ν/∂v| (velocity units, whatever a constraint's scale:
+     *         `scaled_constraint_residual`) with the given parameters (nullptr: defaults). */
     double (*constraint_violation)(const double* params, const double* q, const double* v, double t);
     /** @brief The model's `source_residual` (its constraints as the source states them, independent of `φ`; 0 for a
      *         model whose `φ` is its source's), with the given parameters (nullptr: defaults). */

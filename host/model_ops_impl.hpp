@@ -118,12 +118,16 @@ void write_trajectory_csv_with(const TrajectoryRequest& req, const TrajectoryRes
         const double *qn = row, *vn = row + n, *qk = row + 2 * n, *vk = row + 3 * n, *mu = row + 4 * n;
         std::fprintf(out, "%.17g", t);
         for (int j = 0; j < r.row_size; ++j) std::fprintf(out, ",%.17g", row[j]);
-        double pn[k], pk[k], lam[k];
-        model.constraints(qn, vn, t, pn);
-        model.constraints(qk, vk, t, pk);
+        double lam[k];
         nh_lambda<Eq>(model, qn, vn, t, lam);
-        for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", pn[a]);
-        for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", pk[a]);
+        // NOTE: each φ_ν / |∂φ_ν/∂v| (signed), in velocity units like res_nh and res_vk: the same columns whatever
+        // factor a constraint is written with.
+        for (const auto* state : {row, row + 2 * n}) {
+            const auto cp = eq.constraint_parts(state, state + n, t);
+            double s[k];
+            constraint_row_scales<n, k>(cp.J, s);
+            for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", cp.phi[a] * s[a]);
+        }
         for (int a = 0; a < k; ++a) std::fprintf(out, ",%.17g", lam[a]);
         const StateDiagnostics<double> dn = diagnose_with(eq, qn, vn, t);
         const StateDiagnostics<double> dk = diagnose_with(eq, qk, vk, t, mu);
@@ -142,10 +146,8 @@ template <class M> void write_trajectory_csv(const TrajectoryRequest& req, const
 }
 
 template <class M> double constraint_violation(const double* params, const double* q, const double* v, double t) {
-    const M model = make_model<M>(params);
-    double phi[M::k];
-    model.constraints(q, v, t, phi);
-    return max_abs_residual<M::k>(phi);
+    const auto cp = constraint_parts(make_model<M>(params), q, v, t);
+    return scaled_constraint_residual<M::n, M::k>(cp.phi, cp.J);
 }
 
 template <class M> double source_violation(const double* params, const double* q, const double* v, double t) {

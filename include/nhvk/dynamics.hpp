@@ -282,6 +282,46 @@ template <int N, class T> NHVK_HD NHVK_FORCEINLINE bool all_finite(const T* x) {
     return ok;
 }
 
+/** @brief `sqrt(Σ_j x_j²)` without overflow or underflow of the squares (`x` divided by its largest `|x_j|` first). */
+template <int N, class T> NHVK_HD NHVK_FORCEINLINE T euclidean_norm(const T* x) {
+    T s = T(0);
+    NHVK_UNROLL
+    for (int j = 0; j < N; ++j) s = abs(x[j]) > s ? abs(x[j]) : s;
+    if (!(s > T(0)) || !is_finite(s)) return s;
+    T sum = T(0);
+    NHVK_UNROLL
+    for (int j = 0; j < N; ++j) sum += (x[j] / s) * (x[j] / s);
+    return s * sqrt(sum);
+}
+} // namespace detail
+
+/**
+ * @brief The factor that puts constraint `ν` in velocity units: `1 / |∂φ_ν/∂v|` (the Euclidean norm of row ν of `J`),
+ *        1 where that row is 0 or not finite. `φ_ν / |J_ν|` is, to first order, the distance of `v` from the set
+ *        `φ_ν = 0`: the same for `φ_ν` and `c·φ_ν`, so no tolerance or diagnostic depends on how a constraint is
+ *        scaled (a model file's `1e8*(z' - y*x')` and `z' - y*x'` are one model).
+ */
+template <int N, int K, class T> NHVK_HD NHVK_FORCEINLINE void constraint_row_scales(const T (&J)[K][N], T* s) {
+    NHVK_UNROLL
+    for (int a = 0; a < K; ++a) {
+        const T norm = detail::euclidean_norm<N>(J[a]);
+        // NOTE: a zero row (the constraint is singular here) keeps φ as it is: the projection's solve reports it.
+        s[a] = norm > T(0) && is_finite(norm) ? T(1) / norm : T(1);
+    }
+}
+
+/** @brief `max_ν |φ_ν| / |J_ν|`, the constraint residual in velocity units (`constraint_row_scales`); the first
+ *         non-finite term instead if there is one, as `max_abs_residual`. */
+template <int N, int K, class T>
+NHVK_HD NHVK_FORCEINLINE T scaled_constraint_residual(const T (&phi)[K], const T (&J)[K][N]) {
+    T s[K > 0 ? K : 1], r[K > 0 ? K : 1];
+    constraint_row_scales<N, K>(J, s);
+    NHVK_UNROLL
+    for (int a = 0; a < K; ++a) r[a] = phi[a] * s[a];
+    return max_abs_residual<K>(r);
+}
+
+namespace detail {
 /** @brief How a projection onto the constraint set ended. */
 enum class ProjectionResult : std::uint8_t { converged, not_converged, singular, non_finite };
 
@@ -290,7 +330,8 @@ enum class ProjectionResult : std::uint8_t { converged, not_converged, singular,
  *        `[W Jᵀ; J 0][Δv; ν] = [−W(v − ṽ); −φ]`, the Gauss–Newton iteration for `min |v − ṽ|_W` on the set, exact in
  *        one step for linear constraints. Without an `anchor` ṽ the first block of the right-hand side is 0 (each
  *        step the least `|Δv|_W`: the integrator's projection, docs/physics.md §5); with one, `v` must enter equal
- *        to it (the sampler's projection of a trial velocity, §6). Converged: `max_ν |φ_ν| ≤ tol · max(1, |v|∞)`.
+ *        to it (the sampler's projection of a trial velocity, §6). Converged: `max_ν |φ_ν| / |J_ν| ≤ tol · max(1,
+ *        |v|∞)`, each constraint in velocity units (`constraint_row_scales`).
  *        `eq` supplies `constraint_parts` and `kinetic_metric` (AD or generated equations alike). This is the one
  *        assembly of the projection's saddle-point system, for the integrator and the sampler alike.
  */
@@ -299,7 +340,18 @@ NHVK_HD ProjectionResult project_onto_constraints(const Eq& eq, const T* q, T* v
                                                   const T* anchor = nullptr) {
     constexpr int n = Eq::n, k = Eq::k, m = n + k;
     for (int it = 0; it <= max_iter; ++it) {
-        const auto cp = eq.constraint_parts(q, v, t);
+        auto cp = eq.constraint_parts(q, v, t);
+        // NOTE: each row of (φ, J) divided by |J_ν| (`constraint_row_scales`): the test below is then in velocity
+        // units and the saddle system the same whatever factor a constraint is written with (the steps are those
+        // of the unscaled rows in exact arithmetic; the pivoting no longer sees rows of 1e8 beside W).
+        T s[k > 0 ? k : 1];
+        constraint_row_scales<n, k>(cp.J, s);
+        NHVK_UNROLL
+        for (int a = 0; a < k; ++a) {
+            cp.phi[a] *= s[a];
+            NHVK_UNROLL
+            for (int j = 0; j < n; ++j) cp.J[a][j] *= s[a];
+        }
         T vmax = T(1);
         NHVK_UNROLL
         for (int j = 0; j < n; ++j) vmax = abs(v[j]) > vmax ? abs(v[j]) : vmax;
@@ -526,9 +578,9 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct VakonomicSystem
     NHVK_HD Status project(T t, T* y) const { return detail::project_velocity(eq, y, y + n, t); }
 };
 
-/** @brief Diagnostics of one state: `max_ν |φ_ν|`, the energy `E`, and (vakonomic) `E − μ·(J·v)`. */
+/** @brief Diagnostics of one state: `max_ν |φ_ν| / |J_ν|`, the energy `E`, and (vakonomic) `E − μ·(J·v)`. */
 template <class T> struct StateDiagnostics {
-    T residual;  ///< max_ν |φ_ν(q, v, t)|
+    T residual;  ///< max_ν |φ_ν(q, v, t)| / |∂φ_ν/∂v|: velocity units, whatever a constraint's scale
     T energy;    ///< E = v·L_v − L
     T vk_energy; ///< E − μ·(J·v); equals E when no μ is given
 };
@@ -539,7 +591,7 @@ NHVK_HD NHVK_FORCEINLINE StateDiagnostics<T> diagnose_with(const Eq& eq, const T
                                                            const T* mu = nullptr) {
     StateDiagnostics<T> d;
     const auto cp = eq.constraint_parts(q, v, t);
-    d.residual = max_abs_residual<Eq::k>(cp.phi);
+    d.residual = scaled_constraint_residual<Eq::n, Eq::k>(cp.phi, cp.J);
     d.energy = eq.energy(q, v, t);
     d.vk_energy = d.energy;
     if (mu) d.vk_energy -= multiplier_power(cp.J, v, mu);

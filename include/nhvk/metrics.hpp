@@ -13,7 +13,7 @@
 namespace nhvk {
 
 /** @brief What a metric is measured in: metrics of one unit can share an axis, no others. */
-enum class MetricUnit : int { coordinate, velocity, constraint, energy, dimensionless };
+enum class MetricUnit : int { coordinate, velocity, energy, dimensionless };
 
 /** @brief The group of a metric: the report draws one plot per group (one per metric for `divergence`). */
 enum class MetricGroup : int {
@@ -74,7 +74,6 @@ struct MetricInfo {
 inline constexpr MetricUnitInfo metric_units[] = {
     {MetricUnit::coordinate, "coordinate", "model coordinate units, mixed over the coordinates"},
     {MetricUnit::velocity, "velocity", "coordinate units per time unit, mixed over the coordinates"},
-    {MetricUnit::constraint, "constraint", "the units of the constraint functions φ"},
     {MetricUnit::energy, "energy", "model energy units"},
     {MetricUnit::dimensionless, "dimensionless", "dimensionless"},
 };
@@ -98,10 +97,14 @@ inline constexpr MetricInfo metric_table[] = {
      "Euclidean or in the kinetic metric W(q_NH) of the plain Lagrangian (divergence.metric)"},
     {metric_dv, "d_v", "divergence.v", nullptr, MetricUnit::velocity, MetricGroup::divergence, "d_v = |v_NH − v_VK|",
      "|v_NH − v_VK| over the divergence coordinates, in the metric of d_q"},
-    {metric_res_nh, "res_nh", "constraint_residual.nh", "constraint_residual.max.nh", MetricUnit::constraint,
-     MetricGroup::residual, "res_nh: nonholonomic max_ν |φ_ν|", "max_ν |φ_ν(q, v, t)| along the nonholonomic motion"},
-    {metric_res_vk, "res_vk", "constraint_residual.vk", "constraint_residual.max.vk", MetricUnit::constraint,
-     MetricGroup::residual, "res_vk: vakonomic max_ν |φ_ν|", "max_ν |φ_ν(q, v, t)| along the vakonomic motion"},
+    {metric_res_nh, "res_nh", "constraint_residual.nh", "constraint_residual.max.nh", MetricUnit::velocity,
+     MetricGroup::residual, "res_nh: nonholonomic max_ν |φ_ν| / |∂φ_ν/∂v|",
+     "max_ν |φ_ν(q, v, t)| / |∂φ_ν/∂v| along the nonholonomic motion, each constraint divided by the Euclidean norm of "
+     "its gradient in the velocities (to first order the distance of v from φ_ν = 0; the same whatever factor a "
+     "constraint is written with)"},
+    {metric_res_vk, "res_vk", "constraint_residual.vk", "constraint_residual.max.vk", MetricUnit::velocity,
+     MetricGroup::residual, "res_vk: vakonomic max_ν |φ_ν| / |∂φ_ν/∂v|",
+     "max_ν |φ_ν(q, v, t)| / |∂φ_ν/∂v| along the vakonomic motion, as for res_nh"},
     {metric_energy_nh, "energy_nh", "energy_drift.nh", "energy_drift.max.nh", MetricUnit::energy,
      MetricGroup::energy_drift, "energy_nh: |E(t) − E(t0)|",
      "|E(t) − E(t0)| along the nonholonomic motion, E = v·L_v − L"},

@@ -325,8 +325,11 @@ TEST(EnsembleMember, DivergenceObserverMetricsFromRecordedStates) {
         return 0.5 * m * (v[0] * v[0] + v[1] * v[1]) + 0.5 * I * v[2] * v[2] + 0.5 * Jm * v[3] * v[3] -
                m * model.g * std::sin(0.2) * q[0];
     };
+    // each constraint divided by the norm of its gradient in v, (1, 0, −R cos φ, 0) and (0, 1, −R sin φ, 0)
     auto res = [&](const double* q, const double* v) {
-        return std::max(std::fabs(v[0] - R * v[2] * std::cos(q[3])), std::fabs(v[1] - R * v[2] * std::sin(q[3])));
+        const double c = std::cos(q[3]), s = std::sin(q[3]);
+        return std::max(std::fabs(v[0] - R * v[2] * c) / std::sqrt(1.0 + R * R * c * c),
+                        std::fabs(v[1] - R * v[2] * s) / std::sqrt(1.0 + R * R * s * s));
     };
     // linear constraints: J·v = φ, so Ẽ = E − μ·φ
     auto Evk = [&](const double* q, const double* v, const double* mu) {
