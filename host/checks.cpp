@@ -5,6 +5,9 @@
 #include <nhvk/member.hpp>
 #include <nhvk/stats/log_histogram.hpp>
 
+#include "pipeline/ensemble_result.hpp"
+
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -83,7 +86,53 @@ StatisticsShape statistics_shape(const RunConfig& cfg) {
     return s;
 }
 
-std::optional<SettingProblem> check_memory(const RunConfig& cfg, double available_bytes, bool device_backend) {
+namespace {
+/** @brief Heap bytes of a string beyond the object itself (short strings live inside it). */
+double heap_of(const std::string& s) { return s.capacity() > 15u ? static_cast<double>(s.capacity()) + 1.0 : 0.0; }
+
+/** @brief Bytes of a run configuration: the object and what its members hold on the heap (a sweep keeps one per
+ *         point, Sweep::configs). */
+double config_bytes(const RunConfig& c) {
+    double b = sizeof(RunConfig) + heap_of(c.source_path) + heap_of(c.run.out) + heap_of(c.model.name) +
+               heap_of(c.model.description);
+    for (const std::string& x : c.model.coords) b += sizeof(std::string) + heap_of(x);
+    for (const ParamInfo& x : c.model.params) b += sizeof(ParamInfo) + heap_of(x.name);
+    b += 8.0 * static_cast<double>(c.times.size() + c.params.size() + c.divergence_weights.size()) +
+         4.0 * static_cast<double>(c.divergence_coords.size()) +
+         sizeof(Distribution) * static_cast<double>(c.param_dists.size() + c.q0.size() + c.v0.size() + c.mu0.size());
+    // NOTE: one allocation per non-empty vector or long string, each with malloc's 16-byte header and rounding
+    return b + 16.0 * 12.0;
+}
+
+/** @brief What summary.json and report.html hold of one sweep point while they are made, per number of its part of
+ *         summary.json (a JSON value in the document, its printed line, and the value again when the report parses
+ *         the text): measured with bench/results/2026-11-28-sweep-memory.md's runs. */
+constexpr double output_bytes_per_number = 120.0;
+} // namespace
+
+double sweep_point_bytes(const RunConfig& point) {
+    const StatisticsShape shape = statistics_shape(point);
+    const double nt = static_cast<double>(point.times.size()), R = static_cast<double>(shape.replicas);
+    // EnsembleResult::points[p]: the summaries of its own series (not its replica groups'), the per-time vectors
+    // (times, onsets, stops, alive fractions) and each replica group's fits
+    const double summaries = sizeof(EnsembleResult) + static_cast<double>(shape.base) * sizeof(stats::SeriesSummary) +
+                             4.0 * 8.0 * nt + 4.0 * 8.0 * R + 16.0 * 10.0;
+    // its part of summary.json: the d_q and d_v rows (five numbers per output time each) and about 60 more
+    const double outputs = (10.0 * nt + 60.0) * output_bytes_per_number;
+    return config_bytes(point) + summaries + outputs;
+}
+
+double open_point_bytes(const RunConfig& point, bool histogram) {
+    const StatisticsShape shape = statistics_shape(point);
+    const double n_series = static_cast<double>(shape.series);
+    // the accumulator's partials (exact sums: 1.6 kB a series), the summaries `finish` makes of every series, the
+    // vectors of the exact values (not the values), and the histogram rows in histogram mode
+    const double row = static_cast<double>(stats::LogHistogramSpec{}.row_words()) * 8.0;
+    return n_series * (sizeof(stats::SeriesPartial) + sizeof(stats::SeriesSummary) + 24.0 + (histogram ? row : 0.0));
+}
+
+MemoryEstimate estimate_memory(const RunConfig& cfg, bool device_backend) {
+    MemoryEstimate e;
     const double N = static_cast<double>(cfg.run.trajectories);
     const double capacity = std::min(static_cast<double>(cfg.run.chunk), N);
     const double n = cfg.model.n, k = std::max(cfg.model.k, 1), n_params = static_cast<double>(cfg.params.size());
@@ -98,18 +147,17 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
     // a sweep's points reduce on the host: the device backend brings every metric back
     const double P = static_cast<double>(cfg.points());
     const bool sweep = cfg.sweep != nullptr;
-    const double chunk =
-        device_backend
-            ? 2.0 * (statuses + (host_inputs ? inputs : 0.0) + (cfg.run.save_samples || sweep ? metrics : 0.0))
-            : inputs + statuses + metrics;
+    e.chunk = device_backend
+                  ? 2.0 * (statuses + (host_inputs ? inputs : 0.0) + (cfg.run.save_samples || sweep ? metrics : 0.0))
+                  : inputs + statuses + metrics;
     // a sweep's points share the budget equally (pipeline/reduce_stage)
     const double budget = static_cast<double>(cfg.run.exact_memory_mb) * 1024.0 * 1024.0 / P;
     // the accumulator's own rule (a replica group's values are a part of its row's, not a copy)
     const double stored = static_cast<double>(stats::EnsembleAccumulator::expected_values(
         shape.series, static_cast<std::uint64_t>(cfg.run.trajectories), shape.replica_shape()));
-    const bool exact = stored * 8.0 <= std::floor(budget);
-    // exact mode keeps every value (a sweep's pooled statistics read the points' values where they are)
-    const double values = exact ? stored * 8.0 * P : 0.0;
+    e.exact = stored * 8.0 <= std::floor(budget);
+    // exact mode keeps every value (a sweep's points pass theirs to the pooled statistics as they finish)
+    e.values = e.exact ? stored * 8.0 * P : 0.0;
     // the accumulator's histogram rows (uint64 words, 32.8 KiB per series with the default window), and in histogram
     // mode the backend's as many again (a CUDA backend's tile rows live in device memory: at most 2 × 1 GiB), plus
     // the bin-lookup tables (edges and bucket starts, about 0.75 MiB)
@@ -117,32 +165,78 @@ std::optional<SettingProblem> check_memory(const RunConfig& cfg, double availabl
     const double row = static_cast<double>(spec.row_words()) * 8.0;
     const stats::LogBinTable table = spec.table();
     const double tables = 8.0 * static_cast<double>(table.edges.size()) + 4.0 * static_cast<double>(table.start.size());
-    // (a sweep: one accumulator per point and the pooled one, all on the host, with rows only in histogram mode; one
-    // run's exact accumulator may take a backend's rows)
-    const double histograms =
-        sweep ? (exact ? 0.0 : P + 1.0) * (n_series * row) + tables : (exact ? 1.0 : 2.0) * (n_series * row + tables);
-    const double need = chunk + histograms + values;
+    // (a sweep: the pooled accumulator on the host, with rows only in histogram mode, its open points' counted below;
+    // one run's exact accumulator may take a backend's rows)
+    e.histograms =
+        sweep ? (e.exact ? 0.0 : n_series * row) + tables : (e.exact ? 1.0 : 2.0) * (n_series * row + tables);
+    if (sweep) {
+        // NOTE: a point's stage lives from its first members to its last (pipeline/reduce_stage): the chunks come in
+        // order, so at most two are open at once (the one a chunk ends in, the next); a finished point keeps its
+        // configuration and summaries, and in exact mode its replica groups' block of the pooled values' bookkeeping
+        const RunConfig& point = cfg.sweep->configs.front();
+        e.per_point =
+            sweep_point_bytes(point) +
+            (e.exact ? 8.0 * static_cast<double>(shape.replicated * std::max<std::size_t>(shape.replicas, 1u)) : 0.0);
+        e.points = P * e.per_point + std::min(P, 2.0) * open_point_bytes(point, !e.exact) +
+                   n_series * sizeof(stats::SeriesPartial) + (e.exact ? 2.0 * stored * 8.0 : 0.0);
+    }
+    return e;
+}
+
+std::optional<SettingProblem> check_memory(const RunConfig& cfg, double available_bytes, bool device_backend,
+                                           const std::string& available_what) {
+    const MemoryEstimate e = estimate_memory(cfg, device_backend);
+    const double need = e.total();
     if (need <= available_bytes) return std::nullopt;
+    const bool sweep = cfg.sweep != nullptr;
+    const double P = static_cast<double>(cfg.points());
     const char* key = "run.chunk";
-    if (histograms >= chunk && histograms >= values)
-        key = sweep ? "sweep" : cfg.time_grid.spacing == Spacing::list ? "times.list" : "times.count";
-    else if (values >= chunk) key = "run.exact_memory_mb";
-    const auto mib = [](double b) { return format_number(std::ceil(b / (1024.0 * 1024.0))); };
-    return SettingProblem{key, "the run needs about " + mib(need) + " MiB (chunk buffers " + mib(chunk) +
+    const char* times = cfg.time_grid.spacing == Spacing::list ? "times.list" : "times.count";
+    if (e.points >= e.chunk && e.points >= e.histograms && e.points >= e.values) key = "sweep";
+    else if (e.histograms >= e.chunk && e.histograms >= e.values) key = sweep ? "sweep" : times;
+    else if (e.values >= e.chunk) key = "run.exact_memory_mb";
+    // NOTE: whole numbers as integers ("390", not format_number's shortest "3.9e+02")
+    const auto whole = [](double x) {
+        return x < 1e15 ? std::to_string(static_cast<long long>(std::ceil(x))) : format_number(std::ceil(x));
+    };
+    const auto mib = [&](double b) { return whole(b / (1024.0 * 1024.0)); };
+    const auto kib = [&](double b) { return whole(b / 1024.0); };
+    std::string advice;
+    if (std::string(key) == "sweep")
+        advice = "the " + std::to_string(cfg.points()) + " sweep points keep about " + kib(e.per_point) +
+                 " KiB each (their summaries, a row of sweep.csv per metric and output time)" +
+                 (e.exact ? std::string() : ", and the open points " + mib(e.points - P * e.per_point) + " MiB") +
+                 ": fewer points (split the sweep into several runs) or fewer output times (" + times + ")" +
+                 (e.exact ? std::string() : " or statistics.replicas");
+    else if (std::string(key) == "run.exact_memory_mb")
+        advice = "lower run.exact_memory_mb (histogram quantiles beyond it)" +
+                 std::string(sweep ? ", the number of sweep points" : "") + " or the number of output times (" + times +
+                 ")";
+    else if (std::string(key) == "run.chunk")
+        advice = "lower run.chunk or the number of output times (" + std::string(times) + ")";
+    else advice = std::string("fewer output times (") + times + ") or statistics.replicas";
+    return SettingProblem{key, "the run needs about " + mib(need) + " MiB (chunk buffers " + mib(e.chunk) +
                                    (device_backend ? " pinned for the GPU's two slots" : "") + ", histograms " +
-                                   mib(histograms) + ", exact-quantile values " + mib(values) + "), more than the " +
-                                   mib(available_bytes) + " MiB of memory of this machine: " +
-                                   (sweep ? "the " + format_number(P) + " sweep points keep " + mib(n_series * row) +
-                                                " MiB of histograms each; fewer points, " +
-                                                "fewer output times or statistics.replicas, or "
-                                          : std::string()) +
-                                   "lower run.chunk, the number of output times or run.exact_memory_mb"};
+                                   mib(e.histograms) + ", exact-quantile values " + mib(e.values) +
+                                   (sweep ? ", sweep points " + mib(e.points) : std::string()) + ", the program " +
+                                   mib(e.program) + "), more than the " + mib(available_bytes) + " MiB " +
+                                   available_what + ": " + advice};
 }
 
 double physical_memory_bytes() {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     if (pages <= 0 || page <= 0) return std::numeric_limits<double>::infinity();
     return static_cast<double>(pages) * static_cast<double>(page);
+}
+
+double process_limit_bytes() {
+    double limit = std::numeric_limits<double>::infinity();
+    for (const int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+        struct rlimit rl {};
+        if (getrlimit(resource, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+            limit = std::min(limit, static_cast<double>(rl.rlim_cur));
+    }
+    return limit;
 }
 
 std::optional<std::string> check_param(const ParamInfo& p, double x) {

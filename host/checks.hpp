@@ -53,11 +53,6 @@ std::optional<std::string> check_param(const ParamInfo& p, double x);
  *         uniform's closed interval, a normal only with std = 0 unless the parameter takes any number). */
 std::optional<std::string> check_param(const ParamInfo& p, const Distribution& d);
 
-/** @brief The host memory a run needs up front, estimated in floating point (no overflow): the chunk buffers (one
- *         block on the CPU backend; with `device_backend`, the two pinned slots' statuses and the regions the host
- *         reads), the histogram rows (on the host and on the backend) and, when quantiles are exact, every value. When
- * it exceeds `available_bytes`, the problem names the setting that takes the most (run.chunk, times.count or
- *         times.list, run.exact_memory_mb), and its text is the whole reason (both sizes in MiB), not a phrase. */
 /** @brief The series of a run's statistics: the `base` = metric_rows(nt) series of the metrics, then, with
  *         statistics.replicas = R ≥ 2, R replica groups of the replicated_rows(nt) divergence series (member index
  *         mod R; ChunkView), `series` in all. */
@@ -70,10 +65,45 @@ struct StatisticsShape {
 };
 StatisticsShape statistics_shape(const RunConfig& cfg);
 
-std::optional<SettingProblem> check_memory(const RunConfig& cfg, double available_bytes, bool device_backend);
+/** @brief The host memory a run needs, by what takes it (bytes, in floating point: no overflow). */
+struct MemoryEstimate {
+    double chunk = 0.0;      ///< the chunk buffers
+    double histograms = 0.0; ///< histogram rows and bin tables
+    double values = 0.0;     ///< exact-quantile values (0 in histogram mode)
+    double points = 0.0;     ///< a sweep's points: every finished point's, the open ones', the pooled partials
+    double per_point = 0.0;  ///< of `points`, what each finished point keeps (sweep_point_bytes and its bookkeeping)
+    /// the program itself: code and libraries resident, the model tables, the allocator's arenas (about 60 MiB
+    /// measured on x86-64 Linux for a run of one member; bench/results/2026-11-28-sweep-memory.md)
+    double program = 64.0 * 1024.0 * 1024.0;
+    bool exact = true; ///< quantiles exact (every value kept)
+    double total() const { return chunk + histograms + values + points + program; }
+};
+/** @brief The host memory a run needs at its peak, estimated in floating point (no overflow): the chunk buffers (one
+ *         block on the CPU backend; with `device_backend`, the two pinned slots' statuses and the regions the host
+ *         reads), the histogram rows (on the host and on the backend), when quantiles are exact every value, a
+ *         sweep's points, and the program itself. */
+MemoryEstimate estimate_memory(const RunConfig& cfg, bool device_backend);
+
+/** @brief Bytes a finished sweep point of configuration `point` keeps until the run ends: that configuration
+ *         (Sweep::configs), its summaries and counts (EnsembleResult::points), and its part of summary.json and
+ *         report.html while they are made. Not its exact values (run.exact_memory_mb bounds those). */
+double sweep_point_bytes(const RunConfig& point);
+/** @brief Bytes an open sweep point's stage holds besides its values: the accumulator's partials of every series, the
+ *         summaries its finish makes, and its histogram rows when `histogram`. */
+double open_point_bytes(const RunConfig& point, bool histogram);
+
+/** @brief `estimate_memory(cfg, device_backend)` against `available_bytes` (`available_what` says whose: "of memory
+ *         of this machine", or a process limit). When it does not fit, the problem names the setting that takes the
+ *         most (run.chunk, times.count or times.list, run.exact_memory_mb, sweep), and its text is the whole reason
+ *         (the sizes in MiB and what lowers the largest), not a phrase. */
+std::optional<SettingProblem> check_memory(const RunConfig& cfg, double available_bytes, bool device_backend,
+                                           const std::string& available_what = "of memory of this machine");
 
 /** @brief The physical memory of this machine in bytes (sysconf), or +inf when unknown. */
 double physical_memory_bytes();
+/** @brief The smaller of this process's address-space and data limits (`ulimit -v`, `ulimit -d`) in bytes, or +inf
+ *         when neither is set. */
+double process_limit_bytes();
 
 /** @brief The shortest decimal that reads back as `x` ("0.1", "1e-09", "inf"). */
 std::string format_number(double x);

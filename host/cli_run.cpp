@@ -265,7 +265,12 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
             modelfile::prepare_cuda(cfg.model.name, modelfile::CudaKernels::ensemble, cfg.integrator.precision,
                                     cfg.integrator.method);
     }
-    if (const std::optional<SettingProblem> e = check_memory(cfg, physical_memory_bytes(), runs_on_device(cfg)))
+    // NOTE: under `ulimit -v` or `-d` the limit may be the smaller: refused here with the advice that helps rather
+    // than failing an allocation later
+    const double machine = physical_memory_bytes(), limit = process_limit_bytes();
+    if (const std::optional<SettingProblem> e =
+            check_memory(cfg, std::min(machine, limit), runs_on_device(cfg),
+                         limit < machine ? "this process may use (ulimit -v or -d)" : "of memory of this machine"))
         throw UsageError(e->key + ": " + e->expected);
     if (cfg.sweep) check_sweep_energy(cfg, o.config);
     eo.quiet = o.quiet;

@@ -1294,6 +1294,8 @@ std::string read_config_text(const std::string& path) {
         throw ConfigError("config '" + clip(path) + "' is larger than " +
                           std::to_string(max_config_bytes / (1024 * 1024)) +
                           " MiB; a run configuration is a few kB (is this the right file?)");
+    // NOTE: the text is kept for the run's state files: without the room read into (16 MiB, every page touched)
+    text.shrink_to_fit();
     return text;
 }
 

@@ -21,6 +21,7 @@
 #include <exception>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "cpu_backend.hpp"
 #include "model_ops.hpp"
@@ -239,9 +240,10 @@ EnsembleResult EnsembleRun::run() {
         start();
         if (loop()) stopped();
         merge();
-        if (!root_) return r_;
+        // NOTE: moved, not copied: a sweep's result holds every point's summaries
+        if (!root_) return std::move(r_);
         write();
-        return r_;
+        return std::move(r_);
     } catch (const Interrupted&) {
         throw;
     } catch (const ResumeRefused&) {

@@ -93,8 +93,9 @@ int main(int argc, char** argv) {
         return nhvk::exit_folder_busy;
     } catch (const std::bad_alloc&) {
         std::cerr
-            << "nhvk: error: out of memory: an allocation failed (for `run`: lower run.chunk, the number of output "
-               "times or run.exact_memory_mb)\n";
+            << "nhvk: error: out of memory: an allocation failed (for `run`: fewer output times (times.count) or a "
+               "smaller run.chunk; with exact quantiles a smaller run.exact_memory_mb; a [sweep] keeps every point's "
+               "summaries: fewer points per run)\n";
         return nhvk::exit_runtime;
     } catch (const std::exception& e) {
         std::cerr << "nhvk: error: " << nhvk::clip_message(e.what()) << "\n";

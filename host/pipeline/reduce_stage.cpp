@@ -32,29 +32,116 @@ double accuracy_floor(const IntegratorSettings& s) {
     const double tol = s.method == Method::rk4 ? std::pow(s.dt, 4) : s.rtol;
     return std::max(tol, 10.0 * precision_epsilon(s.precision));
 }
+
+/// leads a sweep's state ("NHVKSWP2"): the layout with each point's kind and the pooled statistics; an older one
+/// began with the point count
+constexpr std::uint64_t sweep_state_tag = 0x3250575348564b4eull;
+/// a sweep point's state: no member in this part, an open point's statistics, or a finished point's summaries
+constexpr std::uint8_t point_empty = 0u, point_open = 1u, point_done = 2u;
+
+/** @brief What `finish` made of a point, besides its counts (put_tally): its summaries, fits and flags. */
+void put_point_summaries(std::string& out, const EnsembleResult& r) {
+    bytes::put_vector(out, r.series);
+    for (const std::uint64_t v : {r.requested, r.first, r.end}) bytes::put(out, v);
+    for (const double v :
+         {r.histogram_resolution, r.histogram_lo, r.histogram_hi, r.histogram_window_decades, r.growth_q, r.growth_v})
+        bytes::put(out, v);
+    bytes::put(out, r.growth_fit_q);
+    bytes::put(out, r.growth_fit_v);
+    bytes::put<std::int32_t>(out, r.replicas);
+    for (const stats::ReplicaInterval& iv : {r.growth_ci_q, r.growth_ci_v, r.amplitude_ci_q, r.amplitude_ci_v})
+        bytes::put(out, iv);
+    for (const std::vector<double>* v :
+         {&r.replica_growth_q, &r.replica_growth_v, &r.replica_amplitude_q, &r.replica_amplitude_v, &r.alive_fraction})
+        bytes::put_vector(out, *v);
+    bytes::put_vector(out, r.low_population);
+    for (const bool b : {r.exact_quantiles, r.growth_at_rounding_level, r.alive_population, r.balance_flagged})
+        bytes::put<std::uint8_t>(out, b ? 1u : 0u);
+    for (const std::string* t : {&r.growth_interval_method, &r.growth_interval_withheld, &r.std_interval_withheld,
+                                 &r.coincide, &r.coincide_statement, &r.failure_warning, &r.nonfinite_warning})
+        bytes::put_string(out, *t);
+}
+
+/** @brief Reads what put_point_summaries wrote into `r`. */
+void get_point_summaries(bytes::Reader& in, EnsembleResult& r) {
+    r.series = in.get_vector<stats::SeriesSummary>();
+    for (std::uint64_t* v : {&r.requested, &r.first, &r.end}) *v = in.get<std::uint64_t>();
+    for (double* v : {&r.histogram_resolution, &r.histogram_lo, &r.histogram_hi, &r.histogram_window_decades,
+                      &r.growth_q, &r.growth_v})
+        *v = in.get<double>();
+    r.growth_fit_q = in.get<stats::GrowthFit>();
+    r.growth_fit_v = in.get<stats::GrowthFit>();
+    r.replicas = in.get<std::int32_t>();
+    for (stats::ReplicaInterval* iv : {&r.growth_ci_q, &r.growth_ci_v, &r.amplitude_ci_q, &r.amplitude_ci_v})
+        *iv = in.get<stats::ReplicaInterval>();
+    for (std::vector<double>* v :
+         {&r.replica_growth_q, &r.replica_growth_v, &r.replica_amplitude_q, &r.replica_amplitude_v, &r.alive_fraction})
+        *v = in.get_vector<double>();
+    r.low_population = in.get_vector<int>();
+    for (bool* b : {&r.exact_quantiles, &r.growth_at_rounding_level, &r.alive_population, &r.balance_flagged})
+        *b = in.get<std::uint8_t>() != 0u;
+    for (std::string* t : {&r.growth_interval_method, &r.growth_interval_withheld, &r.std_interval_withheld,
+                           &r.coincide, &r.coincide_statement, &r.failure_warning, &r.nonfinite_warning})
+        *t = in.get_string();
+    if (in.remaining() != 0u) throw std::runtime_error(in.what() + ": unexpected bytes after a point's summaries");
+}
 } // namespace
 
-ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r, std::size_t budget_bytes)
-    : cfg_(cfg), r_(r), shape_(statistics_shape(cfg)),
+ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r, std::size_t budget_bytes, bool point)
+    : cfg_(cfg), r_(r), point_(point), shape_(statistics_shape(cfg)),
       acc_(shape_.series, cfg.members(), budget_bytes, {}, shape_.replica_shape()) {
+    if (point) return;
     r_.times = cfg.times;
     r_.onset = stats::OnsetHistogram(cfg.times.size());
     r_.diverged_at.assign(cfg.times.size(), 0u);
 }
 
-ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r) : ReduceStage(cfg, r, exact_budget_bytes(cfg)) {
+ReduceStage::ReduceStage(const RunConfig& cfg, EnsembleResult& r)
+    : ReduceStage(cfg, r, exact_budget_bytes(cfg), false) {
     if (!cfg.sweep) return;
     const std::size_t P = cfg.sweep->configs.size();
     r_.points.assign(P, EnsembleResult{});
-    // NOTE: run.exact_memory_mb bounds the whole job: each point keeps its values while they fit its equal share
-    const std::size_t share = exact_budget_bytes(cfg) / P;
     for (std::size_t p = 0; p < P; ++p) {
-        points_.emplace_back(new ReduceStage(cfg.sweep->configs[p], r_.points[p], share));
-        points_.back()->point_ = true;
+        EnsembleResult& x = r_.points[p];
+        x.times = cfg.sweep->configs[p].times;
+        x.onset = stats::OnsetHistogram(x.times.size());
+        x.diverged_at.assign(x.times.size(), 0u);
     }
+    // NOTE: a point's stage is made at its first members and released once the point is complete: one per point at
+    // once would hold every point's partials (1.6 kB per series: 2.5 MB a point at the default 50 output times)
+    points_.resize(P);
+    done_.assign(P, 0u);
+    // NOTE: run.exact_memory_mb bounds the whole job: each point keeps its values while they fit its equal share
+    point_budget_ = exact_budget_bytes(cfg) / P;
 }
 
 ReduceStage::~ReduceStage() = default;
+
+ReduceStage& ReduceStage::open_point(std::size_t p) {
+    if (!points_[p]) points_[p].reset(new ReduceStage(cfg_.sweep->configs[p], r_.points[p], point_budget_, true));
+    return *points_[p];
+}
+
+std::uint64_t ReduceStage::point_members(std::size_t p) const {
+    const EnsembleResult& x = r_.points[p];
+    std::uint64_t n = x.valid + x.diverged;
+    for (const std::uint64_t f : x.failed_by_dynamics) n += f;
+    return n;
+}
+
+void ReduceStage::complete_if_full(std::size_t p) {
+    const auto N = static_cast<std::uint64_t>(cfg_.run.trajectories);
+    if (done_[p] || !points_[p] || point_members(p) != N) return;
+    ReduceStage& point = *points_[p];
+    point.r_.requested = N;
+    point.r_.first = p * N;
+    point.r_.end = (p + 1) * N;
+    point.finish();
+    // NOTE: the pooled statistics take the point's (exactly: the same sums, rows and values as any other order)
+    acc_.merge(point.acc_);
+    points_[p].reset();
+    done_[p] = 1u;
+}
 
 void ReduceStage::start(EnsembleBackend& backend, std::uint64_t members) {
     values_on_backend_ = points_.empty() && acc_.exact() && backend.keeps_values();
@@ -68,7 +155,11 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
                              [&](std::uint64_t p, std::uint64_t i, long long j0, long long len) {
                                  ChunkArgs part = member_range(a, j0, len);
                                  part.first_member = i;
-                                 points_.at(static_cast<std::size_t>(p))->add_chunk(part, len);
+                                 const auto q = static_cast<std::size_t>(p);
+                                 if (done_.at(q))
+                                     throw std::logic_error("ReduceStage: members of a completed sweep point");
+                                 open_point(q).add_chunk(part, len);
+                                 complete_if_full(q);
                              });
     }
     onset_in_.resize(static_cast<std::size_t>(m));
@@ -128,14 +219,27 @@ void add_backend_statistics(stats::EnsembleAccumulator& acc, EnsembleBackend& ba
 std::string ReduceStage::snapshot(EnsembleBackend& backend) const {
     std::string out;
     if (!points_.empty()) {
-        // NOTE: a sweep's state is its points' (counts and statistics); the pooled ones are made from them at finish
+        // NOTE: a sweep's state: each point's counts and, by its kind, nothing (no member here), its open stage's
+        // statistics or its finished summaries; then the pooled statistics of the finished points
+        bytes::put<std::uint64_t>(out, sweep_state_tag);
         bytes::put<std::uint64_t>(out, points_.size());
-        for (const auto& point : points_) {
+        for (std::size_t p = 0; p < points_.size(); ++p) {
             std::string tally;
-            put_tally(tally, point->r_);
+            put_tally(tally, r_.points[p]);
             bytes::put_string(out, tally);
-            bytes::put_string(out, point->snapshot(backend));
+            if (done_[p]) {
+                bytes::put<std::uint8_t>(out, point_done);
+                std::string summaries;
+                put_point_summaries(summaries, r_.points[p]);
+                bytes::put_string(out, summaries);
+            } else if (points_[p]) {
+                bytes::put<std::uint8_t>(out, point_open);
+                bytes::put_string(out, points_[p]->snapshot(backend));
+            } else {
+                bytes::put<std::uint8_t>(out, point_empty);
+            }
         }
+        acc_.save(out);
         return out;
     }
     if (on_host() || collected_) {
@@ -150,20 +254,58 @@ std::string ReduceStage::snapshot(EnsembleBackend& backend) const {
 
 void ReduceStage::add_points(const std::string& data, const std::string& what, bool restore) {
     bytes::Reader in(data, what);
+    if (in.get<std::uint64_t>() != sweep_state_tag)
+        throw std::runtime_error(what + ": a sweep state of an older nhvk (each point's statistics kept whole); this "
+                                        "nhvk cannot continue or merge it: rerun that part");
     const auto P = in.get<std::uint64_t>();
     if (P != points_.size())
         throw std::runtime_error(what + ": the state holds " + std::to_string(P) + " sweep points, this run has " +
                                  std::to_string(points_.size()));
     for (std::size_t p = 0; p < points_.size(); ++p) {
         const std::string w = what + " (sweep point " + std::to_string(p) + ")";
-        const std::string tally_bytes = in.get_string(), statistics = in.get_string();
+        const std::string tally_bytes = in.get_string();
+        const auto kind = in.get<std::uint8_t>();
         bytes::Reader t(tally_bytes, w);
         EnsembleResult tally;
         get_tally(t, tally);
-        add_tally(points_[p]->r_, tally);
-        if (restore) points_[p]->restore(statistics, w);
-        else points_[p]->merge(statistics, w);
+        const bool has_members = tally.valid + tally.diverged + tally.failed_by_dynamics[0] +
+                                     tally.failed_by_dynamics[1] + tally.failed_by_dynamics[2] >
+                                 0u;
+        if (kind == point_done) {
+            // NOTE: a point is finished only with all its members, so no other part holds any of them
+            if (done_[p] || points_[p] || point_members(p) > 0u)
+                throw std::runtime_error(w + ": finished in this state and begun in another part of the run");
+            EnsembleResult& x = r_.points[p];
+            add_tally(x, tally);
+            const std::string summaries = in.get_string();
+            bytes::Reader sr(summaries, w);
+            get_point_summaries(sr, x);
+            done_[p] = 1u;
+            continue;
+        }
+        if (kind != point_open && kind != point_empty) throw std::runtime_error(w + ": unknown kind of point state");
+        if (kind == point_empty) {
+            if (has_members) throw std::runtime_error(w + ": members counted without their statistics");
+            continue;
+        }
+        if (done_[p]) throw std::runtime_error(w + ": begun in this state and finished in another part of the run");
+        const std::string statistics = in.get_string();
+        add_tally(r_.points[p], tally);
+        ReduceStage& point = open_point(p);
+        if (restore) point.restore(statistics, w);
+        else point.merge(statistics, w);
     }
+    if (restore) {
+        acc_.load(in);
+    } else {
+        // NOTE: an empty accumulator of the same shape to load into, not a copy of this one's values
+        stats::EnsembleAccumulator other(shape_.series, cfg_.members(), exact_budget_bytes(cfg_), {},
+                                         shape_.replica_shape());
+        other.load(in);
+        acc_.merge(other);
+    }
+    if (in.remaining() != 0u) throw std::runtime_error(what + ": unexpected bytes after the sweep state");
+    for (std::size_t p = 0; p < points_.size(); ++p) complete_if_full(p);
 }
 
 void ReduceStage::restore(const std::string& data, const std::string& what) {
@@ -203,37 +345,50 @@ void ReduceStage::collect(EnsembleBackend& backend, bool select_there) {
 
 void ReduceStage::finish() {
     if (!points_.empty()) {
-        // Each point's statistics, as its own run's; then the pooled ones from all of them.
+        // Each point's statistics, as its own run's; then the pooled ones from all of them. The points complete here
+        // were finished as their last members came; the others (none, or those another part of the run shares) here.
         const std::uint64_t N = static_cast<std::uint64_t>(cfg_.run.trajectories);
-        std::vector<const stats::EnsembleAccumulator*> parts;
+        std::vector<const stats::EnsembleAccumulator*> open;
         for (std::size_t p = 0; p < points_.size(); ++p) {
-            ReduceStage& point = *points_[p];
+            if (done_[p]) continue;
+            ReduceStage& point = open_point(p);
             const std::uint64_t first = std::max<std::uint64_t>(r_.first, p * N),
                                 end = std::min<std::uint64_t>(r_.end, (p + 1) * N);
             point.r_.requested = end > first ? end - first : 0u;
             point.r_.first = p * N;
             point.r_.end = (p + 1) * N;
             point.finish();
-            parts.push_back(&point.acc_);
+            // NOTE: a point without a member here leaves nothing to save or pool
+            if (point_members(p) == 0u) points_[p].reset();
+            else open.push_back(&point.acc_);
         }
-        // NOTE: the pooled exact quantiles read the points' values where they are (the points live as long as this
-        // stage): a copy of them all would double the sweep's memory
-        acc_.merge_referencing(parts);
+        if (!open.empty()) {
+            // NOTE: the open points stay as they are (a shard's partial state saves them after this), so the pooled
+            // summaries read them, and the pooled accumulator, by reference rather than merged
+            open.insert(open.begin(), &acc_);
+            pooled_view_ =
+                std::make_unique<stats::EnsembleAccumulator>(shape_.series, cfg_.members(), exact_budget_bytes(cfg_),
+                                                             stats::LogHistogramSpec{}, shape_.replica_shape());
+            pooled_view_->merge_referencing(open);
+        }
     }
     const int nt = static_cast<int>(cfg_.times.size());
     stats::EnsembleAccumulator::OrderStatistics elsewhere;
     if (selecting_)
         elsewhere = [this](const std::vector<std::vector<std::uint64_t>>& ranks,
                            std::vector<std::vector<double>>& out) { selecting_->order_statistics(ranks, out); };
-    r_.series = acc_.finalize(elsewhere);
+    stats::EnsembleAccumulator& acc = summarised();
+    r_.series = acc.finalize(elsewhere);
     std::vector<stats::SeriesSummary> replica_series(r_.series.begin() + static_cast<std::ptrdiff_t>(shape_.base),
                                                      r_.series.end());
     r_.series.resize(shape_.base);
-    r_.exact_quantiles = acc_.exact();
-    r_.histogram_resolution = acc_.histogram_relative_resolution();
+    // NOTE: the replica groups' summaries were copied above: a sweep point keeps its own rows only
+    r_.series.shrink_to_fit();
+    r_.exact_quantiles = acc.exact();
+    r_.histogram_resolution = acc.histogram_relative_resolution();
     r_.histogram_lo = std::numeric_limits<double>::min();
     r_.histogram_hi = std::numeric_limits<double>::max();
-    r_.histogram_window_decades = acc_.spec().window_decades();
+    r_.histogram_window_decades = acc.spec().window_decades();
     std::vector<double> med_q(nt), med_v(nt), rel_t(nt);
     for (int i = 0; i < nt; ++i) {
         med_q[i] = r_.at(metric_dq, i).p50;
@@ -390,7 +545,7 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
             rows.push_back(row);
             at.push_back(i);
         }
-        const auto m = acc_.leave_one_out_medians(
+        const auto m = summarised().leave_one_out_medians(
             sets, rows,
             [this](const std::vector<std::vector<std::uint64_t>>& ranks, std::vector<std::vector<double>>& out) {
                 selecting_->order_statistics(ranks, out);

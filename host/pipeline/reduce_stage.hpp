@@ -21,7 +21,11 @@ namespace nhvk {
 /** A sweep's statistics are one stage per point over that point's configuration (`r.points[p]`), fed the chunk's
  *  members of that point as a run of the point alone would be (member indices within the point, which key the
  *  replica groups), so that each point's statistics are those of that run. Their counts and statistics also make the
- *  pooled ones (`r` itself): the counts as the chunks come, the accumulators merged at `finish`. */
+ *  pooled ones (`r` itself): the counts as the chunks come, the accumulators merged as the points complete.
+ *
+ *  A point's stage lives only while the point is open: made at its first members, and, once all run.trajectories
+ *  members of the point are in (here or merged from another part), finished into `r.points[p]`, merged into the
+ *  pooled accumulator and released. A point then keeps its summaries only (sweep_point_bytes()). */
 class ReduceStage {
 public:
     /** @brief Statistics of `cfg`'s run into `r` (its counts, onset histogram and, at `finish`, its series). */
@@ -75,19 +79,37 @@ private:
     /** @brief A sweep state's points (snapshot's layout: each point's tally and statistics) into the points: a resume
      *         record's (`restore`, at the start) or another part's (merged). */
     void add_points(const std::string& data, const std::string& what, bool restore);
-    /** @brief A point's stage: `budget_bytes` of exact values (its share of the sweep's run.exact_memory_mb). */
-    ReduceStage(const RunConfig& cfg, EnsembleResult& r, std::size_t budget_bytes);
+    /** @brief A point's stage: `budget_bytes` of exact values (its share of the sweep's run.exact_memory_mb); the
+     *         result `r` is set up (output times, empty onset histogram) unless `point` (a sweep point's, whose
+     *         counts the sweep's stage set up and keeps while the point's stage comes and goes). */
+    ReduceStage(const RunConfig& cfg, EnsembleResult& r, std::size_t budget_bytes, bool point);
+    /** @brief Point p's stage, made (empty) if it is not open. */
+    ReduceStage& open_point(std::size_t p);
+    /** @brief Point p's members counted here (its own and merged ones): every member is valid, diverged or failed. */
+    std::uint64_t point_members(std::size_t p) const;
+    /** @brief Point p finished when all its members are in: its summaries into `r.points[p]`, its statistics merged
+     *         into the pooled accumulator, its stage released. */
+    void complete_if_full(std::size_t p);
+    /** @brief The accumulator `finish` summarises: the pooled one, or, where points are still open (a part of a
+     *         sweep), a view of it and of theirs. */
+    stats::EnsembleAccumulator& summarised() { return pooled_view_ ? *pooled_view_ : acc_; }
 
     const RunConfig& cfg_;
     EnsembleResult& r_;
-    std::vector<std::unique_ptr<ReduceStage>> points_; ///< a sweep's, one per point (empty without a sweep)
-    bool point_ = false;                               ///< a sweep point's stage: fed by the sweep's, on the host
+    /// a sweep's, one per point (empty without a sweep): the stage of an open point, null for one not begun here or
+    /// done (`done_`)
+    std::vector<std::unique_ptr<ReduceStage>> points_;
+    std::vector<std::uint8_t> done_; ///< a sweep's, per point: finished, its statistics in the pooled accumulator
+    std::size_t point_budget_ = 0;   ///< a sweep point's share of run.exact_memory_mb
+    bool point_ = false;             ///< a sweep point's stage: fed by the sweep's, on the host
     StatisticsShape shape_;
     stats::EnsembleAccumulator acc_;
     std::vector<std::uint8_t> onset_in_;   ///< per member: enters the onset histogram
     bool values_on_backend_ = false;       ///< exact quantiles whose values the backend keeps
     EnsembleBackend* selecting_ = nullptr; ///< the backend that selects the order statistics at finish
     bool collected_ = false;
+    /// a sweep with points still open at `finish`: the pooled accumulator and theirs, referenced (never saved)
+    std::unique_ptr<stats::EnsembleAccumulator> pooled_view_;
 };
 
 } // namespace nhvk

@@ -632,6 +632,9 @@ void EnsembleAccumulator::merge(const EnsembleAccumulator& other) {
         drop_values();
         return;
     }
+    // NOTE: room for the expected values at once, as add_chunk makes it: a sweep merges its points one by one, and
+    // growing by doubling would leave up to half the room unused
+    reserve_values();
     const std::size_t rows = replicated_rows();
     for (std::size_t s0 = 0; s0 < rows; ++s0)
         append_group_block(s0, [&other](std::size_t s, const auto& sink) { other.for_each_values(s, sink); });
