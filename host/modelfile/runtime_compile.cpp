@@ -228,6 +228,16 @@ std::string command_text(const CompilerSpec& spec) {
     return s;
 }
 
+/// A compiler whose `--version` fails: `brief` says which and why (what `compiler_problem` returns), `what()` also
+/// what to do.
+struct CompilerDoesNotRun : std::runtime_error {
+    explicit CompilerDoesNotRun(const std::string& b)
+        : std::runtime_error(b + ": model files are compiled at run time; set NHVK_CXX to a working compiler (the one "
+                                 "nhvk was built with: " NHVK_JIT_CXX ")"),
+          brief(b) {}
+    std::string brief;
+};
+
 std::string compiler_version(const CompilerSpec& spec) {
     static std::mutex m;
     static std::map<std::vector<std::string>, std::string> known;
@@ -249,9 +259,7 @@ std::string compiler_version(const CompilerSpec& spec) {
         else
             why = "`" + command_text(spec) + " --version` " +
                   (o.rc < 0 ? std::string("ended by a signal") : "exited " + std::to_string(o.rc));
-        throw std::runtime_error("the C++ compiler '" + command_text(spec) + "' does not run (" + why +
-                                 "): model files are compiled at run time; set NHVK_CXX to a working compiler (the "
-                                 "one nhvk was built with: " NHVK_JIT_CXX ")");
+        throw CompilerDoesNotRun("the C++ compiler '" + command_text(spec) + "' does not run (" + why + ")");
     }
     known[argv] = o.output;
     return o.output;
@@ -638,8 +646,8 @@ std::string compiler_problem(const CompilerSpec& spec) {
             return "nhvk's engine headers are not at " + root + " (where this nhvk was built from)";
     try {
         compiler_version(spec);
-    } catch (const std::runtime_error& e) {
-        return e.what();
+    } catch (const CompilerDoesNotRun& e) {
+        return e.brief;
     }
     return {};
 }
