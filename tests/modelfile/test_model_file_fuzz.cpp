@@ -98,7 +98,7 @@ std::vector<std::string> seed_corpus() {
         seeds.end(),
         {particle, with_line(kPayloadDescription), with_line("description = \"speed 5\\r\\n\""),
          with_line("description = \"\\u0000\\u0001\\u0007\\b\\t\\n\\f\\r\\u000b\\u001b[31m\\u007f\\u0085\\u2028\""),
-         with_line("description = \"*/ #include <cstdlib>\\n#define x y\\n??/\\n\\\\\""),
+         with_line("description = \"*/ #include <cstdlib>\\n#define x y\\n?\?/\\n\\\\\""),
          with_line("description = '''raw \\ \" ' ''' + \"\"\""),
          // every string key with a line break or a quote: the loader refuses what is not a name
          "name = \"evil\\r\\nstatic int x = 0;\"\n" + particle.substr(particle.find('\n') + 1),
@@ -149,7 +149,7 @@ const std::vector<std::string> kPayloads = {
     "'",
     "\\\\\\r\\\"; int pwn_ = system(\\\"id\\\"); //",
     "*/ int pwn_; /*",
-    "??/",
+    "?\?/",
     "\\\\\\n#define T int",
     "R\\\"(",
     "%s%n",
@@ -344,7 +344,7 @@ TEST(ModelFileFuzz, MutatedModelFilesLoadAndEmitOrFailCleanly) {
             // a tenth of the inputs come from a path or a stem with a payload (line breaks, quotes, C++)
             if (rng() % 10 == 0) {
                 static const std::vector<std::string> odd = {
-                    "a\nb", "a\rb", "x\r\"; int pwn_; //", "*/", "a\\", "\x01", "\xC3\xA9", "a b", "??/\n", "\f"};
+                    "a\nb", "a\rb", "x\r\"; int pwn_; //", "*/", "a\\", "\x01", "\xC3\xA9", "a b", "?\?/\n", "\f"};
                 const std::string p = odd[rng() % odd.size()];
                 if (rng() % 2) origin.source = "fuzz/" + p + "/model.toml";
                 else origin.stem = p;
