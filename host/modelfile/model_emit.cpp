@@ -68,8 +68,38 @@ public:
     Printer(const sym::Graph& g, std::string scalar, std::string indent)
         : g_(g), s_(std::move(scalar)), in_(std::move(indent)) {}
 
-    /** @brief The expression of node `id`, after declaring the temporaries it needs. */
+    /** @brief The expression of node `id`, after declaring the temporaries it needs. NOTE: an explicit stack, not a
+     *         recursion (a graph is as deep as a sum has terms); the temporaries come in the order a recursion would
+     *         give, each after its first argument's, then its second argument's. */
     std::string ref(int id) {
+        if (!needs_name(id)) return name_of(id);
+        std::vector<std::pair<int, int>> stack{{id, 0}}; // a node and how many of its arguments were visited
+        while (!stack.empty()) {
+            const int top = stack.back().first;
+            const Node& nd = g_.node(top);
+            const int visited = stack.back().second++;
+            const int arg = visited == 0 ? nd.a : visited == 1 ? nd.b : -1;
+            if (visited < 2) {
+                if (arg >= 0 && needs_name(arg)) stack.emplace_back(arg, 0);
+                continue;
+            }
+            stack.pop_back();
+            const std::string a = nd.a >= 0 ? name_of(nd.a) : std::string();
+            const std::string b = nd.b >= 0 ? name_of(nd.b) : std::string();
+            const std::string name = "e" + std::to_string(top);
+            code_ << in_ << "const " << s_ << " " << name << " = " << expression(nd, a, b) << ";\n";
+            names_.emplace(top, name);
+        }
+        return name_of(id);
+    }
+    std::string code() const { return code_.str(); }
+
+private:
+    static bool is_leaf(const Node& nd) { return nd.op == Op::constant || nd.op == Op::variable; }
+    /** @brief An interior node not declared yet. */
+    bool needs_name(int id) const { return !is_leaf(g_.node(id)) && names_.find(id) == names_.end(); }
+    /** @brief A leaf's text, or the temporary of a declared interior node. */
+    std::string name_of(int id) const {
         const Node& nd = g_.node(id);
         switch (nd.op) {
         case Op::constant:
@@ -88,20 +118,9 @@ public:
                 throw std::logic_error("model file: unexpected variable in an expression");
             }
         default:
-            break;
+            return names_.at(id);
         }
-        const auto it = names_.find(id);
-        if (it != names_.end()) return it->second;
-        const std::string a = nd.a >= 0 ? ref(nd.a) : std::string();
-        const std::string b = nd.b >= 0 ? ref(nd.b) : std::string();
-        const std::string name = "e" + std::to_string(id);
-        code_ << in_ << "const " << s_ << " " << name << " = " << expression(nd, a, b) << ";\n";
-        names_.emplace(id, name);
-        return name;
     }
-    std::string code() const { return code_.str(); }
-
-private:
     std::string expression(const Node& nd, const std::string& a, const std::string& b) const {
         return sym::node_code(nd, a, b, s_, false);
     }

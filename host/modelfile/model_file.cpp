@@ -11,11 +11,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include <toml++/toml.h>
 
@@ -84,18 +84,31 @@ public:
         std::string ln;
         for (int i = 1; std::getline(lines, ln); ++i)
             if (i == e.line) {
-                // NOTE: a window of the line around the column, each byte outside printable ASCII shown as '?' (one
-                // column each, so the caret stays under it): a line may be megabytes or hold control characters.
-                const std::size_t col = static_cast<std::size_t>(std::max(0, e.column - 1));
-                const std::size_t from = col > 100 ? col - 100 : 0, to = std::min(ln.size(), col + 60);
-                std::string shown_line =
-                    (from > 0 ? "..." : "") + ln.substr(from, to - from) + (to < ln.size() ? "..." : "");
-                for (char& c : shown_line)
-                    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
-                msg += "\n    " + shown_line + "\n    " + std::string(col - from + (from > 0 ? 3 : 0), ' ') + "^";
+                msg += quoted_line(ln, e.column);
                 break;
             }
         throw std::runtime_error(msg);
+    }
+    /** "\n    <line>\n    <caret under the column>", a long line cut to a window around the column. NOTE: an
+     *  expression may be megabytes on one line (a sum of 10^5 terms past the node limit). */
+    static std::string quoted_line(const std::string& ln, int column) {
+        constexpr std::size_t half = 60; // characters each side of the column
+        // byte offsets of the characters (a column counts characters, as ParseError's does)
+        std::vector<std::size_t> starts;
+        for (std::size_t b = 0; b < ln.size(); ++b)
+            if ((static_cast<unsigned char>(ln[b]) & 0xC0u) != 0x80u) starts.push_back(b);
+        const std::size_t col = static_cast<std::size_t>(std::max(1, column)) - 1; // 0-based character
+        const std::size_t first = col > half ? col - half : 0;
+        const std::size_t last = std::min(starts.size(), col + half); // one past the last character shown
+        const std::size_t from = first < starts.size() ? starts[first] : ln.size();
+        const std::size_t to = last < starts.size() ? starts[last] : ln.size();
+        const std::string head = first > 0 ? "..." : "", tail = to < ln.size() ? "..." : "";
+        // NOTE: a control character is never echoed (a terminal's escape, a fake line): '?' keeps its column
+        std::string shown_part = ln.substr(from, to - from);
+        for (char& c : shown_part)
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+        return "\n    " + head + shown_part + tail + "\n    " +
+               std::string(head.size() + (col - std::min(col, first)), ' ') + "^";
     }
     void set_file_text(std::string text) { file_text_ = std::move(text); }
 
@@ -273,23 +286,40 @@ struct Loader {
             def_at[name] = &v;
             uses[name] = sym::names_in(string_at(v, key));
         }
+        // A depth-first walk of the uses, each definition after those it uses. NOTE: an explicit stack (a
+        // definition and the index of its next use), not a recursion: a chain of definitions is as long as the file.
         std::set<std::string> done, active;
-        std::function<void(const std::string&)> visit = [&](const std::string& d) {
-            if (done.count(d)) return;
-            if (active.count(d))
-                where.fail(*def_at[d], "definitions." + d, "'" + d + "' is defined in terms of itself (a cycle)");
-            active.insert(d);
-            for (const std::string& u : uses[d])
-                if (def_at.count(u)) visit(u);
-            active.erase(d);
-            done.insert(d);
-            def_names.push_back(d);
-        };
-        for (const auto& [d, at] : def_at) visit(d);
+        std::vector<std::pair<std::string, std::size_t>> stack;
+        for (const auto& [root, at] : def_at) {
+            if (done.count(root)) continue;
+            active.insert(root);
+            stack.emplace_back(root, 0);
+            while (!stack.empty()) {
+                const std::string d = stack.back().first;
+                const std::vector<std::string>& used = uses[d];
+                if (stack.back().second < used.size()) {
+                    const std::string& u = used[stack.back().second++];
+                    if (!def_at.count(u) || done.count(u)) continue;
+                    if (active.count(u))
+                        where.fail(*def_at[u], "definitions." + u,
+                                   "'" + u + "' is defined in terms of itself (a cycle)");
+                    active.insert(u);
+                    stack.emplace_back(u, 0);
+                    continue;
+                }
+                stack.pop_back();
+                active.erase(d);
+                done.insert(d);
+                def_names.push_back(d);
+            }
+        }
     }
 
     sym::ParseScope scope_for(unsigned bits) const {
         sym::ParseScope s;
+        s.max_nodes = max_model_nodes;
+        s.max_nodes_why = "the most a model may have (every variant's expressions together), which keeps its "
+                          "generated C++ small enough to compile";
         s.coords = m.info.coords;
         int bit = 0;
         for (std::size_t i = 0; i < m.info.params.size(); ++i) {
@@ -482,6 +512,11 @@ FileModel load_model_file(const std::string& path) {
 
 FileModel load_model_text(const std::string& toml_text, const std::string& source, const std::string& table_key,
                           const std::string& default_name, const std::vector<std::string>& ignored_keys) {
+    // NOTE: before the TOML parser, which recurses into nested tables and keys (input_limits.hpp), as for a config.
+    if (const auto deep = toml_nesting_excess(toml_text))
+        throw std::runtime_error(source + ":" + std::to_string(deep->line) + ": nested too deep: expected at most " +
+                                 std::to_string(max_nesting_depth) +
+                                 " levels of tables, dotted key parts, arrays and inline tables together");
     toml::table root;
     try {
         root = toml::parse(toml_text, source);

@@ -256,30 +256,77 @@ private:
         // NOTE: from_chars, not strtod: independent of the locale's decimal separator.
         const char* first = text_.data() + start;
         const char* last = text_.data() + e;
+        std::from_chars_result r{};
         if (*first == '.') { // from_chars wants a digit first
             const std::string s = "0" + t.text;
-            const auto r = std::from_chars(s.data(), s.data() + s.size(), t.value);
-            if (r.ec != std::errc() || r.ptr != s.data() + s.size()) bad_number(t);
+            r = std::from_chars(s.data(), s.data() + s.size(), t.value);
+            if (r.ec == std::errc() && r.ptr != s.data() + s.size()) r.ec = std::errc::invalid_argument;
         } else {
-            const auto r = std::from_chars(first, last, t.value);
-            if (r.ec != std::errc() || r.ptr != last) bad_number(t);
+            r = std::from_chars(first, last, t.value);
+            if (r.ec == std::errc() && r.ptr != last) r.ec = std::errc::invalid_argument;
         }
-        if (!std::isfinite(t.value)) bad_number(t);
+        if (r.ec == std::errc::result_out_of_range) out_of_range(t);
+        if (r.ec != std::errc() || !std::isfinite(t.value))
+            fail("the number '" + t.text + "' does not parse to a finite double", t.pos);
         pos_ = e;
     }
-    [[noreturn]] void bad_number(const Token& t) const {
-        fail("the number '" + t.text + "' does not parse to a finite double", t.pos);
+    /** @brief A number beyond a double's range: too large (overflow) or so small that it would round to 0
+     *         (underflow). NOTE: an underflow is refused rather than read as 0: a literal below 4.9e-324 is almost
+     *         surely a typo for another exponent, and 0 is written 0. */
+    [[noreturn]] void out_of_range(const Token& t) const {
+        // the decimal exponent of the number's first significant digit: the digits before it and the written exponent
+        long long magnitude = 0, exponent = 0;
+        bool seen_digit = false, in_fraction = false, exp_negative = false;
+        std::size_t i = 0;
+        for (; i < t.text.size() && t.text[i] != 'e' && t.text[i] != 'E'; ++i) {
+            const char c = t.text[i];
+            if (c == '.') {
+                in_fraction = true;
+                continue;
+            }
+            if (!seen_digit && c == '0') {
+                if (in_fraction) --magnitude;
+                continue;
+            }
+            if (!seen_digit) {
+                seen_digit = true;
+                if (in_fraction) --magnitude;
+            } else if (!in_fraction) {
+                ++magnitude;
+            }
+        }
+        if (i < t.text.size()) {
+            ++i;
+            if (i < t.text.size() && (t.text[i] == '+' || t.text[i] == '-')) exp_negative = t.text[i++] == '-';
+            for (; i < t.text.size(); ++i) exponent = std::min<long long>(exponent * 10 + (t.text[i] - '0'), 1000000);
+        }
+        magnitude += exp_negative ? -exponent : exponent;
+        if (magnitude < 0)
+            fail("the number '" + t.text +
+                     "' underflows: it is below the smallest positive double (4.9e-324) and would be 0; write 0 if "
+                     "zero is meant",
+                 t.pos);
+        fail("the number '" + t.text + "' overflows: it is above the largest double (1.8e308)", t.pos);
     }
 
     // ---- nodes (none while a branch of if(...) that is not taken is parsed) ----
-    int constant(double c) { return discard_ ? -1 : g_.constant(c); }
-    int unary(Op op, int a) { return discard_ ? -1 : g_.unary(op, a); }
-    int binary(Op op, int a, int b) { return discard_ ? -1 : g_.binary(op, a, b); }
+    int constant(double c) { return discard_ ? -1 : counted(g_.constant(c)); }
+    int unary(Op op, int a) { return discard_ ? -1 : counted(g_.unary(op, a)); }
+    int binary(Op op, int a, int b) { return discard_ ? -1 : counted(g_.binary(op, a, b)); }
     int power(int a, int b) {
         if (discard_) return -1;
-        if (g_.is_constant(b)) return g_.power(a, g_.node(b).value);
+        if (g_.is_constant(b)) return counted(g_.power(a, g_.node(b).value));
         // a^b = exp(b·log a) for an exponent that is not a constant (a > 0)
-        return g_.unary(Op::exp, g_.binary(Op::mul, b, g_.unary(Op::log, a)));
+        return counted(g_.unary(Op::exp, g_.binary(Op::mul, b, g_.unary(Op::log, a))));
+    }
+    /** @brief `id`, after checking the graph against the scope's `max_nodes`. */
+    int counted(int id) const {
+        if (sc_.max_nodes > 0 && g_.size() > sc_.max_nodes)
+            fail("the expressions grow past " + std::to_string(sc_.max_nodes) +
+                     " nodes here (operations, counted once where identical)" +
+                     (sc_.max_nodes_why.empty() ? std::string() : ": " + sc_.max_nodes_why),
+                 tok_.pos);
+        return id;
     }
 
     // ---- grammar ----
@@ -304,24 +351,43 @@ private:
         return a;
     }
     // signed := ('-' | '+') signed | power
+    // NOTE: a loop, not a recursion: any number of signs costs no stack (−(−x) is x in the graph, so the parity of
+    // the minus signs is all that counts).
     int signed_factor() {
-        if (tok_.kind == Tok::minus) {
+        bool negative = false;
+        while (tok_.kind == Tok::minus || tok_.kind == Tok::plus) {
+            negative ^= tok_.kind == Tok::minus;
             advance();
-            return unary(Op::neg, signed_factor());
         }
-        if (tok_.kind == Tok::plus) {
-            advance();
-            return signed_factor();
-        }
-        return power_factor();
+        const int e = power_factor();
+        return negative ? unary(Op::neg, e) : e;
     }
     // power := primary ('^' signed)?   (right-associative: the exponent is itself a signed power)
     int power_factor() {
         const int base = primary();
         if (tok_.kind != Tok::caret) return base;
+        const Nesting nest(*this, tok_);
         advance();
         return power(base, signed_factor());
     }
+    /** @brief One level of nesting (a parenthesis, a call's arguments, an exponent) while it is parsed: more than
+     *         `max_nesting` levels is an error at the token that opens the one too many. NOTE: each level is a few
+     *         frames of this recursive-descent parser; the bound keeps the stack small whatever the text. */
+    class Nesting {
+    public:
+        Nesting(Parser& p, const Token& at) : p_(p) {
+            if (++p_.depth_ > max_nesting)
+                p_.fail("the expression nests deeper than " + std::to_string(max_nesting) +
+                            " levels (parentheses, function calls and exponents '^' count)",
+                        at.pos);
+        }
+        ~Nesting() { --p_.depth_; }
+        Nesting(const Nesting&) = delete;
+        Nesting& operator=(const Nesting&) = delete;
+
+    private:
+        Parser& p_;
+    };
     int primary() {
         const Token t = tok_;
         switch (t.kind) {
@@ -329,6 +395,7 @@ private:
             advance();
             return constant(t.value);
         case Tok::lparen: {
+            const Nesting nest(*this, t);
             advance();
             if (tok_.kind == Tok::rparen) fail("empty parentheses: expected an expression inside", tok_.pos);
             const int e = sum();
@@ -468,6 +535,7 @@ private:
 
     /** @brief `name(` ...: a function of the table, if(...), or margin(...) in a condition. */
     int call(const Token& fn) {
+        const Nesting nest(*this, fn);
         const Token open = tok_;
         advance();
         if (fn.text == "if") return if_call(fn, open);
@@ -564,77 +632,95 @@ private:
     std::size_t pos_ = 0;
     Token tok_;
     int discard_ = 0;
+    int depth_ = 0; ///< the levels of nesting being parsed (`Nesting`)
 };
 
-void print(const Graph& g, int id, const ParseScope& scope, std::string& out) {
-    const Node& n = g.node(id);
-    switch (n.op) {
-    case Op::constant: {
+/** @brief The text of a leaf (a constant or a variable). */
+std::string leaf_text(const Node& n, const ParseScope& scope) {
+    if (n.op == Op::constant) {
         if (!std::isfinite(n.value)) throw std::logic_error("sym::to_text: a non-finite constant");
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.17g", n.value);
-        out += n.value < 0 ? "(" + std::string(buf) + ")" : std::string(buf);
-        return;
+        return n.value < 0 ? "(" + std::string(buf) + ")" : std::string(buf);
     }
-    case Op::variable:
-        switch (n.var) {
-        case Var::q:
-        case Var::v:
-            if (n.index < 0 || n.index >= static_cast<int>(scope.coords.size()))
-                throw std::logic_error("sym::to_text: a coordinate the scope does not name");
-            out += scope.coords[static_cast<std::size_t>(n.index)] + (n.var == Var::v ? "'" : "");
-            return;
-        case Var::t:
-            out += "t";
-            return;
-        case Var::param:
-            for (const auto& p : scope.params)
-                if (p.second == n.index) {
-                    out += p.first;
-                    return;
-                }
-            throw std::logic_error("sym::to_text: a parameter the scope does not name");
-        default:
-            throw std::logic_error("sym::to_text: a multiplier has no name in the expression language");
-        }
-    case Op::neg:
-        out += "(-";
-        print(g, n.a, scope, out);
-        out += ")";
-        return;
-    case Op::pow: {
-        out += "(";
-        print(g, n.a, scope, out);
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.17g", n.value);
-        out += n.value < 0 ? "^(" + std::string(buf) + "))" : "^" + std::string(buf) + ")";
-        return;
-    }
-    case Op::add:
-    case Op::sub:
-    case Op::mul:
-    case Op::div: {
-        const char* sym = n.op == Op::add ? " + " : n.op == Op::sub ? " - " : n.op == Op::mul ? " * " : " / ";
-        out += "(";
-        print(g, n.a, scope, out);
-        out += sym;
-        print(g, n.b, scope, out);
-        out += ")";
-        return;
-    }
+    switch (n.var) {
+    case Var::q:
+    case Var::v:
+        if (n.index < 0 || n.index >= static_cast<int>(scope.coords.size()))
+            throw std::logic_error("sym::to_text: a coordinate the scope does not name");
+        return scope.coords[static_cast<std::size_t>(n.index)] + (n.var == Var::v ? "'" : "");
+    case Var::t:
+        return "t";
+    case Var::param:
+        for (const auto& p : scope.params)
+            if (p.second == n.index) return p.first;
+        throw std::logic_error("sym::to_text: a parameter the scope does not name");
     default:
-        break;
+        throw std::logic_error("sym::to_text: a multiplier has no name in the expression language");
     }
-    const FunctionOp* f = function_op(n.op);
-    if (!f) throw std::logic_error("sym::to_text: unexpected node");
-    out += f->name;
-    out += "(";
-    print(g, n.a, scope, out);
-    if (f->arity == 2) {
-        out += ", ";
-        print(g, n.b, scope, out);
+}
+
+/** @brief `root` fully parenthesized. NOTE: an explicit stack, not a recursion: a graph may be as deep as it has
+ *         nodes (a flat sum of many terms is a chain). */
+void print(const Graph& g, int root, const ParseScope& scope, std::string& out) {
+    struct Item {
+        int id;           ///< a node to print, or −1: print `text`
+        std::string text; ///< the text between and around the arguments
+    };
+    std::vector<Item> stack{{root, {}}};
+    const auto text = [&](std::string t) { stack.push_back({-1, std::move(t)}); };
+    const auto node = [&](int id) { stack.push_back({id, {}}); };
+    while (!stack.empty()) {
+        Item it = std::move(stack.back());
+        stack.pop_back();
+        if (it.id < 0) {
+            out += it.text;
+            continue;
+        }
+        const Node& n = g.node(it.id);
+        // the parts of the node, pushed last first
+        switch (n.op) {
+        case Op::constant:
+        case Op::variable:
+            out += leaf_text(n, scope);
+            continue;
+        case Op::neg:
+            text(")");
+            node(n.a);
+            out += "(-";
+            continue;
+        case Op::pow: {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.17g", n.value);
+            text(n.value < 0 ? "^(" + std::string(buf) + "))" : "^" + std::string(buf) + ")");
+            node(n.a);
+            out += "(";
+            continue;
+        }
+        case Op::add:
+        case Op::sub:
+        case Op::mul:
+        case Op::div:
+            text(")");
+            node(n.b);
+            text(n.op == Op::add ? " + " : n.op == Op::sub ? " - " : n.op == Op::mul ? " * " : " / ");
+            node(n.a);
+            out += "(";
+            continue;
+        default:
+            break;
+        }
+        const FunctionOp* f = function_op(n.op);
+        if (!f) throw std::logic_error("sym::to_text: unexpected node");
+        text(")");
+        if (f->arity == 2) {
+            node(n.b);
+            text(", ");
+        }
+        node(n.a);
+        out += f->name;
+        out += "(";
     }
-    out += ")";
 }
 
 } // namespace

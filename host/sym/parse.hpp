@@ -29,6 +29,12 @@
  *  comments inside an expression. Errors are `ParseError`s with the 1-based line and column of the offending token
  *  in the expression's own text.
  *
+ *  **Limits.** Parentheses, function calls and exponents nest at most `max_nesting` levels deep (the parser
+ *  recurses once per level); signs (`- - x`) and the terms of a sum or product are read in loops and cost no stack.
+ *  A number beyond a double's range is an error, one that would underflow to 0 (`1e-400`) included. Every walk
+ *  over a parsed graph here (`dependencies`, `to_text`, `evaluate`) uses an explicit stack: a graph may be as deep
+ *  as it has nodes (a sum of many terms is a chain), which the model-file loader bounds.
+ *
  *  A **condition** (a chart condition of a model) is `lhs > rhs`, `lhs >= rhs`, `lhs < rhs` or `lhs <= rhs`: exactly
  *  one comparison between two expressions. Two more names exist there: `margin(a, b)`, the number `a` in double
  *  precision and `b` in single precision (`a`, `b` number literals, optionally signed), and `vfloor`,
@@ -47,6 +53,10 @@
 
 namespace nhvk::sym {
 
+/** @brief How deeply parentheses, function calls and exponents may nest in one expression (README "Adding a
+ *         model"): deeper is a `ParseError` at the opening token of the level one too many. */
+inline constexpr int max_nesting = 256;
+
 /** @brief Where an expression is parsed: the names it may use and what it may depend on. */
 struct ParseScope {
     std::vector<std::string> coords;                      ///< `x` is Var::q i, `x'` is Var::v i
@@ -56,6 +66,10 @@ struct ParseScope {
     bool allow_velocities = true; ///< false: a velocity, or a definition whose node depends on one, is an error
     bool allow_time = true;       ///< false: `t` (or a definition depending on it) is an error
     std::string context; ///< e.g. "a chart condition": used in messages ("... not allowed in a chart condition")
+    /// > 0: a node made when the graph already has this many is an error at the token being read (the graph may hold
+    /// other expressions: the bound is on all of them); `max_nodes_why` ends its message
+    int max_nodes = 0;
+    std::string max_nodes_why;
 };
 
 /** @brief A parse error: 1-based line and column of the offending token inside the expression text (a multi-line
@@ -87,7 +101,8 @@ std::vector<int> dependencies(const Graph& g, int root);
 
 /** @brief `root` printed in the expression language with the scope's names (fully parenthesized; numbers with 17
  *         significant digits): parsing the text with the same scope gives `root` back (a definition is printed
- *         expanded). Throws for a variable the scope cannot name (a multiplier). */
+ *         expanded) where the graph is no deeper than `max_nesting` (each node is a level of parentheses). Throws
+ *         for a variable the scope cannot name (a multiplier). */
 std::string to_text(const Graph& g, int root, const ParseScope& scope);
 
 /** @brief The names `text` uses, in order and with repeats (`x'` gives `x`), as the parser's lexer reads them,

@@ -10,6 +10,7 @@
 #include "child_outcome.hpp"
 #include "config.hpp"
 #include "config_schema.hpp"
+#include "fuzz_mutations.hpp"
 #include "pipeline/run_plan.hpp"
 #include "registry.hpp"
 
@@ -263,19 +264,9 @@ void mutate_once(std::string& s, std::mt19937_64& rng, const std::vector<std::st
         }
         break;
     case 2:
-    case 3: { // replace a number (a run of digits, signs, dots, exponents) by an interesting one
-        std::vector<std::size_t> starts;
-        for (std::size_t i = 0; i < s.size(); ++i)
-            if (std::isdigit(static_cast<unsigned char>(s[i])) &&
-                (i == 0 || !std::isalnum(static_cast<unsigned char>(s[i - 1]))))
-                starts.push_back(i);
-        if (starts.empty()) break;
-        const std::size_t a = starts[pick(starts.size())];
-        std::size_t b = a;
-        while (b < s.size() && std::strchr("0123456789.eE+-_", s[b])) ++b;
-        s.replace(a, b - a, kNumbers[pick(kNumbers.size())]);
+    case 3: // replace a number (a run of digits, signs, dots, exponents) by an interesting one
+        nhvk_test::replace_a_number(s, rng, kNumbers);
         break;
-    }
     case 4: { // replace the value of a `key = value` line
         const std::size_t eq = s.find(" = ", pick(s.size()));
         if (eq == std::string::npos) break;

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -228,7 +229,84 @@ TEST(ParseErrors, MalformedNumbers) {
     expect_error("1e", 1, 1, "malformed number '1e'");
     expect_error("2 * 1e+", 1, 5, "malformed number '1e+'");
     expect_error("3.5Ex", 1, 1, "malformed number '3.5Ex'");
-    expect_error("1e999", 1, 1, "the number '1e999' does not parse to a finite double");
+    expect_error("1e999", 1, 1, "the number '1e999' overflows: it is above the largest double");
+    expect_error("x + 1" + std::string(400, '0') + "e-10", 1, 5, "overflows");
+}
+
+// A literal below the smallest double is refused as an underflow (issue 38: it read "does not parse to a finite
+// double", although it parses, to 0); the subnormals down to 4.9e-324 are numbers like any other.
+TEST(ParseErrors, AnUnderflowingNumberIsRefusedAsAnUnderflow) {
+    expect_error("1e-400", 1, 1, "the number '1e-400' underflows: it is below the smallest positive double");
+    expect_error("2 * 0.001e-322", 1, 5, "underflows");
+    expect_error("2e-324", 1, 1, "write 0 if zero is meant");
+    EXPECT_EQ(eval("1e-320 * 1e300"), 1e-320 * 1e300);
+    EXPECT_EQ(eval("0e-999"), 0.0); // zero written with any exponent is zero, not an underflow
+    EXPECT_EQ(eval("5e-324"), 5e-324);
+}
+
+// Limits on what the parser recurses over (issue 38: 3·10^4 nested parentheses or `sin(`, and a `^` tower 2·10^4
+// deep, overflowed the stack): deeper than max_nesting is an error at the level one too many, up to it parses.
+TEST(ParseLimits, NestingDeeperThanTheLimitIsAnErrorAtTheLevelOneTooMany) {
+    constexpr int limit = nhvk::sym::max_nesting;
+    const auto nested = [](const std::string& open, const std::string& close, int depth) {
+        std::string s;
+        for (int i = 0; i < depth; ++i) s += open;
+        s += "x";
+        for (int i = 0; i < depth; ++i) s += close;
+        return s;
+    };
+    const std::string message = "nests deeper than " + std::to_string(limit) + " levels";
+    expect_error(nested("(", ")", 30000), 1, limit + 1, message);
+    expect_error(nested("sin(", ")", 30000), 1, 4 * limit + 1, message);
+    expect_error(nested("atan2(y, ", ")", 30000), 1, 9 * limit + 1, message);
+    expect_error(nested("x^", "", 20000), 1, 2 * (limit + 1), message); // the '^' that opens the exponent too many
+    expect_error(nested("x^(", ")", 20000), 1, 3 * (limit / 2 + 1) - 1, message); // both count
+    EXPECT_DOUBLE_EQ(eval(nested("(", ")", limit)), X);
+    EXPECT_DOUBLE_EQ(eval(nested("abs(", ")", limit)), X);
+    EXPECT_DOUBLE_EQ(eval(nested("1^", "", limit)), 1.0);
+}
+
+// Signs are read in a loop (issue 38: 10^5 unary minus signs overflowed the stack of nhvk; here 10^6 overflow the
+// recursion this test runs on): any number of them works.
+TEST(ParseLimits, AnyNumberOfSignsParses) {
+    EXPECT_DOUBLE_EQ(eval(std::string(1000000, '-') + "x"), X);
+    EXPECT_DOUBLE_EQ(eval(std::string(1000001, '-') + "x"), -X);
+    EXPECT_DOUBLE_EQ(eval("2^" + std::string(99999, '-') + "1"), 0.5);
+    std::string mixed;
+    for (int i = 0; i < 50000; ++i) mixed += "+-";
+    EXPECT_DOUBLE_EQ(eval(mixed + "-y"), -Y);
+}
+
+// A flat sum of 10^5 terms is a chain 10^5 nodes deep: parsing it and every walk over it (dependencies, printing,
+// the evaluation of sym::evaluate) use loops; `max_nodes` refuses it where the caller bounds the graph.
+TEST(ParseLimits, AFlatSumOfManyTermsParsesAndItsGraphIsWalkedWithoutRecursion) {
+    std::string sum = "x";
+    for (int i = 1; i < 100000; ++i) sum += " + x*" + std::to_string(i % 7 + 2);
+    Graph g;
+    const int id = parse_expression(g, sum, scope());
+    EXPECT_GT(g.size(), 100000);
+    EXPECT_TRUE(nhvk::sym::depends_on(g, id, Var::q, 0));
+    EXPECT_FALSE(nhvk::sym::depends_on(g, id, Var::q, 1));
+    const std::string text = nhvk::sym::to_text(g, id, scope());
+    EXPECT_NE(text.find("((x + (x * 3)) + (x * 4)) + (x * 5))"), std::string::npos) << text.substr(0, 200);
+    EXPECT_EQ(std::count(text.begin(), text.end(), '+'), 99999);
+    // the last terms (99999 % 7 + 2 = 6), first: once the products exist, a sum's older argument comes first
+    EXPECT_EQ(text.rfind("((x * 6) + ((x * 5) + ((x * 4) + ", 0), 0u) << text.substr(0, 200);
+    const double q[2] = {X, Y}, v[2] = {VX, VY}, p[3] = {M, OMEGA, P};
+    double out = 0.0;
+    nhvk::sym::evaluate<double>(g, {id}, q, v, T, p, &out);
+    double expect = X;
+    for (int i = 1; i < 100000; ++i) expect += X * (i % 7 + 2);
+    EXPECT_NEAR(out, expect, 1e-9 * expect);
+
+    ParseScope bounded = scope();
+    bounded.max_nodes = 1000;
+    bounded.max_nodes_why = "the caller's limit";
+    const ParseError e = error_of(sum, bounded);
+    EXPECT_NE(std::string(e.what()).find("the expressions grow past 1000 nodes here"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(": the caller's limit"), std::string::npos) << e.what();
+    EXPECT_EQ(e.line, 1);
+    EXPECT_LT(e.column, static_cast<int>(sum.size()) / 50);
 }
 
 TEST(ParseErrors, Conditions) {
