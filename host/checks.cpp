@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 
 namespace nhvk {
@@ -237,6 +238,41 @@ double process_limit_bytes() {
             limit = std::min(limit, static_cast<double>(rl.rlim_cur));
     }
     return limit;
+}
+
+double thread_reservation_bytes() {
+    constexpr double mib = 1024.0 * 1024.0;
+    struct rlimit rl {};
+    double stack = 8.0 * mib;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) stack = static_cast<double>(rl.rlim_cur);
+    // NOTE: glibc gives a thread that allocates while another holds the main arena an arena of its own, reserved as
+    // HEAP_MAX_SIZE = 64 MiB of address space on 64-bit: the reservation, not the use, is what `ulimit -v` counts
+    return stack + 64.0 * mib;
+}
+
+double mapped_bytes() {
+    std::ifstream in("/proc/self/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("VmSize:", 0) == 0) return std::atof(line.c_str() + 7) * 1024.0; // "VmSize:  123456 kB"
+    return 0.0;
+}
+
+std::optional<std::string> address_space_problem(int threads, double heap, double mapped, double per_thread,
+                                                 double limit_bytes) {
+    // NOTE: one thread is the memory check's to judge (its data is the run's estimate); this counts what more threads
+    // reserve on top
+    if (!std::isfinite(limit_bytes) || threads <= 1) return std::nullopt;
+    const double room = limit_bytes - mapped - heap;
+    const double need = static_cast<double>(threads - 1) * per_thread;
+    if (need <= room) return std::nullopt;
+    const auto mib = [](double b) { return std::to_string(static_cast<long long>(std::ceil(b / (1024.0 * 1024.0)))); };
+    const long long fit = 1 + (room < 0.0 ? 0 : static_cast<long long>(std::floor(room / per_thread)));
+    const std::string text = "under the address-space limit of this process (ulimit -v: " + mib(limit_bytes) +
+                             " MiB), " + std::to_string(threads) +
+                             " threads do not fit: each thread after the first reserves about " + mib(per_thread) +
+                             " MiB (its stack and an allocator arena, however little it uses), beside the " +
+                             mib(mapped) + " MiB mapped at start and the run's " + mib(heap) + " MiB; ";
+    return text + "use --threads " + std::to_string(fit) + " (run.threads) or raise the limit";
 }
 
 std::optional<std::string> check_param(const ParamInfo& p, double x) {

@@ -105,6 +105,18 @@ double physical_memory_bytes();
  *         when neither is set. */
 double process_limit_bytes();
 
+/** @brief Address space each CPU thread after the first reserves whatever it uses: its stack (RLIMIT_STACK, 8 MiB
+ *         where unlimited) and a glibc malloc arena (64 MiB on 64-bit Linux). */
+double thread_reservation_bytes();
+/** @brief This process's mapped address space now (VmSize of /proc/self/status), bytes; 0 where unknown. */
+double mapped_bytes();
+/** @brief Why `threads` CPU threads do not fit under the address-space limit `limit_bytes` (`ulimit -v`), beside the
+ *         `mapped` bytes already mapped and the run's `heap` bytes, each thread after the first reserving
+ *         `per_thread`; the text names the thread count that fits. nullopt when they fit, for one thread (the memory
+ *         check judges its data) and where there is no limit. */
+std::optional<std::string> address_space_problem(int threads, double heap, double mapped, double per_thread,
+                                                 double limit_bytes);
+
 /** @brief The shortest decimal that reads back as `x` ("0.1", "1e-09", "inf"). */
 std::string format_number(double x);
 

@@ -2,6 +2,8 @@
 /** @file
  *  @brief `nhvk run CONFIG`: the ensemble job.
  */
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -272,6 +274,17 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
             check_memory(cfg, std::min(machine, limit), runs_on_device(cfg),
                          limit < machine ? "this process may use (ulimit -v or -d)" : "of memory of this machine"))
         throw UsageError(e->key + ": " + e->expected);
+    // NOTE: under `ulimit -v` the address space runs out before the memory: every thread reserves a stack and an
+    // allocator arena however little it uses, and libgomp ends the process with "Thread creation failed" after the
+    // run has begun. Refused here with the thread count that fits.
+    {
+        const int cores = std::max(1, omp_get_num_procs());
+        const int threads = cfg.run.threads > 0 ? std::min(cfg.run.threads, cores) : cores;
+        if (const std::optional<std::string> p = address_space_problem(
+                threads, estimate_memory(cfg, runs_on_device(cfg)).total() - MemoryEstimate{}.program, mapped_bytes(),
+                thread_reservation_bytes(), limit))
+            throw UsageError("run.threads: " + *p);
+    }
     if (cfg.sweep) check_sweep_energy(cfg, o.config);
     eo.quiet = o.quiet;
     if (!o.shard.empty()) {

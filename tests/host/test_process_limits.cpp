@@ -2,6 +2,7 @@
 // nhvk under the limits and settings of the process it runs in: a file-size limit (`ulimit -f`, SIGXFSZ) is a
 // failed write like a full disk; OpenMP threads wait passively unless the user chose otherwise; `nhvk merge
 // --threads`. No test here measures time: the wait policy is read back from libgomp's OMP_DISPLAY_ENV report.
+#include "checks.hpp"
 #include "nhvk_cli.hpp"
 #include "temp_dir.hpp"
 
@@ -11,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -141,6 +143,29 @@ TEST(MergeThreads, TakesACountAndGivesTheSameStatistics) {
         EXPECT_NE(r.err.find("--threads"), std::string::npos) << r.err;
         EXPECT_FALSE(fs::exists(tmp.path() / "bad"));
     }
+}
+
+} // namespace
+
+namespace {
+
+// ---- an address-space limit (`ulimit -v`, issue 38 item 12) ----
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+TEST(AddressSpaceLimit, TheThreadCountThatFitsIsNamed) {
+    // 300 MiB limit, 100 mapped, 20 of run data, 72 per extra thread: 1 + floor(180 / 72) = 3 threads fit
+    EXPECT_FALSE(nhvk::address_space_problem(3, 20 * kMiB, 100 * kMiB, 72 * kMiB, 300 * kMiB));
+    const auto p = nhvk::address_space_problem(4, 20 * kMiB, 100 * kMiB, 72 * kMiB, 300 * kMiB);
+    ASSERT_TRUE(p);
+    EXPECT_NE(p->find("use --threads 3 (run.threads)"), std::string::npos) << *p;
+    EXPECT_NE(p->find("ulimit -v: 300 MiB"), std::string::npos) << *p;
+    // one thread is the memory check's; where the run's data already leaves no room, a second thread is refused
+    EXPECT_FALSE(nhvk::address_space_problem(1, 20 * kMiB, 290 * kMiB, 72 * kMiB, 300 * kMiB));
+    const auto two = nhvk::address_space_problem(2, 20 * kMiB, 290 * kMiB, 72 * kMiB, 300 * kMiB);
+    ASSERT_TRUE(two);
+    EXPECT_NE(two->find("use --threads 1"), std::string::npos) << *two;
+    EXPECT_FALSE(nhvk::address_space_problem(64, 20 * kMiB, 100 * kMiB, 72 * kMiB, HUGE_VAL)) << "no limit";
 }
 
 } // namespace
