@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,6 +46,14 @@ struct Registry {
 Registry& registry() {
     static Registry r;
     return r;
+}
+
+/** @brief A cache's note for stderr, said even with -q: a cache that is not used, a damaged entry or a wait are the
+ *         user's to know of. `src` is the model file as messages show it. */
+std::function<void(const std::string&)> say_always(const std::string& src) {
+    return [src](const std::string& line) {
+        std::fprintf(stderr, "model file %s: %s\n", src.c_str(), clip_message(line, 600).c_str());
+    };
 }
 
 } // namespace
@@ -93,10 +102,7 @@ const ModelOps* find_ops(const std::string& name) {
             std::fprintf(stderr, "model file %s: compiling model '%s' with %s (once; later runs load it from %s)\n",
                          src.c_str(), name.c_str(), spec.cxx.c_str(), shown_path(jit::cache_root()).c_str());
     };
-    // NOTE: said even with -q: a cache that is not used, a damaged entry or a wait are the user's to know of
-    report.note = [&](const std::string& line) {
-        std::fprintf(stderr, "model file %s: %s\n", src.c_str(), clip_message(line, 600).c_str());
-    };
+    report.note = say_always(src);
     const jit::Artefact a = jit::compile_shared_object(unit, spec, "cpu", src, name, report);
     using Fn = int (*)(ModelOps*);
     const Fn fn = reinterpret_cast<Fn>(jit::load_symbol(a, ops_symbol));
@@ -154,9 +160,7 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
             std::fprintf(stderr, "model file %s: compiling the CUDA kernels of '%s' for %s with NVRTC %s (once)\n",
                          src.c_str(), name.c_str(), arch.c_str(), jit::nvrtc_version().c_str());
     };
-    report.note = [&](const std::string& line) {
-        std::fprintf(stderr, "model file %s: %s\n", src.c_str(), clip_message(line, 600).c_str());
-    };
+    report.note = say_always(src);
     const jit::CudaArtefact a = jit::compile_cuda(emit_model_cuda_unit(e.model), names, arch, "cuda", src, report);
     CudaJitModule m;
     m.model = name;

@@ -465,6 +465,33 @@ std::string fd_path(int fd, const std::string& path) {
     return path; // no /proc: the checked path in a folder nobody else can write
 }
 
+/** @brief The entry `out` when it is there, trusted (`g`) and whole: `a` gets its path, bytes and load path, and it
+ *         is marked cached. Else false, and `note` says what was wrong with an entry that was there (empty when there
+ *         was none). */
+bool take_entry(const fs::path& out, const std::string& key, const std::string& ext, const TrustedGroup& g, Artefact& a,
+                std::string& note) {
+    Opened o = open_entry(out.string(), g);
+    if (o.missing) return false;
+    if (!o.distrusted.empty()) {
+        // NOTE: a trusted folder holds an entry it cannot vouch for (another owner's, a link): never load it, and
+        // never write over what this user may not own; a rebuild's rename replaces the name, not the file.
+        note = "not loading " + out.string() + ": " + o.distrusted + "; rebuilding it";
+        return false;
+    }
+    if (const std::string d = damage(o.bytes, key); !d.empty()) {
+        ::close(o.fd);
+        note = "the cached " + out.string() + " is damaged (" + d + "): rebuilding it";
+        return false;
+    }
+    a.path = out.string();
+    a.bytes = o.bytes.substr(0, o.bytes.size() - trailer_size);
+    a.cached = true;
+    // NOTE: a shared object is loaded through its open descriptor, so the file checked is the file loaded
+    if (ext == ".so") a.load_path = fd_path(o.fd, a.path);
+    else ::close(o.fd);
+    return true;
+}
+
 /// An exclusive fcntl lock on a file, released (with the descriptor) on destruction.
 class FileLock {
 public:
@@ -697,17 +724,8 @@ Artefact cached_artefact(const std::string& key, const std::string& kind, const 
     if (why.empty() && ::access(dir.c_str(), W_OK | X_OK) != 0) {
         // NOTE: a read-only cache (a shared install's, a read-only mount) still serves the entries it holds
         const int e = errno;
-        const fs::path out = dir / (key + ext);
-        Opened o = open_entry(out.string(), g);
-        if (o.fd >= 0 && damage(o.bytes, key).empty()) {
-            a.path = out.string();
-            a.bytes = o.bytes.substr(0, o.bytes.size() - trailer_size);
-            if (ext == ".so") a.load_path = fd_path(o.fd, a.path);
-            else ::close(o.fd);
-            a.cached = true;
-            return a;
-        }
-        if (o.fd >= 0) ::close(o.fd);
+        std::string not_used;
+        if (take_entry(dir / (key + ext), key, ext, g, a, not_used)) return a;
         why = "cannot write into '" + dir.string() + "': " + errno_text(e);
     }
     if (!why.empty()) {
@@ -718,7 +736,6 @@ Artefact cached_artefact(const std::string& key, const std::string& kind, const 
     }
     const TrustedGroup gg = a.private_because.empty() ? g : TrustedGroup{};
     const fs::path out = dir / (key + ext);
-    a.path = out.string();
     // Use the entry when it is there and whole; say why it is not when it is damaged (once: it is looked at again
     // under the lock).
     bool told = false;
@@ -727,25 +744,10 @@ Artefact cached_artefact(const std::string& key, const std::string& kind, const 
         told = true;
     };
     const auto take = [&] {
-        Opened o = open_entry(out.string(), gg);
-        if (o.missing) return false;
-        if (!o.distrusted.empty()) {
-            // NOTE: a trusted folder holds an entry it cannot vouch for (another owner's, a link): never load it,
-            // and never write over what this user may not own; the rename below replaces the name, not the file.
-            tell("not loading " + out.string() + ": " + o.distrusted + "; rebuilding it");
-            return false;
-        }
-        if (const std::string d = damage(o.bytes, key); !d.empty()) {
-            ::close(o.fd);
-            tell("the cached " + out.string() + " is damaged (" + d + "): rebuilding it");
-            return false;
-        }
-        a.bytes = o.bytes.substr(0, o.bytes.size() - trailer_size);
-        a.cached = true;
-        // NOTE: a shared object is loaded through its open descriptor, so the file checked is the file loaded
-        if (ext == ".so") a.load_path = fd_path(o.fd, a.path);
-        else ::close(o.fd);
-        return true;
+        std::string why_not;
+        const bool taken = take_entry(out, key, ext, gg, a, why_not);
+        if (!why_not.empty()) tell(why_not);
+        return taken;
     };
     if (take()) return a;
     if (report.on_miss) report.on_miss();
