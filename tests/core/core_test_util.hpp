@@ -5,8 +5,10 @@
 #pragma once
 
 #include "loglog_slope.hpp"
+#include <gtest/gtest.h>
 #include <nhvk/dual.hpp>
 #include <nhvk/dynamics.hpp>
+#include <nhvk/member.hpp>
 #include <nhvk/status.hpp>
 #include <nhvk/steppers.hpp>
 
@@ -156,6 +158,24 @@ inline std::vector<double> geom_grid(double a, double b, int count) {
     std::vector<double> g(count);
     for (int i = 0; i < count; ++i) g[i] = a * std::pow(b / a, double(i) / double(count - 1));
     return g;
+}
+
+/** @brief The observer's metrics of one member of `model` integrated by fixed-step RK4 (step `dt`, no projection: the
+ *         residuals are the integration's drift) to the output times 0.5, 1 and 2, its status expected ok: the layout
+ * of metric_rows(3). Fixed steps make every operation of a scaled model scale exactly. */
+template <class M>
+std::vector<double> rk4_member_metrics(const M& model, const double* q0, const double* v0, const double* mu0,
+                                       double dt) {
+    const std::vector<double> times = {0.5, 1.0, 2.0};
+    const int nt = int(times.size());
+    nhvk::StepControl ctl;
+    ctl.dt = dt;
+    std::vector<double> metrics(std::size_t(nhvk::metric_rows(nt)), 0.0);
+    nhvk::DivergenceObserver<M, double> obs{model, nhvk::DivergenceSpec{}, nt, metrics.data(), 1, 1e-3};
+    const nhvk::MemberOutcome out =
+        nhvk::integrate_member<nhvk::Rk4>(model, q0, v0, mu0, 0.0, times.data(), nt, ctl, obs);
+    EXPECT_EQ(out.status, nhvk::Status::ok);
+    return metrics;
 }
 
 } // namespace nhvk_test

@@ -115,16 +115,7 @@ template <class Scale> std::vector<double> metrics_of() {
     using M = ScaledParticle<Scale>;
     const M model;
     const double q0[3] = {0.3, -0.7, 0.1}, v0[3] = {0.8, 0.4, -0.7 * 0.8}, mu0[1] = {0.25 / Scale::value};
-    const std::vector<double> times = {0.5, 1.0, 2.0};
-    const int nt = int(times.size());
-    nhvk::StepControl ctl;
-    ctl.dt = 1.0 / 16;
-    std::vector<double> metrics(std::size_t(nhvk::metric_rows(nt)), 0.0);
-    nhvk::DivergenceObserver<M, double> obs{model, nhvk::DivergenceSpec{}, nt, metrics.data(), 1, 1e-3};
-    const nhvk::MemberOutcome out =
-        nhvk::integrate_member<nhvk::Rk4>(model, q0, v0, mu0, 0.0, times.data(), nt, ctl, obs);
-    EXPECT_EQ(out.status, nhvk::Status::ok);
-    return metrics;
+    return nhvk_test::rk4_member_metrics(model, q0, v0, mu0, 1.0 / 16);
 }
 
 TEST(ConstraintScale, TheObserversResidualsAreThoseOfTheUnscaledConstraint) {

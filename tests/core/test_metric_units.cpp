@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The units of the metric table (include/nhvk/metrics.hpp) against what the observer computes: multiplying the
 // Lagrangian by c leaves the motions, the constraints and μ/c unchanged and multiplies every energy by c, so a metric
-// in energy units is c times larger and every other one (coordinates, velocities, constraints, dimensionless) is the
+// in energy units is c times larger and every other one (coordinates, velocities, dimensionless) is the
 // same. With c a power of two and RK4's fixed steps every operation scales exactly, so the comparison is exact.
 #include "core_test_util.hpp"
 
@@ -27,16 +27,7 @@ std::vector<double> metrics_of(double c) {
     const double q0[3] = {0.3, -0.2, 0.1}, v0[3] = {0.4, 0.7, 0.0}, mu0[1] = {0.25 * c};
     const double v2 = q0[1] * v0[0] - model.omega * q0[0]; // φ = v2 − q1 v0 + ω q0 = 0
     const double v0c[3] = {v0[0], v0[1], v2};
-    const std::vector<double> times = {0.5, 1.0, 2.0};
-    const int nt = int(times.size());
-    nhvk::StepControl ctl;
-    ctl.dt = 1.0 / 64;
-    std::vector<double> metrics(std::size_t(nhvk::metric_rows(nt)), 0.0);
-    nhvk::DivergenceObserver<ScaledAffine, double> obs{model, nhvk::DivergenceSpec{}, nt, metrics.data(), 1, 1e-3};
-    const nhvk::MemberOutcome out =
-        nhvk::integrate_member<nhvk::Rk4>(model, q0, v0c, mu0, 0.0, times.data(), nt, ctl, obs);
-    EXPECT_EQ(out.status, nhvk::Status::ok);
-    return metrics;
+    return nhvk_test::rk4_member_metrics(model, q0, v0c, mu0, 1.0 / 64);
 }
 
 TEST(MetricUnits, EnergyMetricsScaleWithTheLagrangianAndNoOthers) {
