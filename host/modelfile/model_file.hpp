@@ -96,8 +96,8 @@ std::string shown_path(const std::string& path);
 
 /** @brief The most nodes a model's parsed expressions may have, every variant's together (hash-consed: identical
  *         subexpressions count once; README "Adding a model", Limits). NOTE: the generated source grows with it and
- *         the C++ compiler's time faster (issue 38: a sum of 3000 `sin` terms, about 9000 nodes, emitted 2.4 MB that
- *         `c++ -O3` had not compiled after 500 s); it also bounds the depth of every walk over the graph. */
+ *         the C++ compiler's time faster, so a model past it would compile for many minutes; it also bounds the
+ *         depth of every walk over the graph. */
 inline constexpr int max_model_nodes = 4000;
 
 /** @brief The keys of a model (a model file's top level, an inline model's `[model]`), in the README's order. */

@@ -380,9 +380,9 @@ ReplicaInterval replica_interval(double pooled, const std::vector<double>& group
  *
  *  NOTE: a group's std needs 2 members, but a group of 1 or 2 makes the batch means the spread of single values and
  *  the delete-one-group jackknife of a median the delete-1 jackknife, which is inconsistent for a median (it needs
- *  many members left out at a time): 1000 groups of 200 members gave a zero-width interval, 199 groups one 20 times
- *  narrower than 10 groups. 10 members is the least at which a group's median and spread mean something; the
- *  coverage was measured at 200 and 2000 (bench/results/2026-11-24-error-bars.md). */
+ *  many members left out at a time), and its interval shrinks toward zero width as the groups shrink. 10 members is
+ *  the least at which a group's median and spread mean something (coverage: bench/results/2026-11-24-error-bars.md).
+ */
 inline constexpr std::uint64_t min_group_members = 10;
 /** @brief The delete-one-group jackknife's interval: `leave_one_out[g]` is the statistic of every group but g, and
  *         se² = (g − 1)/g · Σ (x − x̄)² over the g finite values; the same interval as replica_interval otherwise. */

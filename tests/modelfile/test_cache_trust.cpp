@@ -261,7 +261,8 @@ TEST_F(CacheTrust, DamagedEntriesAreRebuiltNeverCrashedOn) {
     const CompilerSpec s = spec();
     const Artefact first = nhvk::jit::compile_shared_object(source(5), s, "cpu", "test");
     const std::string whole = read(first.path);
-    // Each damage in a child: the old cache crashed with SIGBUS on a truncated object.
+    // Each damage in a child: a damaged object that reached the loader could end the process (SIGBUS), which must be
+    // an outcome the test reports, not the end of the test program.
     const std::vector<std::pair<std::string, std::string>> damages = {
         {"truncated", whole.substr(0, whole.size() / 2)}, {"empty", ""}, {"a byte changed", [&] {
                                                                               std::string b = whole;
@@ -346,7 +347,8 @@ TEST_F(CacheTrust, PlantedLinksAtPredictableNamesAreNeverWritten) {
     fs::create_directories(dir_.path() / "cache" / "cpu");
     ::chmod((dir_.path() / "cache").c_str(), 0700);
     ::chmod((dir_.path() / "cache" / "cpu").c_str(), 0700);
-    // the names the old cache wrote (with this process's pid), and the compiler version file it kept in /tmp
+    // names a compile could predictably write (the entry's key and this process's pid, a compiler version file in
+    // /tmp): a link planted there must never be written through
     const std::string pid = std::to_string(::getpid());
     std::vector<fs::path> links;
     for (const std::string ext : {".cpp", ".so.tmp", ".log", ".so"})
