@@ -58,5 +58,7 @@ void add_merge_command(CLI::App& app, int& exit_code);
 void add_inspect_command(CLI::App& app, int& exit_code);
 /** @brief Register `nhvk report`. */
 void add_report_command(CLI::App& app, int& exit_code);
+/** @brief `nhvk compile`: fill the cache of compiled models ahead of the runs (host/cli_compile.cpp). */
+void add_compile_command(CLI::App& app, int& exit_code);
 
 } // namespace nhvk

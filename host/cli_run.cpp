@@ -263,10 +263,11 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
         // NOTE: an interpreted model (no C++ compiler) integrates the reference equations whatever the config says;
         // the summary says what ran
         if (modelfile::is_interpreted(cfg.model.name)) cfg.integrator.equations = EquationsKind::ad;
-        if (runs_on_device(cfg))
-            modelfile::prepare_cuda(cfg.model.name, modelfile::CudaKernels::ensemble, cfg.integrator.precision,
-                                    cfg.integrator.method);
     }
+    // NOTE: so are the CUDA kernels a run compiles at run time (a model file's, or a built-in model's)
+    if (runs_on_device(cfg))
+        modelfile::prepare_cuda_kernels(cfg.model.name, modelfile::CudaKernels::ensemble, cfg.integrator.precision,
+                                        cfg.integrator.method);
     // NOTE: under `ulimit -v` or `-d` the limit may be the smaller: refused here with the advice that helps rather
     // than failing an allocation later
     const double machine = physical_memory_bytes(), limit = process_limit_bytes();

@@ -265,8 +265,7 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     TrajectoryResult r;
     if (o.backend == "cpu") r = run_trajectory_cpu(req);
     else if (o.backend == "cuda") {
-        if (modelfile::find_registered(req.model))
-            modelfile::prepare_cuda(req.model, modelfile::CudaKernels::trajectory, req.precision, req.method);
+        modelfile::prepare_cuda_kernels(req.model, modelfile::CudaKernels::trajectory, req.precision, req.method);
         r = run_trajectory_cuda(req);
     } else throw UsageError("--backend: expected cpu or cuda, got '" + o.backend + "'");
 

@@ -25,7 +25,6 @@
 
 #include "cpu_backend.hpp"
 #include "model_ops.hpp"
-#include "modelfile/cuda_compile.hpp"
 #include "modelfile/file_models.hpp"
 #include "nhvk/backend/cuda_device.hpp"
 #include "pipeline/comm.hpp"
@@ -54,9 +53,7 @@ bool runs_on_device(const RunConfig& cfg) {
     // CPU for a model file, and `cuda` is refused with a message (make_backend); so it does for an interpreted one.
     return cfg.run.backend == Backend::cuda ||
            (cfg.run.backend == Backend::automatic && cfg.integrator.equations == EquationsKind::generated &&
-            (!modelfile::find_registered(cfg.model.name) ||
-             (jit::nvrtc_available() && !modelfile::is_interpreted(cfg.model.name))) &&
-            cuda_available());
+            modelfile::cuda_kernels_available(cfg.model.name) && cuda_available());
 }
 
 namespace {
@@ -80,11 +77,10 @@ std::unique_ptr<EnsembleBackend> make_backend(const RunConfig& cfg, const RunPla
     if (runs_on_device(cfg)) {
         // NOTE: the ranks on a node take the node's devices in turn.
         if (comm.parallel()) select_cuda_device(comm.local_rank());
-        // NOTE: the kernels of a model file are compiled for the device just selected (its architecture); cli_run
+        // NOTE: kernels compiled at run time are compiled for the device just selected (its architecture); cli_run
         // prepared them before the clock started (for device 0), so this does nothing unless the node mixes devices.
-        if (modelfile::find_registered(cfg.model.name))
-            modelfile::prepare_cuda(cfg.model.name, modelfile::CudaKernels::ensemble, plan.common.precision,
-                                    plan.common.method);
+        modelfile::prepare_cuda_kernels(cfg.model.name, modelfile::CudaKernels::ensemble, plan.common.precision,
+                                        plan.common.method);
         return make_cuda_backend(device_layout(cfg, plan.layout), plan.common);
     }
     return make_cpu_backend(plan.layout, plan.common, threads, std::move(watch));

@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
     nhvk::add_merge_command(app, exit_code);
     nhvk::add_inspect_command(app, exit_code);
     nhvk::add_report_command(app, exit_code);
+    nhvk::add_compile_command(app, exit_code);
     try {
         // NOTE: before parsing, so that every rank of an MPI job says which command it runs, whatever it is (a rank
         // running another command than rank 0's would otherwise leave it waiting forever).

@@ -29,8 +29,8 @@
 #include "nhvk/backend/backend.hpp"
 #include "nhvk/backend/cuda_device.hpp"
 #include "nhvk/backend/trajectory.hpp"
-#include "nhvk/models/all.hpp"
 #include "nhvk/stats/chunk_metrics.hpp"
+#include "nhvk_builtin_models.hpp"
 
 namespace nhvk {
 
@@ -38,12 +38,14 @@ namespace {
 template <class... Ms> std::vector<CudaModelOps> make_table(ModelList<Ms...>) { return {make_cuda_model_ops<Ms>()...}; }
 
 const CudaModelOps& cuda_ops(const std::string& model) {
-    // a model file's kernels (compiled at run time) first: a model file may replace a built-in model of its name
+    // kernels compiled at run time first: a model file's (which may replace a built-in model of its name), or a
+    // built-in model's that this build did not compile ahead of time
     if (const CudaModelOps* jit = jit_cuda_ops(model)) return *jit;
-    static const std::vector<CudaModelOps> table = make_table(BuiltinModels{});
+    static const std::vector<CudaModelOps> table = make_table(AotCudaModels{});
     for (const CudaModelOps& o : table)
         if (model == o.name) return o;
-    throw std::invalid_argument("unknown model '" + model + "'");
+    throw std::invalid_argument("backend 'cuda': no kernels of model '" + model +
+                                "' were compiled (the host compiles a built-in model's with NVRTC before the run)");
 }
 
 /** @brief A device array freed on destruction. */

@@ -12,8 +12,10 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "config.hpp"
 #include "input_limits.hpp"
 #include "model_ops.hpp"
+#include "modelfile/builtin_kernels.hpp"
 #include "modelfile/cuda_compile.hpp"
 #include "modelfile/interpreted.hpp"
 #include "modelfile/runtime_compile.hpp"
@@ -40,6 +42,8 @@ struct Registry {
     // NOTE: entries are never freed: a replaced model's ops may still be referenced by a pointer handed out earlier.
     std::deque<std::unique_ptr<Entry>> entries;
     std::map<std::string, Entry*> by_name;
+    /// the built-in models' CUDA modules handed to the backend: (name, arch, which, precision, method)
+    std::set<std::tuple<std::string, std::string, CudaKernels, Precision, Method>> builtin_cuda_prepared;
     bool quiet = false;
 };
 
@@ -54,6 +58,13 @@ std::function<void(const std::string&)> say_always(const std::string& src) {
     return [src](const std::string& line) {
         std::fprintf(stderr, "model file %s: %s\n", src.c_str(), clip_message(line, 600).c_str());
     };
+}
+
+/** @brief The `nhvk compile` command that fills a cache with one entry (a read-only cache's note names it). */
+std::string fill_command(const std::string& model, Precision precision, Method method, const std::string& arch,
+                         CudaKernels which = CudaKernels::ensemble) {
+    return "nhvk compile " + model + (arch.empty() ? "" : " --arch " + arch) + " --precision " + to_string(precision) +
+           " --method " + to_string(method) + (which == CudaKernels::trajectory ? " --trajectory" : "");
 }
 
 } // namespace
@@ -103,6 +114,8 @@ const ModelOps* find_ops(const std::string& name) {
                          src.c_str(), name.c_str(), spec.cxx.c_str(), shown_path(jit::cache_root()).c_str());
     };
     report.note = say_always(src);
+    if (e.scope.kind == Scope::one && e.scope.equations == EquationsKind::generated)
+        report.fill_command = fill_command(src, e.scope.precision, e.scope.method, "");
     const jit::Artefact a = jit::compile_shared_object(unit, spec, "cpu", src, name, report);
     using Fn = int (*)(ModelOps*);
     const Fn fn = reinterpret_cast<Fn>(jit::load_symbol(a, ops_symbol));
@@ -161,6 +174,7 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
                          src.c_str(), name.c_str(), arch.c_str(), jit::nvrtc_version().c_str());
     };
     report.note = say_always(src);
+    report.fill_command = fill_command(src + " --no-cpu", precision, method, arch, which);
     const jit::CudaArtefact a = jit::compile_cuda(emit_model_cuda_unit(e.model), names, arch, "cuda", src, report);
     CudaJitModule m;
     m.model = name;
@@ -178,6 +192,57 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
         CompileReport::Cuda{arch, a.file.path, a.file.key, a.file.cached, a.file.compile_seconds, a.file.wait_seconds};
     if (!r.quiet && !a.file.cached)
         std::fprintf(stderr, "model file %s: CUDA kernels compiled in %.1f s\n", src.c_str(), a.file.compile_seconds);
+}
+
+void prepare_cuda_kernels(const std::string& name, CudaKernels which, Precision precision, Method method) {
+    if (find_registered(name)) return prepare_cuda(name, which, precision, method);
+    const std::optional<BuiltinKernelSource> s = builtin_kernel_source(name);
+    if (!s || s->ahead_of_time) return;
+    if (!jit::nvrtc_available())
+        throw std::runtime_error("model '" + name +
+                                 "': this nhvk compiles the CUDA kernels of built-in models at run time with NVRTC, "
+                                 "and was built without it (no CUDA toolkit at configure time); run it on the CPU "
+                                 "(run.backend = \"cpu\" or \"auto\", --backend cpu)");
+    const std::string arch = cuda_device_arch();
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.builtin_cuda_prepared.count({name, arch, which, precision, method})) return;
+    const std::string label = "model " + name;
+    jit::Reporter report;
+    report.on_miss = [&] {
+        if (!r.quiet)
+            std::fprintf(stderr,
+                         "nhvk: compiling the CUDA kernels of model '%s' (%s, %s) for %s with NVRTC %s (once; later "
+                         "runs load them from %s)\n",
+                         name.c_str(), to_string(precision), to_string(method), arch.c_str(),
+                         jit::nvrtc_version().c_str(), shown_path(jit::cache_root()).c_str());
+    };
+    report.note = [label](const std::string& line) {
+        std::fprintf(stderr, "nhvk: %s: %s\n", label.c_str(), clip_message(line, 600).c_str());
+    };
+    report.fill_command = fill_command(name, precision, method, arch, which);
+    const jit::CudaArtefact a = compile_builtin_cuda(*s, which, precision, method, arch, report);
+    CudaJitModule m;
+    m.model = name;
+    m.n = s->n;
+    m.k = s->k;
+    m.trajectory = which == CudaKernels::trajectory;
+    m.precision = precision;
+    m.method = method;
+    m.image = a.image;
+    m.kernels = a.lowered;
+    m.sample_spec = s->sample_spec;
+    register_cuda_jit_module(std::move(m));
+    r.builtin_cuda_prepared.emplace(name, arch, which, precision, method);
+    if (!r.quiet && !a.file.cached)
+        std::fprintf(stderr, "nhvk: CUDA kernels of model '%s' compiled in %.1f s\n", name.c_str(),
+                     a.file.compile_seconds);
+}
+
+bool cuda_kernels_available(const std::string& name) {
+    if (find_registered(name)) return jit::nvrtc_available() && !is_interpreted(name);
+    const std::optional<BuiltinKernelSource> s = builtin_kernel_source(name);
+    return s && (s->ahead_of_time || jit::nvrtc_available());
 }
 
 void set_scope(const std::string& name, const Scope& scope) {

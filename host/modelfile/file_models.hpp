@@ -54,6 +54,15 @@ const ModelInfo& register_model(FileModel m);
  *         the model is interpreted instead (slower; CPU only) and a line on stderr says so and why, quiet or not. */
 const ModelOps* find_ops(const std::string& name);
 
+/** @brief Make the CUDA kernels of model `name` ready for the current device: a model file's (`prepare_cuda`), or a
+ *         built-in model's that this build did not compile ahead of time (NVRTC, cached; one line on stderr while it
+ *         compiles). Nothing for a built-in model compiled ahead of time. */
+void prepare_cuda_kernels(const std::string& name, CudaKernels which, Precision precision, Method method);
+
+/** @brief Whether the CUDA backend can run model `name` in this build: compiled ahead of time, or compiled at run
+ *         time where this build has NVRTC and the model is not interpreted. */
+bool cuda_kernels_available(const std::string& name);
+
 /** @brief Compile the registered model file `name` for `scope` only (call before `find_ops`; the default is every
  *         combination). A scope that the compiled ops do not cover (every unit covers `inspection`) makes the next
  *         `find_ops` compile every combination (the ops it returned before then change in place). */

@@ -308,8 +308,8 @@ std::string emit_model_cuda_unit(const FileModel& m) {
     return emit_model_equations(m) + "#include \"kernel_templates.cuh\"\n";
 }
 
-std::vector<std::string> cuda_kernel_names(CudaKernels which, Precision precision, Method method) {
-    const std::string M = "nhvk::file_model::Model";
+std::vector<std::string> cuda_kernel_names(CudaKernels which, Precision precision, Method method,
+                                           const std::string& M) {
     const std::string T = precision == Precision::f64 ? "double" : "float";
     const std::string St = method == Method::dopri5 ? "nhvk::Dopri5" : "nhvk::Rk4";
     if (which == CudaKernels::trajectory)

@@ -169,7 +169,8 @@ enum class CudaKernels {
 /** @brief The kernels NVRTC instantiates from `emit_model_cuda_unit` for one precision and method, as name
  *         expressions. A module holds one combination only: each costs seconds to a minute of NVRTC, and a run uses
  *         one. */
-std::vector<std::string> cuda_kernel_names(CudaKernels which, Precision precision, Method method);
+std::vector<std::string> cuda_kernel_names(CudaKernels which, Precision precision, Method method,
+                                           const std::string& model_type = "nhvk::file_model::Model");
 
 } // namespace modelfile
 } // namespace nhvk

@@ -726,7 +726,9 @@ Artefact cached_artefact(const std::string& key, const std::string& kind, const 
         const int e = errno;
         std::string not_used;
         if (take_entry(dir / (key + ext), key, ext, g, a, not_used)) return a;
-        why = "cannot write into '" + dir.string() + "': " + errno_text(e);
+        why = "it does not hold this entry and this process cannot write into '" + dir.string() + "': " + errno_text(e);
+        if (!report.fill_command.empty())
+            why += " (whoever may write the cache fills it with `" + report.fill_command + "`)";
     }
     if (!why.empty()) {
         a.private_because = "not using the model cache " + cache_root() + ": " + why;

@@ -81,6 +81,8 @@ struct Reporter {
     /// a line the user must see even when quiet: waiting for another process's lock, a damaged entry rebuilt, a cache
     /// not trusted
     std::function<void(const std::string&)> note;
+    /// the `nhvk compile` command that puts this entry into a cache: named when a read-only cache lacks it
+    std::string fill_command;
 };
 
 /** @brief The cache key of `source` compiled with `spec` (also hashes the compiler's `--version` and the headers). */

@@ -395,12 +395,17 @@ TEST_F(CacheTrust, AReadOnlyCacheServesItsEntriesAndOtherwiseCompilesPrivately) 
             std::string said;
             nhvk::jit::Reporter r;
             r.note = [&](const std::string& n) { said += n; };
+            r.fill_command = "nhvk compile m --precision double --method rk4";
             const Artefact other = nhvk::jit::compile_shared_object(source(10), s, "cpu", "test", "test", r);
             if (call_answer(other) != 10) throw std::runtime_error("wrong answer");
             if (other.private_because.find("cannot write") == std::string::npos ||
                 other.private_because.find("Permission denied") == std::string::npos)
                 throw std::runtime_error("no reason: " + other.private_because);
             if (said.find("compiling privately") == std::string::npos) throw std::runtime_error("no note: " + said);
+            // the note says what the cache lacks and the command that fills it
+            if (said.find("does not hold this entry") == std::string::npos ||
+                said.find("fills it with `nhvk compile m --precision double --method rk4`") == std::string::npos)
+                throw std::runtime_error("the note names no fill command: " + said);
         },
         120);
     EXPECT_TRUE(WIFEXITED(out.status) && WEXITSTATUS(out.status) == 0) << out.status << " " << out.message;

@@ -6,11 +6,15 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "modelfile/builtin_kernels.hpp"
 #include "modelfile/cuda_compile.hpp"
 #include "modelfile/model_file.hpp"
+#include "nhvk/backend/backend.hpp"
+#include "registry.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -114,3 +118,58 @@ TEST_F(CudaCompile, ACompileErrorNamesTheSourceAndLeavesNoEntry) {
 }
 
 } // namespace
+
+// ---- the built-in models' kernels, compiled at run time (a build compiles none ahead of time unless NHVK_AOT_MODELS
+// names it): each model's own header and generated equations under NVRTC, what `nhvk run --backend cuda` and
+// `nhvk compile --arch` compile ----
+
+std::vector<std::string> builtin_names() {
+    std::vector<std::string> v;
+    for (const nhvk::ModelInfo& m : nhvk::builtin_model_registry()) v.push_back(m.name);
+    return v;
+}
+
+class BuiltinCudaCompile : public CudaCompile, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(BuiltinCudaCompile, TheEnsembleKernelsOfTheModelsOwnTypeAreInTheCubin) {
+    using nhvk::modelfile::CudaKernels;
+    const std::optional<nhvk::modelfile::BuiltinKernelSource> s = nhvk::modelfile::builtin_kernel_source(GetParam());
+    ASSERT_TRUE(s.has_value()) << GetParam() << " is in the registry but has no kernel source";
+    EXPECT_EQ(s->name, GetParam());
+    const nhvk::ModelInfo* info = nhvk::find_model(nhvk::builtin_model_registry(), GetParam());
+    ASSERT_NE(info, nullptr);
+    EXPECT_EQ(s->n, info->n);
+    EXPECT_EQ(s->k, info->k);
+    const std::vector<std::string> names =
+        nhvk::modelfile::cuda_kernel_names(CudaKernels::ensemble, nhvk::Precision::f64, nhvk::Method::dopri5, s->type);
+    for (const std::string& n : names) EXPECT_NE(n.find("<" + s->type), std::string::npos) << n;
+    const CudaArtefact a = nhvk::modelfile::compile_builtin_cuda(*s, CudaKernels::ensemble, nhvk::Precision::f64,
+                                                                 nhvk::Method::dopri5, "sm_90");
+    EXPECT_FALSE(a.file.cached);
+    expect_kernels(a, names);
+    // the sampling kernel's argument: the host's SampleSpec of a plan of the model's sizes, refused for other sizes
+    nhvk::SamplingPlan plan;
+    plan.q0.assign(static_cast<std::size_t>(s->n), nhvk::Distribution{});
+    plan.v0.assign(static_cast<std::size_t>(s->n), nhvk::Distribution{});
+    plan.mu0.assign(static_cast<std::size_t>(s->k), nhvk::Distribution{});
+    const unsigned long size = s->sample_spec(nullptr, nullptr, 0);
+    std::vector<unsigned char> spec(size);
+    EXPECT_EQ(s->sample_spec(&plan, spec.data(), size), size);
+    plan.q0.push_back(nhvk::Distribution{});
+    EXPECT_THROW(s->sample_spec(&plan, spec.data(), size), std::invalid_argument);
+}
+
+INSTANTIATE_TEST_SUITE_P(Builtins, BuiltinCudaCompile, ::testing::ValuesIn(builtin_names()),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+TEST(BuiltinKernelSource, NamesOnlyBuiltInModels) {
+    EXPECT_FALSE(nhvk::modelfile::builtin_kernel_source("no_such_model").has_value());
+    EXPECT_FALSE(nhvk::modelfile::builtin_kernel_source("").has_value());
+    // the unit NVRTC compiles includes the model's generated equations and the kernel templates, and nothing else
+    const auto s = nhvk::modelfile::builtin_kernel_source("rolling_disc");
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->type, "nhvk::models::RollingDisc");
+    const std::string unit = nhvk::modelfile::emit_builtin_cuda_unit(*s);
+    EXPECT_NE(unit.find("#include \"nhvk/generated/rolling_disc.hpp\""), std::string::npos) << unit;
+    EXPECT_NE(unit.find("#include \"kernel_templates.cuh\""), std::string::npos) << unit;
+}

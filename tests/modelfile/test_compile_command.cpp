@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+// `nhvk compile` (host/cli_compile.cpp) fills a cache ahead of the runs: on a login node without a GPU, for the
+// architecture the compute nodes have. What it writes is what a run looks up: a second `nhvk compile` of the same
+// combination finds every entry, and so does a run (tests/modelfile/test_cuda_compile.cpp compiles the same units).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "modelfile/cuda_compile.hpp"
+#include "nhvk_cli.hpp"
+#include "temp_dir.hpp"
+
+#ifndef NHVK_BINARY
+#error "tests/CMakeLists.txt defines NHVK_BINARY (the path of the built nhvk)"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class CompileCommand : public ::testing::Test {
+protected:
+    nhvk_test::CliRun nhvk(const std::vector<std::string>& args) {
+        return nhvk_test::run_captured("NHVK_CACHE_DIR=" + nhvk_test::shell_quote(dir_.str("cache")), NHVK_BINARY, args,
+                                       dir_.path() / ("io" + std::to_string(++calls_)));
+    }
+    std::vector<fs::path> entries(const std::string& kind, const std::string& ext) const {
+        std::vector<fs::path> v;
+        const fs::path d = dir_.path() / "cache" / kind;
+        if (fs::exists(d))
+            for (const auto& e : fs::directory_iterator(d))
+                if (e.path().extension() == ext) v.push_back(e.path());
+        return v;
+    }
+    nhvk_test::TempDir dir_;
+    int calls_ = 0;
+};
+
+TEST_F(CompileCommand, FillsTheCacheWithABuiltInModelsKernelsForANamedArchitecture) {
+    if (!nhvk::jit::nvrtc_available()) GTEST_SKIP() << "built without NVRTC";
+    const std::vector<std::string> args{"compile",     "nh_particle", "--arch",   "sm_90",
+                                        "--precision", "double",      "--method", "rk4"};
+    const auto first = nhvk(args);
+    ASSERT_EQ(first.rc, 0) << first.err;
+    EXPECT_NE(first.out.find("nh_particle"), std::string::npos) << first.out;
+    EXPECT_NE(first.out.find("cuda sm_90 double rk4"), std::string::npos) << first.out;
+    EXPECT_NE(first.out.find("1 compiled, 0 already in the cache"), std::string::npos) << first.out;
+    EXPECT_EQ(entries("cuda", ".cubin").size(), 1u);
+    const auto again = nhvk(args);
+    ASSERT_EQ(again.rc, 0) << again.err;
+    EXPECT_NE(again.out.find("0 compiled, 1 already in the cache"), std::string::npos) << again.out;
+    EXPECT_EQ(entries("cuda", ".cubin").size(), 1u);
+    // "90" names the same architecture; --trajectory adds the trajectory kernels, one more entry
+    const auto traj =
+        nhvk({"compile", "nh_particle", "--arch", "90", "--precision", "double", "--method", "rk4", "--trajectory"});
+    ASSERT_EQ(traj.rc, 0) << traj.err;
+    EXPECT_NE(traj.out.find("1 compiled, 1 already in the cache"), std::string::npos) << traj.out;
+    EXPECT_EQ(entries("cuda", ".cubin").size(), 2u);
+}
+
+TEST_F(CompileCommand, AModelFileGetsItsCpuCodeAndItsKernels) {
+    const std::string file = std::string(NHVK_SOURCE_DIR) + "/models/nh_particle.toml";
+    std::vector<std::string> args{"compile", file, "--precision", "double", "--method", "rk4"};
+    if (nhvk::jit::nvrtc_available()) args.insert(args.end(), {"--arch", "sm_90"});
+    const auto r = nhvk(args);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("cpu        double rk4"), std::string::npos) << r.out;
+    EXPECT_EQ(entries("cpu", ".so").size(), 1u);
+    if (nhvk::jit::nvrtc_available()) EXPECT_EQ(entries("cuda", ".cubin").size(), 1u);
+    // --no-cpu: the kernels only (nothing new on the CPU side)
+    const auto again = nhvk({"compile", file, "--precision", "double", "--method", "dopri5", "--no-cpu"});
+    ASSERT_EQ(again.rc, 0) << again.err;
+    EXPECT_EQ(entries("cpu", ".so").size(), 1u) << again.out;
+}
+
+TEST_F(CompileCommand, ABuiltInModelWithoutAnArchitectureHasNothingToCompileAndSaysWhy) {
+    const auto r = nhvk({"compile", "rolling_disc"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("name them with --arch"), std::string::npos) << r.out;
+    EXPECT_TRUE(entries("cuda", ".cubin").empty());
+}
+
+TEST_F(CompileCommand, BadArgumentsAreRefusedBeforeAnythingCompiles) {
+    const struct {
+        std::vector<std::string> args;
+        std::string says;
+    } cases[] = {
+        {{"compile", "nh_particle", "--arch", "sm_9x"}, "--arch: expected a CUDA architecture such as sm_90"},
+        {{"compile", "nh_particle", "--precision", "half"}, "--precision: expected double, float or all, got 'half'"},
+        {{"compile", "nh_particle", "--method", "euler"}, "--method: expected rk4, dopri5 or all, got 'euler'"},
+        // the second model is unknown: the first is not compiled either
+        {{"compile", "nh_particle", "no_such_model", "--arch", "sm_90"}, "no_such_model"},
+        {{"compile", "missing.toml"}, "missing.toml"},
+    };
+    for (const auto& c : cases) {
+        const auto r = nhvk(c.args);
+        EXPECT_EQ(r.rc, 2) << c.args.back() << ": " << r.err;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    }
+    EXPECT_TRUE(entries("cuda", ".cubin").empty());
+    EXPECT_TRUE(entries("cpu", ".so").empty());
+}
+
+} // namespace
