@@ -23,6 +23,7 @@ std::unique_ptr<EnsembleBackend> make_cuda_backend(const ChunkLayout&, const Chu
 void register_cuda_jit_module(CudaJitModule) {
     throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
 }
+void set_cuda_module_provider(CudaModuleProvider) {}
 std::string cuda_device_arch() { throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason()); }
 
 } // namespace nhvk

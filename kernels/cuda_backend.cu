@@ -44,8 +44,9 @@ const CudaModelOps& cuda_ops(const std::string& model) {
     static const std::vector<CudaModelOps> table = make_table(AotCudaModels{});
     for (const CudaModelOps& o : table)
         if (model == o.name) return o;
-    throw std::invalid_argument("backend 'cuda': no kernels of model '" + model +
-                                "' were compiled (the host compiles a built-in model's with NVRTC before the run)");
+    // NOTE: the host's provider compiles the module at its first launch (an unknown model is refused there)
+    if (const CudaModelOps* provided = provided_cuda_ops()) return *provided;
+    throw std::invalid_argument("backend 'cuda': no kernels of model '" + model + "'");
 }
 
 /** @brief A device array freed on destruction. */

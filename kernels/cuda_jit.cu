@@ -4,6 +4,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -84,9 +85,19 @@ std::map<Key, std::unique_ptr<Loaded>>& registry() {
     return r;
 }
 
-/** @brief The loaded module of `model` for the run's choices; throws when none was registered (the host compiles
- *         one per precision and method before it asks the backend to run). */
+std::atomic<CudaModuleProvider> provider{nullptr};
+
+/** @brief The loaded module of `model` for the run's choices: registered by the host before the run, or else asked of
+ *         the provider now; throws when there is none. */
 Loaded& module_for(const std::string& model, bool trajectory, Precision precision, Method method) {
+    const CudaModuleProvider p = provider.load();
+    bool known = false;
+    {
+        std::lock_guard<std::mutex> lock(registry_mutex);
+        known = registry().count(Key{model, trajectory, precision, method}) > 0;
+    }
+    // NOTE: without the lock: the provider compiles, then registers the module (which takes it)
+    if (!known && p) p(model, trajectory, precision, method);
     std::lock_guard<std::mutex> lock(registry_mutex);
     const auto it = registry().find(Key{model, trajectory, precision, method});
     if (it == registry().end())
@@ -196,6 +207,10 @@ const CudaModelOps* jit_cuda_ops(const std::string& model) {
         if (std::get<0>(key) == model) return &jit_ops;
     return nullptr;
 }
+
+const CudaModelOps* provided_cuda_ops() { return provider.load() ? &jit_ops : nullptr; }
+
+void set_cuda_module_provider(CudaModuleProvider p) { provider.store(p); }
 
 void register_cuda_jit_module(CudaJitModule m) {
     std::lock_guard<std::mutex> lock(registry_mutex);

@@ -14,4 +14,8 @@ namespace nhvk {
 /** @brief The ops of a model with a registered run-time module, or nullptr when it has none. */
 const CudaModelOps* jit_cuda_ops(const std::string& model);
 
+/** @brief The ops that compile a module through the host's provider (set_cuda_module_provider) at first use, or
+ *         nullptr when no provider is set. */
+const CudaModelOps* provided_cuda_ops();
+
 } // namespace nhvk

@@ -1,10 +1,24 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Install the Debian packages nhvk needs (idempotent: skips what is present), then configure and build.
-# Usage: scripts/setup.sh [build-dir]     (run as root, or with sudo available)
+# Usage: scripts/setup.sh [--target T] [--prefix DIR] [build-dir]     (run as root, or with sudo available)
+#   --target T    build only CMake target T (run_example.sh builds `nhvk` alone; default: everything, the tests too)
+#   --prefix DIR  then install into DIR: DIR/bin/nhvk, DIR/lib/libnhvk.so and DIR/share/nhvk/ (what model files
+#                 compile against, models/, configs/), and the CMake package (DIR/include, DIR/lib/cmake/nhvk)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${1:-$here/build}"
+target=""
+prefix=""
+build=""
+while (($#)); do
+    case "$1" in
+    --target) target="${2:?--target needs a CMake target}"; shift 2 ;;
+    --prefix) prefix="${2:?--prefix needs a folder}"; shift 2 ;;
+    -*) echo "nhvk setup: unknown option '$1' (expected --target T, --prefix DIR, or a build folder)" >&2; exit 2 ;;
+    *) build="$1"; shift ;;
+    esac
+done
+build="${build:-$here/build}"
 
 packages=(cmake g++ make libeigen3-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev librandom123-dev
           libgtest-dev libgmock-dev libomp-dev libthrust-dev libopenmpi-dev openmpi-bin clang-format)
@@ -30,4 +44,8 @@ command -v nvcc >/dev/null || echo "nhvk setup: nvcc not found, building without
 
 jobs="$(nproc 2>/dev/null || echo 2)"
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release ${NHVK_CMAKE_ARGS:-} >/dev/null
-cmake --build "$build" -j "$jobs"
+cmake --build "$build" -j "$jobs" ${target:+--target "$target"}
+if [ -n "$prefix" ]; then
+    cmake --install "$build" --prefix "$prefix" >/dev/null
+    echo "nhvk setup: installed into $prefix (run $prefix/bin/nhvk)" >&2
+fi

@@ -123,7 +123,7 @@ std::vector<std::string> nvrtc_options(const std::string& arch) {
     const std::size_t dot = v.find('.');
     o.push_back("-DCUDART_VERSION=" +
                 std::to_string(std::stoi(v.substr(0, dot)) * 1000 + std::stoi(v.substr(dot + 1)) * 10));
-    for (const std::string& d : split_list(NHVK_JIT_CUDA_INCLUDES)) o.push_back("-I" + d);
+    for (const std::string& d : jit_layout().cuda_includes) o.push_back("-I" + d);
     return o;
 }
 
@@ -133,7 +133,7 @@ CudaArtefact compile_cuda(const std::string& source, const std::vector<std::stri
 #if NHVK_HAVE_NVRTC
     const std::vector<std::string> options = nvrtc_options(arch);
     std::vector<std::string> parts{std::string(nhvk_version), "nvrtc " + nvrtc_version(),
-                                   headers_hash(split_list(NHVK_JIT_CUDA_HEADER_ROOTS)), source};
+                                   headers_hash(jit_layout().cuda_roots), source};
     parts.insert(parts.end(), options.begin(), options.end());
     parts.insert(parts.end(), name_expressions.begin(), name_expressions.end());
     for (const Shim& s : shims) parts.emplace_back(s.text);

@@ -239,6 +239,18 @@ void prepare_cuda_kernels(const std::string& name, CudaKernels which, Precision 
                      a.file.compile_seconds);
 }
 
+namespace {
+/// The CUDA backend asks for a module it lacks through this (a program that calls the backend directly, not a run)
+[[maybe_unused]] const bool provider_set = [] {
+    set_cuda_module_provider([](const std::string& model, bool trajectory, Precision precision, Method method) {
+        if (!find_registered(model) && !builtin_kernel_source(model))
+            throw std::invalid_argument("backend 'cuda': unknown model '" + model + "'");
+        prepare_cuda_kernels(model, trajectory ? CudaKernels::trajectory : CudaKernels::ensemble, precision, method);
+    });
+    return true;
+}();
+} // namespace
+
 bool cuda_kernels_available(const std::string& name) {
     if (find_registered(name)) return jit::nvrtc_available() && !is_interpreted(name);
     const std::optional<BuiltinKernelSource> s = builtin_kernel_source(name);

@@ -663,14 +663,53 @@ CompilerSpec host_compiler() {
         }
     }
     s.flags = split_list(NHVK_JIT_FLAGS);
-    s.header_roots = split_list(NHVK_JIT_HEADER_ROOTS);
+    const JitLayout& l = jit_layout();
+    for (const std::string& d : l.cpu_includes) s.flags.push_back("-I" + d);
+    for (const std::string& d : l.cpu_system) {
+        s.flags.push_back("-isystem");
+        s.flags.push_back(d);
+    }
+    s.header_roots = l.cpu_roots;
     return s;
+}
+
+const JitLayout& jit_layout() {
+    static const JitLayout layout = [] {
+        JitLayout l;
+        // NOTE: an installed nhvk is <prefix>/bin/nhvk; its tree is <prefix>/share/nhvk/jit, marked by a file that
+        // holds nhvk's version, so a tree of another version installed there is not taken for this one's
+        std::error_code ec;
+        const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+        const fs::path jit = ec ? fs::path() : exe.parent_path().parent_path() / "share" / "nhvk" / "jit";
+        std::string mark = jit.empty() ? std::string() : read_file((jit / "nhvk-jit-version").string());
+        while (!mark.empty() && (mark.back() == '\n' || mark.back() == '\r')) mark.pop_back();
+        if (!jit.empty() && mark == nhvk_version) {
+            const auto at = [&](const char* sub) { return (jit / sub).string(); };
+            l.where = jit.string();
+            l.cpu_includes = {at("include"), at("host"), at("gen")};
+            l.cpu_system = {at("third_party")};
+            l.cpu_roots = {at("include"), at("host")};
+            l.cuda_includes = {at("include"), at("kernels"), at("generated"), at("third_party")};
+            l.cuda_roots = {at("include"), at("kernels"), at("generated/nhvk/generated")};
+            return l;
+        }
+        l.cpu_includes = split_list(NHVK_JIT_INCLUDES);
+        l.cpu_system = split_list(NHVK_JIT_SYSTEM_INCLUDES);
+        l.cpu_roots = split_list(NHVK_JIT_HEADER_ROOTS);
+        l.cuda_includes = split_list(NHVK_JIT_CUDA_INCLUDES);
+        l.cuda_roots = split_list(NHVK_JIT_CUDA_HEADER_ROOTS);
+        return l;
+    }();
+    return layout;
 }
 
 std::string compiler_problem(const CompilerSpec& spec) {
     for (const std::string& root : spec.header_roots)
         if (!fs::is_directory(root))
-            return "nhvk's engine headers are not at " + root + " (where this nhvk was built from)";
+            return "nhvk's engine headers are not at " + root +
+                   (jit_layout().where.empty() ? " (where this nhvk was built from; an installed nhvk has them in "
+                                                 "<prefix>/share/nhvk/jit)"
+                                               : " (this nhvk's install tree)");
     try {
         compiler_version(spec);
     } catch (const CompilerDoesNotRun& e) {

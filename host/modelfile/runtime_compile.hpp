@@ -44,6 +44,22 @@ struct CompilerSpec {
     std::vector<std::string> header_roots; ///< folders whose headers the key hashes (nhvk's own include folders)
 };
 
+/** @brief Where the headers that compiled models include are: an installed nhvk's own tree
+ *         (`<prefix>/share/nhvk/jit/`, found beside the running binary as `../share/nhvk/jit`, with everything the
+ *         emitted code includes: the engine's headers, the generated equations and the third-party headers), else the
+ *         source and build trees this nhvk was built from. */
+struct JitLayout {
+    std::string where;                      ///< the install tree's jit folder, or "" for the build's trees
+    std::vector<std::string> cpu_includes;  ///< -I folders of the CPU unit
+    std::vector<std::string> cpu_system;    ///< -isystem folders of the CPU unit (third-party headers)
+    std::vector<std::string> cpu_roots;     ///< the folders of nhvk's headers that the CPU unit's key hashes
+    std::vector<std::string> cuda_includes; ///< -I folders of NVRTC
+    std::vector<std::string> cuda_roots;    ///< the folders of nhvk's headers that a CUBIN's key hashes
+};
+
+/** @brief This process's layout (looked up once). */
+const JitLayout& jit_layout();
+
 /** @brief The compiler nhvk was built with and the flags and include folders of its engine (CMake records them at
  *         configure time); `NHVK_CXX` replaces the compiler: a program, then any arguments of its own, separated by
  *         blanks (no quoting). */

@@ -4,6 +4,8 @@
 # into an empty prefix, then configure, build and run tests/consumer/ against it with find_package(nhvk) and
 # CMAKE_PREFIX_PATH only. Fails when the install lacks a header or an include path nhvk::core needs, when the consumer
 # found nhvk anywhere but that prefix or compiled anything from the source tree, or when its physics check fails.
+# Then the engine: every component installed into a second prefix, and a program against nhvk::engine (libnhvk.so)
+# built, checked to load the installed library, and run.
 # Usage: check_consumer.sh SOURCE_DIR BUILD_DIR WORK_DIR VERSION CXX_COMPILER [COMPILER_LAUNCHER]
 set -euo pipefail
 src="$1"
@@ -48,3 +50,26 @@ if ! grep -q -- "$cccl/thrust/version.h" "$work/build/CMakeFiles/nhvk_consumer.d
     exit 1
 fi
 "$work/build/nhvk_consumer"
+
+# The engine: every component installed into another prefix, then the consumer of nhvk::engine built against it and
+# run (it links libnhvk.so from that prefix, not from the build tree).
+cmake --install "$build" --prefix "$work/full" >"$work/install-full.log"
+cmake -S "$src/tests/consumer" -B "$work/build-engine" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" \
+    ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER="$launcher"} -DCMAKE_PREFIX_PATH="$work/full" -DNHVK_EXPECTED_VERSION="$version" \
+    -DNHVK_ENGINE=ON -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$work/configure-engine.log"
+for dir in include host kernels; do
+    if grep -q -- "$src/$dir" "$work/build-engine/compile_commands.json"; then
+        echo "the engine's consumer compiles with $src/$dir on its include path, not the install:" >&2
+        exit 1
+    fi
+done
+cmake --build "$work/build-engine" --target nhvk_engine_consumer
+linked="$(ldd "$work/build-engine/nhvk_engine_consumer" | awk '$1 == "libnhvk.so" { print $3 }')"
+case "$linked" in
+"$work/full/"*) ;;
+*)
+    echo "the engine's consumer loads libnhvk.so from '$linked', not from the install in $work/full" >&2
+    exit 1
+    ;;
+esac
+"$work/build-engine/nhvk_engine_consumer"

@@ -34,6 +34,14 @@ struct CudaJitModule {
  *         trajectories of `m.model` then use it. Loaded into the current device's context at first use. */
 void register_cuda_jit_module(CudaJitModule m);
 
+/** @brief Compiles and registers (register_cuda_jit_module) the module of a model that has none yet: the host's
+ *         NVRTC path for the built-in models a build did not compile ahead of time, and for model files. */
+using CudaModuleProvider = void (*)(const std::string& model, bool trajectory, Precision precision, Method method);
+
+/** @brief Set by the host at start-up: the CUDA backend asks it for a module it lacks, so that every way into the
+ *         backend (a run, `run_trajectory_cuda`, `make_cuda_backend` from a program) finds the kernels compiled. */
+void set_cuda_module_provider(CudaModuleProvider provider);
+
 /** @brief The architecture NVRTC compiles for: the current device's, e.g. "sm_90". Throws without a device. */
 std::string cuda_device_arch();
 
