@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "model_ops.hpp"
 #include "modelfile/interpreted_impl.hpp"
 #include "nhvk_interpreted_sizes.hpp"
 
@@ -38,15 +39,13 @@ std::string size_list() {
     return s;
 }
 
-} // namespace
-
-std::vector<std::pair<int, int>> interpreted_sizes() {
+std::vector<std::pair<int, int>> sizes_impl() {
     std::vector<std::pair<int, int>> v;
     for (const Size& z : sizes) v.emplace_back(z.n, z.k);
     return v;
 }
 
-ModelOps interpreted_ops(const FileModel& m) {
+ModelOps ops_impl(const FileModel& m) {
     for (const Size& z : sizes)
         if (z.n == m.info.n && z.k == m.info.k) {
             // NOTE: a program lives as long as the process: the ops bound to it may be held anywhere.
@@ -66,4 +65,23 @@ ModelOps interpreted_ops(const FileModel& m) {
                              " only (CMake's NHVK_INTERPRETED_SIZES)");
 }
 
+} // namespace
+
+#if NHVK_INTERPRETER_LINKED
+std::vector<std::pair<int, int>> interpreted_sizes() { return sizes_impl(); }
+ModelOps interpreted_ops(const FileModel& m) { return ops_impl(m); }
+#endif
+
 } // namespace nhvk::modelfile
+
+#if !NHVK_INTERPRETER_LINKED
+// The interpreter as a library of its own (libnhvk_interp.so, loaded by interpreted_loader.cpp when a model file is
+// first interpreted): these are what the engine looks up in it.
+extern "C" __attribute__((visibility("default"))) void nhvk_interpreted_ops(const nhvk::modelfile::FileModel* m,
+                                                                            nhvk::ModelOps* out) {
+    *out = nhvk::modelfile::ops_impl(*m);
+}
+extern "C" __attribute__((visibility("default"))) void nhvk_interpreted_sizes(std::vector<std::pair<int, int>>* out) {
+    *out = nhvk::modelfile::sizes_impl();
+}
+#endif

@@ -75,6 +75,26 @@ TEST_F(CompileCommand, AModelFileGetsItsCpuCodeAndItsKernels) {
     EXPECT_EQ(entries("cpu", ".so").size(), 1u) << again.out;
 }
 
+// NVRTC needs no host compiler: a model file's kernels compile where the C++ compiler does not run, and its CPU code
+// is refused with the reason and the way out.
+TEST_F(CompileCommand, AModelFilesKernelsNeedNoHostCompiler) {
+    if (!nhvk::jit::nvrtc_available()) GTEST_SKIP() << "built without NVRTC";
+    const std::string file = std::string(NHVK_SOURCE_DIR) + "/models/knife_edge.toml";
+    const std::string no_cxx = "NHVK_CXX=" + dir_.str("no-such-compiler") + " ";
+    const auto run = [&](const std::vector<std::string>& args) {
+        return nhvk_test::run_captured(no_cxx + "NHVK_CACHE_DIR=" + nhvk_test::shell_quote(dir_.str("cache")),
+                                       NHVK_BINARY, args, dir_.path() / ("io" + std::to_string(++calls_)));
+    };
+    const auto cuda = run({"compile", file, "--no-cpu", "--arch", "sm_90", "--precision", "double", "--method", "rk4"});
+    ASSERT_EQ(cuda.rc, 0) << cuda.err;
+    EXPECT_NE(cuda.out.find("1 compiled, 0 already in the cache"), std::string::npos) << cuda.out;
+    const auto cpu = run({"compile", file, "--precision", "double", "--method", "rk4"});
+    EXPECT_EQ(cpu.rc, 1) << cpu.out;
+    EXPECT_NE(cpu.err.find("no C++ compiler to compile it with"), std::string::npos) << cpu.err;
+    EXPECT_NE(cpu.err.find("--no-cpu"), std::string::npos) << cpu.err;
+    EXPECT_TRUE(entries("cpu", ".so").empty());
+}
+
 TEST_F(CompileCommand, ABuiltInModelWithoutAnArchitectureHasNothingToCompileAndSaysWhy) {
     const auto r = nhvk({"compile", "rolling_disc"});
     ASSERT_EQ(r.rc, 0) << r.err;
