@@ -35,7 +35,7 @@ echo "| the rest of the build (tests) | $(secs "$t2" "$t3") |"
 echo
 echo "| file | MB | .nv_fatbin MB |"
 echo "|---|---|---|"
-for f in "$work/build/nhvk" "$work/build/lib/libnhvk.so" "$work/build/tests/"nhvk_*_tests; do
+for f in "$work/build/nhvk" "$work/build/lib/"libnhvk*.so "$work/build/tests/"nhvk_*_tests; do
     [ -f "$f" ] || continue
     fat=$(size -A "$f" | awk '$1 == ".nv_fatbin" { printf "%.1f", $2 / 1e6 }')
     printf "| %s | %.1f | %s |\n" "${f#"$work/build/"}" "$(stat -c %s "$f" | awk '{ print $1 / 1e6 }')" "${fat:-0}"
