@@ -44,6 +44,8 @@ struct Registry {
     std::map<std::string, Entry*> by_name;
     /// the built-in models' CUDA modules handed to the backend: (name, arch, which, precision, method)
     std::set<std::tuple<std::string, std::string, CudaKernels, Precision, Method>> builtin_cuda_prepared;
+    /// the last preparation of each built-in model's kernels (cuda_compile_report)
+    std::map<std::string, CompileReport::Cuda> builtin_cuda_reports;
     bool quiet = false;
 };
 
@@ -188,8 +190,8 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
     m.sample_spec = e.sample_spec;
     register_cuda_jit_module(std::move(m));
     e.cuda_prepared.emplace(arch, which, precision, method);
-    e.report.cuda =
-        CompileReport::Cuda{arch, a.file.path, a.file.key, a.file.cached, a.file.compile_seconds, a.file.wait_seconds};
+    e.report.cuda = CompileReport::Cuda{
+        false, arch, a.file.path, a.file.key, a.file.cached, a.file.compile_seconds, a.file.wait_seconds};
     if (!r.quiet && !a.file.cached)
         std::fprintf(stderr, "model file %s: CUDA kernels compiled in %.1f s\n", src.c_str(), a.file.compile_seconds);
 }
@@ -197,7 +199,15 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
 void prepare_cuda_kernels(const std::string& name, CudaKernels which, Precision precision, Method method) {
     if (find_registered(name)) return prepare_cuda(name, which, precision, method);
     const std::optional<BuiltinKernelSource> s = builtin_kernel_source(name);
-    if (!s || s->ahead_of_time) return;
+    if (!s) return;
+    if (s->ahead_of_time) {
+        Registry& r = registry();
+        std::lock_guard<std::mutex> lock(r.mutex);
+        CompileReport::Cuda c;
+        c.ahead_of_time = true;
+        r.builtin_cuda_reports[name] = c;
+        return;
+    }
     if (!jit::nvrtc_available())
         throw std::runtime_error("model '" + name +
                                  "': this nhvk compiles the CUDA kernels of built-in models at run time with NVRTC, "
@@ -234,6 +244,8 @@ void prepare_cuda_kernels(const std::string& name, CudaKernels which, Precision 
     m.sample_spec = s->sample_spec;
     register_cuda_jit_module(std::move(m));
     r.builtin_cuda_prepared.emplace(name, arch, which, precision, method);
+    r.builtin_cuda_reports[name] = CompileReport::Cuda{
+        false, arch, a.file.path, a.file.key, a.file.cached, a.file.compile_seconds, a.file.wait_seconds};
     if (!r.quiet && !a.file.cached)
         std::fprintf(stderr, "nhvk: CUDA kernels of model '%s' compiled in %.1f s\n", name.c_str(),
                      a.file.compile_seconds);
@@ -250,6 +262,18 @@ namespace {
     return true;
 }();
 } // namespace
+
+std::optional<CompileReport::Cuda> cuda_compile_report(const std::string& name) {
+    if (find_registered(name)) {
+        const std::optional<CompileReport> r = compile_report(name);
+        return r ? r->cuda : std::nullopt;
+    }
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const auto it = r.builtin_cuda_reports.find(name);
+    if (it == r.builtin_cuda_reports.end()) return std::nullopt;
+    return it->second;
+}
 
 bool cuda_kernels_available(const std::string& name) {
     if (find_registered(name)) return jit::nvrtc_available() && !is_interpreted(name);

@@ -34,8 +34,9 @@ struct CompileReport {
     double wait_seconds = 0.0;    ///< waiting for another process compiling the same model
     /// NVRTC's compile of the model's CUDA kernels (a run on the CUDA backend), the last one of this process
     struct Cuda {
-        std::string arch;     ///< the device's, e.g. "sm_90"
-        std::string artefact; ///< the CUBIN entry in the cache
+        bool ahead_of_time = false; ///< a built-in model's kernels compiled into nhvk (the fields below are empty)
+        std::string arch;           ///< the device's, e.g. "sm_90"
+        std::string artefact;       ///< the CUBIN entry in the cache
         std::string key;
         bool cached = false;
         double compile_seconds = 0.0;
@@ -58,6 +59,10 @@ const ModelOps* find_ops(const std::string& name);
  *         built-in model's that this build did not compile ahead of time (NVRTC, cached; one line on stderr while it
  *         compiles). Nothing for a built-in model compiled ahead of time. */
 void prepare_cuda_kernels(const std::string& name, CudaKernels which, Precision precision, Method method);
+
+/** @brief Where this process's CUDA kernels of model `name` came from (`prepare_cuda_kernels`): compiled into nhvk, or
+ *         NVRTC's compile (or cache hit) for the device; nothing when none were prepared (a CPU run, `nhvk merge`). */
+std::optional<CompileReport::Cuda> cuda_compile_report(const std::string& name);
 
 /** @brief Whether the CUDA backend can run model `name` in this build: compiled ahead of time, or compiled at run
  *         time where this build has NVRTC and the model is not interpreted. */

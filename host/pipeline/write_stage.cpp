@@ -397,6 +397,19 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
                                        {"wait_seconds", mf->cuda->wait_seconds}};
         else j["model_file"]["cuda"] = nullptr;
     } else j["model_file"] = nullptr;
+    // Where the CUDA kernels came from, for a model file and a built-in model alike; null on the CPU and after a merge
+    const std::optional<modelfile::CompileReport::Cuda> ck =
+        r.backend == "cuda" ? modelfile::cuda_compile_report(cfg.model.name) : std::nullopt;
+    if (!ck) j["cuda_kernels"] = nullptr;
+    else if (ck->ahead_of_time) j["cuda_kernels"] = {{"compiled", "ahead of time"}};
+    else
+        j["cuda_kernels"] = {{"compiled", "at run time (NVRTC)"},
+                             {"arch", ck->arch},
+                             {"artefact", ck->artefact},
+                             {"cache_key", ck->key},
+                             {"cached", ck->cached},
+                             {"compile_seconds", ck->compile_seconds},
+                             {"wait_seconds", ck->wait_seconds}};
     nlohmann::json& job = j["job"];
     job["config_hash"] = r.config_hash;
     job["ranks"] = r.ranks;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "modelfile/cuda_compile.hpp"
+#include "nhvk/backend/backend.hpp"
 #include "nhvk_cli.hpp"
 #include "temp_dir.hpp"
 
@@ -93,6 +94,33 @@ TEST_F(CompileCommand, AModelFilesKernelsNeedNoHostCompiler) {
     EXPECT_NE(cpu.err.find("no C++ compiler to compile it with"), std::string::npos) << cpu.err;
     EXPECT_NE(cpu.err.find("--no-cpu"), std::string::npos) << cpu.err;
     EXPECT_TRUE(entries("cpu", ".so").empty());
+}
+
+// What `nhvk compile` filled is what a run reads: on a device, a run of a built-in model after `nhvk compile` for the
+// device's architecture compiles nothing (summary.json `cuda_kernels.cached`); a second run of another combination
+// compiles it once. On the CPU a run has no `cuda_kernels`.
+TEST_F(CompileCommand, ARunReadsWhatItFilled) {
+    const std::string cfg = std::string(NHVK_SOURCE_DIR) + "/configs/nh_particle.toml";
+    const auto cpu = nhvk({"run", cfg, "-q", "--trajectories", "50", "--backend", "cpu", "--out", dir_.str("cpu")});
+    ASSERT_EQ(cpu.rc, 0) << cpu.err;
+    EXPECT_TRUE(nhvk_test::read_json(dir_.path() / "cpu" / "summary.json").at("cuda_kernels").is_null());
+    if (!nhvk::cuda_available()) GTEST_SKIP() << "no CUDA device: " << nhvk::cuda_unavailable_reason();
+    const auto fill = nhvk({"compile", "nh_particle", "--precision", "double", "--method", "dopri5"});
+    ASSERT_EQ(fill.rc, 0) << fill.err;
+    EXPECT_NE(fill.out.find("1 compiled"), std::string::npos) << fill.out;
+    const auto run = nhvk({"run", cfg, "--trajectories", "1000", "--backend", "cuda", "--out", dir_.str("gpu")});
+    ASSERT_EQ(run.rc, 0) << run.err;
+    const nlohmann::json k = nhvk_test::read_json(dir_.path() / "gpu" / "summary.json")["cuda_kernels"];
+    if (k.value("compiled", "") == "ahead of time") GTEST_SKIP() << "this build compiled nh_particle ahead of time";
+    EXPECT_EQ(k["compiled"], "at run time (NVRTC)") << k.dump();
+    EXPECT_EQ(k["cached"], true) << k.dump();
+    EXPECT_EQ(run.err.find("compiling the CUDA kernels"), std::string::npos) << run.err;
+    const auto rk4 = nhvk({"run", cfg, "--trajectories", "1000", "--backend", "cuda", "--set",
+                           "integrator.method=\"rk4\"", "--out", dir_.str("gpu-rk4")});
+    ASSERT_EQ(rk4.rc, 0) << rk4.err;
+    EXPECT_NE(rk4.err.find("nhvk: compiling the CUDA kernels of model 'nh_particle' (double, rk4)"), std::string::npos)
+        << rk4.err;
+    EXPECT_EQ(nhvk_test::read_json(dir_.path() / "gpu-rk4" / "summary.json")["cuda_kernels"]["cached"], false);
 }
 
 TEST_F(CompileCommand, ABuiltInModelWithoutAnArchitectureHasNothingToCompileAndSaysWhy) {

@@ -140,11 +140,13 @@ TEST_P(BuiltinCudaCompile, TheEnsembleKernelsOfTheModelsOwnTypeAreInTheCubin) {
     ASSERT_NE(info, nullptr);
     EXPECT_EQ(s->n, info->n);
     EXPECT_EQ(s->k, info->k);
+    // NOTE: RK4, the quicker compile (a third less NVRTC time than DOPRI5): what is tested here is the model's own code
+    // under NVRTC; every method and precision is compiled for nh_particle above
     const std::vector<std::string> names =
-        nhvk::modelfile::cuda_kernel_names(CudaKernels::ensemble, nhvk::Precision::f64, nhvk::Method::dopri5, s->type);
+        nhvk::modelfile::cuda_kernel_names(CudaKernels::ensemble, nhvk::Precision::f64, nhvk::Method::rk4, s->type);
     for (const std::string& n : names) EXPECT_NE(n.find("<" + s->type), std::string::npos) << n;
     const CudaArtefact a = nhvk::modelfile::compile_builtin_cuda(*s, CudaKernels::ensemble, nhvk::Precision::f64,
-                                                                 nhvk::Method::dopri5, "sm_90");
+                                                                 nhvk::Method::rk4, "sm_90");
     EXPECT_FALSE(a.file.cached);
     expect_kernels(a, names);
     // the sampling kernel's argument: the host's SampleSpec of a plan of the model's sizes, refused for other sizes
