@@ -37,27 +37,17 @@ std::string parse_arch(const std::string& a) {
     return "sm_" + m[2].str();
 }
 
-template <class E>
-std::vector<E> choices(const std::string& v, const std::string& what, std::vector<E> all,
-                       E (*parse)(const std::string&)) {
+/** @brief The values named by an option: `all`, or the one whose spelling (config.hpp's `to_string`) is `v`; a
+ *         UsageError naming the option and the spellings otherwise. */
+template <class E> std::vector<E> choices(const std::string& v, const std::string& what, const std::vector<E>& all) {
     if (v == "all") return all;
-    try {
-        return {parse(v)};
-    } catch (const std::exception&) {
-        throw UsageError(what + ": expected " + (what == "--precision" ? "double, float" : "rk4, dopri5") +
-                         " or all, got '" + clip_message(v, 80) + "'");
+    std::string spellings;
+    for (const E e : all) {
+        if (v == to_string(e)) return {e};
+        spellings += std::string(to_string(e)) + ", ";
     }
-}
-
-Precision precision_of(const std::string& s) {
-    if (s == "double") return Precision::f64;
-    if (s == "float") return Precision::f32;
-    throw std::invalid_argument(s);
-}
-Method method_of(const std::string& s) {
-    if (s == "rk4") return Method::rk4;
-    if (s == "dopri5") return Method::dopri5;
-    throw std::invalid_argument(s);
+    throw UsageError(what + ": expected " + spellings.substr(0, spellings.size() - 2) + " or all, got '" +
+                     clip_message(v, 80) + "'");
 }
 
 void print_row(const std::string& model, const std::string& where, Precision p, Method m, const std::string& kernels,
@@ -94,9 +84,8 @@ void add_compile_command(CLI::App& app, int& exit_code) {
         clean_up_outputs_on_signals();
         refuse_empty_values(*cmd);
         const std::vector<Precision> precisions =
-            choices<Precision>(opt->precision, "--precision", {Precision::f64, Precision::f32}, &precision_of);
-        const std::vector<Method> methods =
-            choices<Method>(opt->method, "--method", {Method::rk4, Method::dopri5}, &method_of);
+            choices<Precision>(opt->precision, "--precision", {Precision::f64, Precision::f32});
+        const std::vector<Method> methods = choices<Method>(opt->method, "--method", {Method::rk4, Method::dopri5});
         std::vector<std::string> archs;
         for (const std::string& a : opt->arch) archs.push_back(parse_arch(a));
         if (opt->arch.empty() && cuda_available()) archs.push_back(cuda_device_arch());
@@ -150,10 +139,8 @@ void add_compile_command(CLI::App& app, int& exit_code) {
                     for (const Method m : methods)
                         for (const modelfile::CudaKernels which : kinds) {
                             const jit::CudaArtefact a =
-                                builtin
-                                    ? modelfile::compile_builtin_cuda(*builtin, which, p, m, arch)
-                                    : jit::compile_cuda(modelfile::emit_model_cuda_unit(*file),
-                                                        modelfile::cuda_kernel_names(which, p, m), arch, "cuda", label);
+                                builtin ? modelfile::compile_builtin_cuda(*builtin, which, p, m, arch)
+                                        : modelfile::compile_file_cuda(*file, which, p, m, arch, label);
                             print_row(label, "cuda " + arch, p, m,
                                       which == modelfile::CudaKernels::ensemble ? "ensemble" : "trajectory",
                                       a.file.cached, a.file.compile_seconds, a.file.path);

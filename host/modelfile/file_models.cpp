@@ -55,11 +55,31 @@ Registry& registry() {
 }
 
 /** @brief A cache's note for stderr, said even with -q: a cache that is not used, a damaged entry or a wait are the
- *         user's to know of. `src` is the model file as messages show it. */
-std::function<void(const std::string&)> say_always(const std::string& src) {
-    return [src](const std::string& line) {
-        std::fprintf(stderr, "model file %s: %s\n", src.c_str(), clip_message(line, 600).c_str());
+ *         user's to know of. `who` begins the line ("model file <path>", "nhvk: model <name>"). */
+std::function<void(const std::string&)> say_always(const std::string& who) {
+    return [who](const std::string& line) {
+        std::fprintf(stderr, "%s: %s\n", who.c_str(), clip_message(line, 600).c_str());
     };
+}
+
+/** @brief Hands NVRTC's module `a` of model `name` (sizes n, k) to the CUDA backend, and returns what the summary
+ *         reports of it. */
+CompileReport::Cuda hand_to_backend(const std::string& name, int n, int k, CudaKernels which, Precision precision,
+                                    Method method, const std::string& arch, const jit::CudaArtefact& a,
+                                    unsigned long (*sample_spec)(const SamplingPlan*, void*, unsigned long)) {
+    CudaJitModule m;
+    m.model = name;
+    m.n = n;
+    m.k = k;
+    m.trajectory = which == CudaKernels::trajectory;
+    m.precision = precision;
+    m.method = method;
+    m.image = a.image;
+    m.kernels = a.lowered;
+    m.sample_spec = sample_spec;
+    register_cuda_jit_module(std::move(m));
+    return CompileReport::Cuda{
+        false, arch, a.file.path, a.file.key, a.file.cached, a.file.compile_seconds, a.file.wait_seconds};
 }
 
 /** @brief The `nhvk compile` command that fills a cache with one entry (a read-only cache's note names it). */
@@ -115,7 +135,7 @@ const ModelOps* find_ops(const std::string& name) {
             std::fprintf(stderr, "model file %s: compiling model '%s' with %s (once; later runs load it from %s)\n",
                          src.c_str(), name.c_str(), spec.cxx.c_str(), shown_path(jit::cache_root()).c_str());
     };
-    report.note = say_always(src);
+    report.note = say_always("model file " + src);
     if (e.scope.kind == Scope::one && e.scope.equations == EquationsKind::generated)
         report.fill_command = fill_command(src, e.scope.precision, e.scope.method, "");
     const jit::Artefact a = jit::compile_shared_object(unit, spec, "cpu", src, name, report);
@@ -148,6 +168,12 @@ const ModelOps* find_ops(const std::string& name) {
     return &e.ops;
 }
 
+jit::CudaArtefact compile_file_cuda(const FileModel& m, CudaKernels which, Precision precision, Method method,
+                                    const std::string& arch, const std::string& label, const jit::Reporter& report) {
+    return jit::compile_cuda(emit_model_cuda_unit(m), cuda_kernel_names(which, precision, method), arch, "cuda", label,
+                             report);
+}
+
 void prepare_cuda(const std::string& name, CudaKernels which, Precision precision, Method method) {
     if (!find_ops(name)) throw std::logic_error("prepare_cuda: '" + name + "' is not a registered model file");
     Registry& r = registry();
@@ -167,7 +193,6 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
     // NOTE: a run asks twice (before its clock, then for the device make_backend selected); the backend keeps the
     // module for the life of the process
     if (e.cuda_prepared.count({arch, which, precision, method})) return;
-    const std::vector<std::string> names = cuda_kernel_names(which, precision, method);
     const std::string src = shown_path(e.model.source);
     jit::Reporter report;
     report.on_miss = [&] {
@@ -175,23 +200,12 @@ void prepare_cuda(const std::string& name, CudaKernels which, Precision precisio
             std::fprintf(stderr, "model file %s: compiling the CUDA kernels of '%s' for %s with NVRTC %s (once)\n",
                          src.c_str(), name.c_str(), arch.c_str(), jit::nvrtc_version().c_str());
     };
-    report.note = say_always(src);
+    report.note = say_always("model file " + src);
     report.fill_command = fill_command(src + " --no-cpu", precision, method, arch, which);
-    const jit::CudaArtefact a = jit::compile_cuda(emit_model_cuda_unit(e.model), names, arch, "cuda", src, report);
-    CudaJitModule m;
-    m.model = name;
-    m.n = e.model.info.n;
-    m.k = e.model.info.k;
-    m.trajectory = which == CudaKernels::trajectory;
-    m.precision = precision;
-    m.method = method;
-    m.image = a.image;
-    m.kernels = a.lowered;
-    m.sample_spec = e.sample_spec;
-    register_cuda_jit_module(std::move(m));
+    const jit::CudaArtefact a = compile_file_cuda(e.model, which, precision, method, arch, src, report);
+    e.report.cuda =
+        hand_to_backend(name, e.model.info.n, e.model.info.k, which, precision, method, arch, a, e.sample_spec);
     e.cuda_prepared.emplace(arch, which, precision, method);
-    e.report.cuda = CompileReport::Cuda{
-        false, arch, a.file.path, a.file.key, a.file.cached, a.file.compile_seconds, a.file.wait_seconds};
     if (!r.quiet && !a.file.cached)
         std::fprintf(stderr, "model file %s: CUDA kernels compiled in %.1f s\n", src.c_str(), a.file.compile_seconds);
 }
@@ -217,7 +231,6 @@ void prepare_cuda_kernels(const std::string& name, CudaKernels which, Precision 
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     if (r.builtin_cuda_prepared.count({name, arch, which, precision, method})) return;
-    const std::string label = "model " + name;
     jit::Reporter report;
     report.on_miss = [&] {
         if (!r.quiet)
@@ -227,25 +240,11 @@ void prepare_cuda_kernels(const std::string& name, CudaKernels which, Precision 
                          name.c_str(), to_string(precision), to_string(method), arch.c_str(),
                          jit::nvrtc_version().c_str(), shown_path(jit::cache_root()).c_str());
     };
-    report.note = [label](const std::string& line) {
-        std::fprintf(stderr, "nhvk: %s: %s\n", label.c_str(), clip_message(line, 600).c_str());
-    };
+    report.note = say_always("nhvk: model " + name);
     report.fill_command = fill_command(name, precision, method, arch, which);
     const jit::CudaArtefact a = compile_builtin_cuda(*s, which, precision, method, arch, report);
-    CudaJitModule m;
-    m.model = name;
-    m.n = s->n;
-    m.k = s->k;
-    m.trajectory = which == CudaKernels::trajectory;
-    m.precision = precision;
-    m.method = method;
-    m.image = a.image;
-    m.kernels = a.lowered;
-    m.sample_spec = s->sample_spec;
-    register_cuda_jit_module(std::move(m));
+    r.builtin_cuda_reports[name] = hand_to_backend(name, s->n, s->k, which, precision, method, arch, a, s->sample_spec);
     r.builtin_cuda_prepared.emplace(name, arch, which, precision, method);
-    r.builtin_cuda_reports[name] = CompileReport::Cuda{
-        false, arch, a.file.path, a.file.key, a.file.cached, a.file.compile_seconds, a.file.wait_seconds};
     if (!r.quiet && !a.file.cached)
         std::fprintf(stderr, "nhvk: CUDA kernels of model '%s' compiled in %.1f s\n", name.c_str(),
                      a.file.compile_seconds);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model_info.hpp"
+#include "modelfile/cuda_compile.hpp"
 #include "modelfile/model_file.hpp"
 
 namespace nhvk {
@@ -54,6 +55,13 @@ const ModelInfo& register_model(FileModel m);
  *         (it takes seconds) unless `quiet_compiles(true)`. Where the compiler cannot run (`jit::compiler_problem`),
  *         the model is interpreted instead (slower; CPU only) and a line on stderr says so and why, quiet or not. */
 const ModelOps* find_ops(const std::string& name);
+
+/** @brief The kernels of one precision and method of the model file `m`, compiled by NVRTC for `arch` (no device
+ *         needed) or loaded from the cache: what `prepare_cuda` hands to the backend and `nhvk compile` fills. `label`
+ *         names the file in messages. */
+jit::CudaArtefact compile_file_cuda(const FileModel& m, CudaKernels which, Precision precision, Method method,
+                                    const std::string& arch, const std::string& label,
+                                    const jit::Reporter& report = {});
 
 /** @brief Make the CUDA kernels of model `name` ready for the current device: a model file's (`prepare_cuda`), or a
  *         built-in model's that this build did not compile ahead of time (NVRTC, cached; one line on stderr while it

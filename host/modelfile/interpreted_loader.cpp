@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The interpreter of model files is a library of its own, libnhvk_interp.so beside libnhvk.so (CMakeLists.txt,
-// NHVK_SHARED_ENGINE): its twelve sizes are a third of the engine's build and of its size, and only a machine without
-// a C++ compiler needs it. Loaded here at its first use.
+// NHVK_SHARED_ENGINE): each of its sizes instantiates the whole CPU engine again, and only a machine without a C++
+// compiler needs it. Loaded here at its first use.
 #include <dlfcn.h>
 
 #include <filesystem>

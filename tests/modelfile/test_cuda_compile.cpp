@@ -140,8 +140,8 @@ TEST_P(BuiltinCudaCompile, TheEnsembleKernelsOfTheModelsOwnTypeAreInTheCubin) {
     ASSERT_NE(info, nullptr);
     EXPECT_EQ(s->n, info->n);
     EXPECT_EQ(s->k, info->k);
-    // NOTE: RK4, the quicker compile (a third less NVRTC time than DOPRI5): what is tested here is the model's own code
-    // under NVRTC; every method and precision is compiled for nh_particle above
+    // NOTE: RK4, the quicker compile: what is tested here is the model's own code under NVRTC; every method and
+    // precision is compiled for nh_particle above
     const std::vector<std::string> names =
         nhvk::modelfile::cuda_kernel_names(CudaKernels::ensemble, nhvk::Precision::f64, nhvk::Method::rk4, s->type);
     for (const std::string& n : names) EXPECT_NE(n.find("<" + s->type), std::string::npos) << n;
