@@ -11,7 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "cpu_backend.hpp"
+#include <omp.h>
+
 #include "model_ops.hpp"
 #include "nhvk/backend/backend.hpp"
 #include "nhvk/stats/chunk_metrics.hpp"
@@ -29,42 +30,25 @@ struct ScopeTimer {
     ~ScopeTimer() { into += std::chrono::duration<double>(Clock::now() - t0).count(); }
 };
 
-/** @brief Test hook: `NHVK_TEST_CPU_BATCH_PAUSE_MS=ms` pauses the CPU backend for `ms` milliseconds after each batch
- *         of a chunk (the batches that report progress and honour a stop request), so that a test of what happens
- *         within or during a chunk (progress lines, a signal mid-run) sees it on any machine, however fast
- *         (tests/host/test_scaleout.cpp, tests/host/test_output_folder.cpp). 0 or unset: no pause. */
-double test_batch_pause_seconds() {
+/** @brief Test hook: `NHVK_TEST_CHUNK_PAUSE_MS=ms` pauses the CPU backend for `ms` milliseconds after it integrated
+ *         each chunk, outside the time it reports (so the run still sizes its chunks from the work alone), so that a
+ *         test of what happens during a run (progress lines, a signal mid-run, the chunks that finish after a stop
+ *         request) sees it on any machine, however fast (tests/host/test_scaleout.cpp,
+ *         tests/host/test_output_folder.cpp, tests/host/test_time_limit.cpp). 0 or unset: no pause. */
+double test_chunk_pause_seconds() {
     static const double s = [] {
-        const char* v = std::getenv("NHVK_TEST_CPU_BATCH_PAUSE_MS");
+        const char* v = std::getenv("NHVK_TEST_CHUNK_PAUSE_MS");
         const double ms = v ? std::atof(v) : 0.0;
         return ms > 0.0 ? ms / 1000.0 : 0.0;
     }();
     return s;
 }
 
-/** @brief Members [j0, j0 + m) of a chunk as a chunk of their own (same buffers, same leading dimension). */
-ChunkArgs member_window(const ChunkArgs& a, long long j0, long long m) {
-    ChunkArgs w = a;
-    w.m = m;
-    w.first_member += static_cast<std::uint64_t>(j0);
-    w.q0 += j0;
-    w.v0 += j0;
-    if (w.mu0) w.mu0 += j0;
-    if (w.params && w.params_ld != 0) w.params += j0;
-    w.metrics += j0;
-    w.status += j0;
-    w.failed += j0;
-    w.fail_index += j0;
-    w.onset += j0;
-    w.sample_status += j0;
-    return w;
-}
-
 class CpuBackend final : public EnsembleBackend {
 public:
-    CpuBackend(const ChunkLayout& L, const ChunkCommon& c, int threads, ChunkWatch watch = {})
+    CpuBackend(const ChunkLayout& L, const ChunkCommon& c, int threads)
         : layout_(L), common_(c), threads_(threads), block_(L), storage_(block_.total / sizeof(double) + 1),
-          ops_(find_run_model_ops(c.model, c.precision, c.method, c.equations)), watch_(std::move(watch)) {
+          ops_(find_run_model_ops(c.model, c.precision, c.method, c.equations)) {
         if (!ops_) throw std::invalid_argument("unknown model '" + c.model + "'");
         args_ = common_args(L, c);
         block_.bind(args_, reinterpret_cast<char*>(storage_.data()), L);
@@ -80,31 +64,12 @@ public:
     }
     void upload(int, long long m) override { args_.m = m; }
     void integrate(int, long long m) override {
-        ScopeTimer timer{seconds_.integrate};
-        args_.m = m;
-        if (watch_.cut) *watch_.cut = false;
-        if (!watch_.progress && !watch_.stop) {
+        {
+            ScopeTimer timer{seconds_.integrate};
+            args_.m = m;
             ops_->run_chunk_cpu(common_, args_, threads_);
-            return;
         }
-        // NOTE: in batches, so that progress is seen and a stop is honoured within about a quarter of a second
-        // whatever the chunk size; the batch grows or shrinks towards that duration.
-        const long long min_batch = 16LL * (threads_ > 0 ? threads_ : 1);
-        for (long long j0 = 0; j0 < m;) {
-            if (watch_.stop && watch_.stop->load() != 0) {
-                if (watch_.cut) *watch_.cut = true;
-                return;
-            }
-            const long long mb = std::min(batch_, m - j0);
-            const auto t0 = Clock::now();
-            ops_->run_chunk_cpu(common_, member_window(args_, j0, mb), threads_);
-            const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
-            j0 += mb;
-            if (watch_.progress) watch_.progress(j0);
-            if (pause_ > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(pause_));
-            if (dt < 0.1 && mb == batch_) batch_ = std::min<long long>(batch_ * 2, 1LL << 24);
-            else if (dt > 0.4) batch_ = std::max(min_batch, batch_ / 2);
-        }
+        if (pause_ > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(pause_));
     }
     void start_reduction(std::size_t n_series, const stats::LogBinTable& table, std::uint64_t value_capacity) override {
         if (value_capacity != 0u) throw std::logic_error("the CPU backend keeps no values: the host holds them");
@@ -134,6 +99,15 @@ public:
     }
 
     StageSeconds stage_seconds() const override { return seconds_; }
+    ChunkPacing pacing(long long capacity) const override {
+        // NOTE: chunks of about half a second: a stop request, a checkpoint and the progress line wait for the chunk
+        // in flight, and a resume record holds whole chunks. Shorter chunks spend a larger share in what each chunk
+        // costs besides its members (the reduction's pass over every series, the parallel regions' ends). One member
+        // per thread at least; sixteen per thread to measure the first.
+        const long long t = threads_ > 0 ? threads_ : std::max(1, omp_get_max_threads());
+        const long long least = std::min(capacity, t);
+        return {0.5, std::max(least, std::min(capacity, 16 * t)), least};
+    }
 
 private:
     ChunkLayout layout_;
@@ -148,19 +122,12 @@ private:
     std::vector<stats::SeriesPartial> partials_;
     std::vector<std::uint64_t> counts_;
     StageSeconds seconds_;
-    ChunkWatch watch_;
-    long long batch_ = 256;
-    double pause_ = test_batch_pause_seconds();
+    double pause_ = test_chunk_pause_seconds();
 };
 } // namespace
 
 std::unique_ptr<EnsembleBackend> make_cpu_backend(const ChunkLayout& layout, const ChunkCommon& common, int threads) {
     return std::make_unique<CpuBackend>(layout, common, threads);
-}
-
-std::unique_ptr<EnsembleBackend> make_cpu_backend(const ChunkLayout& layout, const ChunkCommon& common, int threads,
-                                                  ChunkWatch watch) {
-    return std::make_unique<CpuBackend>(layout, common, threads, std::move(watch));
 }
 
 } // namespace nhvk

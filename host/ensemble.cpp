@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -23,7 +24,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "cpu_backend.hpp"
 #include "model_ops.hpp"
 #include "modelfile/file_models.hpp"
 #include "nhvk/backend/cuda_device.hpp"
@@ -68,8 +68,8 @@ ChunkLayout device_layout(const RunConfig& cfg, ChunkLayout layout) {
 }
 
 /** @brief The backend of a run: CUDA when asked for, or `auto` with a device present and the generated equations. */
-std::unique_ptr<EnsembleBackend> make_backend(const RunConfig& cfg, const RunPlan& plan, int threads, const Comm& comm,
-                                              ChunkWatch watch) {
+std::unique_ptr<EnsembleBackend> make_backend(const RunConfig& cfg, const RunPlan& plan, int threads,
+                                              const Comm& comm) {
     // NOTE: the dual-number reference equations run on the CPU only; `auto` picks the CPU for them.
     if (cfg.run.backend == Backend::cuda && plan.common.equations == EquationsKind::ad)
         throw std::runtime_error("run.backend = \"cuda\" integrates the generated equations only; "
@@ -83,7 +83,7 @@ std::unique_ptr<EnsembleBackend> make_backend(const RunConfig& cfg, const RunPla
                                         plan.common.method);
         return make_cuda_backend(device_layout(cfg, plan.layout), plan.common);
     }
-    return make_cpu_backend(plan.layout, plan.common, threads, std::move(watch));
+    return make_cpu_backend(plan.layout, plan.common, threads);
 }
 
 /** @brief Test hook: `NHVK_TEST_SIGNAL_AFTER_CHUNK=k,SIG` sends signal SIG to this process once its k-th chunk is
@@ -136,18 +136,29 @@ private:
 };
 
 /** @brief The stop request of a run (the first SIGINT, SIGTERM or SIGHUP's number; 0 while none), taken while the
- *         run can stop at a chunk boundary. */
+ *         run can stop at a chunk boundary, with what measures how long the run took to honour it. */
 class StopRequest {
 public:
-    StopRequest() { set_stop_request(&signal_); }
+    StopRequest() { set_stop_request(&state_); }
     ~StopRequest() { set_stop_request(nullptr); }
     StopRequest(const StopRequest&) = delete;
     StopRequest& operator=(const StopRequest&) = delete;
-    int signal() const { return signal_.load(); }
-    const std::atomic<int>* flag() const { return &signal_; }
+    int signal() const { return state_.signal.load(); }
+    /** @brief The count of finished chunks, kept by the run's slots. */
+    std::atomic<std::uint64_t>* finished() { return &state_.chunks_finished; }
+    /** @brief Chunks finished since the signal came (0 without one). */
+    std::uint64_t finished_since() const {
+        return signal() ? state_.chunks_finished.load() - state_.finished_at_signal.load() : 0u;
+    }
+    /** @brief Seconds since the signal came (0 without one). */
+    double seconds_since_signal() const {
+        if (!signal()) return 0.0;
+        const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch());
+        return 1e-9 * static_cast<double>(now.count() - state_.signal_steady_ns.load());
+    }
 
 private:
-    std::atomic<int> signal_{0};
+    StopRequestState state_;
 };
 
 /** @brief One `nhvk run` in this process: plan (the constructor) → loop over chunks → merge → write (`run`). */
@@ -166,7 +177,6 @@ private:
     IndexRange shard_, mine_; ///< the job's part (`--shard`), this process's part of it (MPI rank)
     std::optional<RunThreads> threads_;
     StopRequest stop_;
-    bool chunk_cut_ = false; ///< the CPU backend left its chunk unfinished on the stop request
     std::optional<RunPlan> plan_;
     std::unique_ptr<EnsembleBackend> backend_;
     std::unique_ptr<OutputFolder> out_; ///< rank 0's: the others write only their resume records into it
@@ -182,12 +192,15 @@ private:
     std::optional<Progress> progress_;
     std::optional<HostStages> host_;
     std::optional<SlotPipeline> slots_;
+    std::uint64_t chunks_after_signal_ = 0; ///< chunks finished after a stop signal, when the record was written
+    double record_after_signal_s_ = 0.0;    ///< seconds from the signal to the record
 
     void start();
     bool loop();
     [[noreturn]] void stopped();
     void merge();
     void write();
+    void write_record();
     PartialState state() const;
     void release_stages();
 };
@@ -200,16 +213,10 @@ EnsembleRun::EnsembleRun(const RunConfig& cfg, const EnsembleOptions& opt) : cfg
         if (const std::string problem = parallel_run_problem(cfg); !problem.empty()) throw std::runtime_error(problem);
     threads_.emplace(cfg, comm_, !opt.quiet && root_);
 
-    ChunkWatch watch;
-    watch.stop = stop_.flag();
-    watch.cut = &chunk_cut_;
-    watch.progress = [this](long long members) {
-        if (progress_) progress_->in_chunk(static_cast<std::uint64_t>(members));
-    };
     plan_.emplace(
         make_run_plan(cfg, static_cast<long long>(std::max<std::uint64_t>(
                                1, std::min<std::uint64_t>(static_cast<std::uint64_t>(cfg.run.chunk), mine_.size())))));
-    backend_ = make_backend(cfg, *plan_, threads_->count(), comm_, watch);
+    backend_ = make_backend(cfg, *plan_, threads_->count(), comm_);
 
     // NOTE: after the backend, so a backend error leaves no folder behind. Rank 0 claims; the others write only
     // their resume records into it.
@@ -338,41 +345,53 @@ void EnsembleRun::start() {
     }
 }
 
-/** @brief The chunks of [next_, mine_.end) through the backend's slots, with a resume record every
- *         `checkpoint_seconds` and when this process stops early. True when the job stopped (a signal here or another
- *         rank's stop); then every rank has left a record. */
+/** @brief The chunks of [next_, mine_.end) through the backend's slots, sized by the backend's pacing, with a resume
+ *         record every `checkpoint_seconds` and when this process stops early. True when the job stopped (a signal
+ *         here or another rank's stop); then every rank has left a record, which holds every member it finished. */
 bool EnsembleRun::loop() {
     Progress& progress = progress_.emplace(comm_, shard_.size(), next_ - mine_.first,
                                            opt_.progress && !opt_.quiet && root_, opt_.progress_seconds, log_.get());
     host_.emplace(*reduce_, samples_.get(), *saved_);
-    SlotPipeline& slots = slots_.emplace(*backend_, *host_, progress, chunk_cut_);
-    const std::uint64_t capacity = static_cast<std::uint64_t>(plan_->layout.capacity);
+    SlotPipeline& slots = slots_.emplace(*backend_, *host_, progress, plan_->layout.capacity, stop_.finished());
 
     // ---- sample → integrate → reduce (backend) → download; the host finishes the other slot meanwhile ----
     auto last_record = Clock::now();
     while (next_ < mine_.end && stop_.signal() == 0) {
-        const Chunk chunk{next_, static_cast<long long>(std::min(capacity, mine_.end - next_))};
-        // NOTE: a chunk the CPU backend gave up on a stop request is not counted: redone on resume.
-        if (!slots.issue(chunk)) break;
+        const Chunk chunk{next_, slots.next_size(mine_.end - next_)};
+        slots.issue(chunk);
         next_ += static_cast<std::uint64_t>(chunk.m);
         if (next_ < mine_.end && seconds_since(last_record) >= opt_.checkpoint_seconds) {
             slots.finish_all();
-            record_->write(state());
+            write_record();
             last_record = Clock::now();
         }
         test_signal_after_chunk(slots.issued());
     }
+    // NOTE: the chunks in flight when a stop request came are finished and kept, not given up: the chunks are paced
+    // to be short, and the record then holds every member integrated.
     slots.finish_all();
-    progress.drop_chunk();
 
     const bool stopped_here = next_ < mine_.end;
-    if (stopped_here) record_->write(state());
-    const bool stopped = comm_.finish_loop(
-        progress.done(), stopped_here, [&](std::uint64_t others) { progress.draw(progress.done() + others, false); });
+    if (stopped_here) write_record();
+    const bool stopped =
+        comm_.finish_loop({progress.done(), progress.recorded()}, stopped_here, [&](ProgressCount others) {
+            progress.draw({progress.done() + others.done, progress.recorded() + others.recorded}, false);
+        });
     // NOTE: a rank that completed its part leaves a complete record when the job stopped: a resume skips it.
-    if (stopped && !stopped_here) record_->write(state());
+    if (stopped && !stopped_here) write_record();
     progress.finish(!stopped);
     return stopped;
+}
+
+/** @brief The resume record of [mine_.first, next_) (every slot finished), and what the progress line and a stop
+ *         say of it. */
+void EnsembleRun::write_record() {
+    record_->write(state());
+    progress_->record_written(next_ - mine_.first);
+    if (stop_.signal()) {
+        chunks_after_signal_ = stop_.finished_since();
+        record_after_signal_s_ = stop_.seconds_since_signal();
+    }
 }
 
 /** @brief The job stopped at a chunk boundary: said in run.log and by `Interrupted` (the exit code 128 + signal). */
@@ -382,12 +401,21 @@ void EnsembleRun::stopped() {
                                               : sig == SIGTERM ? "SIGTERM"
                                                                : "SIGHUP")
                                 : std::string("another rank's stop");
+    // NOTE: how long the stop took, as the chunks that finished after the signal (machine-independent: at most the
+    // backend's slots) and the seconds until the record was written
+    char after[160] = "";
+    if (sig)
+        std::snprintf(after, sizeof after,
+                      "; %llu chunk%s finished after the signal, the record was written %.2f s after it",
+                      static_cast<unsigned long long>(chunks_after_signal_), chunks_after_signal_ == 1 ? "" : "s",
+                      record_after_signal_s_);
     if (log_)
-        log_->line("stopped by " + why + " at trajectory " + std::to_string(next_) + "; resume record " +
-                   record_->path().string());
+        log_->line("stopped by " + why + " at trajectory " + std::to_string(next_) + after + "; resume record " +
+                   record_->path().string() + " holds " + std::to_string(progress_->recorded()) + " of " +
+                   std::to_string(mine_.size()) + " trajectories");
     throw Interrupted("stopped by " + why + " after " + std::to_string(progress_->done()) + " of " +
-                          std::to_string(mine_.size()) + " trajectories; the resume record is in '" + cfg_.run.out +
-                          "'; resume with: " + opt_.command_line +
+                          std::to_string(mine_.size()) + " trajectories, all of them in the resume record in '" +
+                          cfg_.run.out + "'" + after + "; resume with: " + opt_.command_line +
                           (opt_.command_line.find("--resume") == std::string::npos ? " --resume" : ""),
                       sig ? sig : SIGTERM);
 }

@@ -192,6 +192,18 @@ public:
     std::string name() const override { return "cuda"; }
     int slots() const override { return 2; }
     ChunkArgs& slot(int s) override { return host_args_[s]; }
+    ChunkPacing pacing(long long capacity) const override {
+        // NOTE: a chunk of about two seconds keeps the device busy (two are in flight) while a stop request or a
+        // checkpoint waits for at most those two. Below 256 members per SM a chunk no longer fills the device, so
+        // it would take about as long with fewer members; the first chunk is the default chunk, the size of every
+        // chunk before chunks were paced.
+        int device = 0, sms = 0;
+        if (cudaGetDevice(&device) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+            sms = 128;
+        const long long least = std::min<long long>(capacity, 256LL * std::max(sms, 1));
+        return {2.0, std::max(least, std::min<long long>(capacity, 65536)), least};
+    }
 
     void sample(int s, std::uint64_t first, long long m) override {
         set_m(s, m);

@@ -4,17 +4,24 @@
  */
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
+
+extern char** environ;
 
 namespace nhvk_test {
 
@@ -69,6 +76,52 @@ inline CliRun run_captured(const std::string& prefix, const std::string& program
     r.out = read_text(o);
     r.err = read_text(e);
     return r;
+}
+
+/** @brief The statistics of a run's summary.json in `dir`: everything but how the run was made (backend, threads,
+ *         timing, job, the output folder), which runs of the same configuration must agree on bit for bit. */
+inline nlohmann::json run_statistics(const std::filesystem::path& dir) {
+    nlohmann::json j = read_json(dir / "summary.json");
+    for (const char* k : {"backend", "threads", "timing", "job"}) j.erase(k);
+    if (j.contains("config")) j["config"]["run"].erase("out");
+    return j;
+}
+
+/** @brief Starts `program ARGS...` as a child process and returns at once with its pid: stdin and stdout from and to
+ *         /dev/null, stderr into the file `err`; the environment without the test hooks (NHVK_TEST_*) plus `env`
+ *         (NAME=VALUE each); SIGINT and SIGTERM at their defaults and no signal blocked, whatever the test process
+ *         does with them; `in_child`, when given, runs in the child just before the program (limits). */
+inline pid_t spawn(const std::string& program, const std::vector<std::string>& args, const std::string& err,
+                   const std::vector<std::string>& env, const std::function<void()>& in_child = {}) {
+    std::vector<std::string> argv_s = {program};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_s;
+    for (char** e = environ; *e; ++e)
+        if (std::strncmp(*e, "NHVK_TEST_", 10) != 0) env_s.emplace_back(*e);
+    env_s.insert(env_s.end(), env.begin(), env.end());
+    std::vector<char*> envp;
+    for (std::string& e : env_s) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int null = ::open("/dev/null", O_RDWR);
+        ::dup2(null, 0);
+        ::dup2(null, 1);
+        ::dup2(fd, 2);
+        ::signal(SIGINT, SIG_DFL);
+        ::signal(SIGTERM, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        if (in_child) in_child();
+        ::execve(argv[0], argv.data(), envp.data());
+        ::_exit(127);
+    }
+    return pid;
 }
 
 } // namespace nhvk_test

@@ -238,7 +238,7 @@ Comm::Comm() {
         MPI_Comm_size(node, &local_size_);
         MPI_Comm_free(&node);
         request_ = new MPI_Request(MPI_REQUEST_NULL);
-        if (rank_ == 0) latest_ = new std::uint64_t[static_cast<std::size_t>(size_)]();
+        if (rank_ == 0) latest_ = new std::uint64_t[2 * static_cast<std::size_t>(size_)]();
     }
 #else
     if (n > 1)
@@ -263,7 +263,7 @@ Comm::~Comm() {
 #endif
 }
 
-void Comm::send_progress(std::uint64_t done) {
+void Comm::send_progress(ProgressCount mine) {
 #if NHVK_HAVE_MPI
     if (!mpi_ || rank_ == 0) return;
     auto* r = static_cast<MPI_Request*>(request_);
@@ -273,33 +273,44 @@ void Comm::send_progress(std::uint64_t done) {
         if (!flag) return;
         in_flight_ = false;
     }
-    sent_ = done;
-    MPI_Isend(&sent_, 1, MPI_UINT64_T, 0, tag_progress, MPI_COMM_WORLD, r);
+    sent_[0] = mine.done;
+    sent_[1] = mine.recorded;
+    MPI_Isend(sent_, 2, MPI_UINT64_T, 0, tag_progress, MPI_COMM_WORLD, r);
     in_flight_ = true;
 #else
-    (void)done;
+    (void)mine;
 #endif
 }
 
-std::uint64_t Comm::poll_progress() {
-    std::uint64_t total = 0;
+namespace {
+[[maybe_unused]] ProgressCount others_total(const std::uint64_t* latest, int size) {
+    ProgressCount t;
+    for (int r = 1; r < size; ++r) {
+        t.done += latest[2 * r];
+        t.recorded += latest[2 * r + 1];
+    }
+    return t;
+}
+} // namespace
+
+ProgressCount Comm::poll_progress() {
 #if NHVK_HAVE_MPI
-    if (!mpi_ || rank_ != 0) return 0;
+    if (!mpi_ || rank_ != 0) return {};
     for (;;) {
         int flag = 0;
         MPI_Status st;
         MPI_Iprobe(MPI_ANY_SOURCE, tag_progress, MPI_COMM_WORLD, &flag, &st);
         if (!flag) break;
-        std::uint64_t v = 0;
-        MPI_Recv(&v, 1, MPI_UINT64_T, st.MPI_SOURCE, tag_progress, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        latest_[st.MPI_SOURCE] = v;
+        MPI_Recv(latest_ + 2 * st.MPI_SOURCE, 2, MPI_UINT64_T, st.MPI_SOURCE, tag_progress, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
     }
-    for (int r = 1; r < size_; ++r) total += latest_[r];
+    return others_total(latest_, size_);
+#else
+    return {};
 #endif
-    return total;
 }
 
-bool Comm::finish_loop(std::uint64_t done, bool stopped, const std::function<void(std::uint64_t)>& on_progress) {
+bool Comm::finish_loop(ProgressCount mine, bool stopped, const std::function<void(ProgressCount)>& on_progress) {
 #if NHVK_HAVE_MPI
     if (!mpi_) return stopped;
     int any = stopped ? 1 : 0;
@@ -307,8 +318,8 @@ bool Comm::finish_loop(std::uint64_t done, bool stopped, const std::function<voi
         auto* r = static_cast<MPI_Request*>(request_);
         if (in_flight_) MPI_Wait(r, MPI_STATUS_IGNORE);
         in_flight_ = false;
-        std::uint64_t msg[2] = {done, stopped ? 1u : 0u};
-        MPI_Send(msg, 2, MPI_UINT64_T, 0, tag_final, MPI_COMM_WORLD);
+        std::uint64_t msg[3] = {mine.done, mine.recorded, stopped ? 1u : 0u};
+        MPI_Send(msg, 3, MPI_UINT64_T, 0, tag_final, MPI_COMM_WORLD);
     } else {
         // Progress and final messages of a rank arrive in the order sent: after its final, nothing more from it.
         int finals = 0;
@@ -316,27 +327,25 @@ bool Comm::finish_loop(std::uint64_t done, bool stopped, const std::function<voi
             MPI_Status st;
             MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
             if (st.MPI_TAG == tag_progress) {
-                std::uint64_t v = 0;
-                MPI_Recv(&v, 1, MPI_UINT64_T, st.MPI_SOURCE, tag_progress, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                latest_[st.MPI_SOURCE] = v;
+                MPI_Recv(latest_ + 2 * st.MPI_SOURCE, 2, MPI_UINT64_T, st.MPI_SOURCE, tag_progress, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
             } else if (st.MPI_TAG == tag_final) {
-                std::uint64_t msg[2] = {0, 0};
-                MPI_Recv(msg, 2, MPI_UINT64_T, st.MPI_SOURCE, tag_final, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                latest_[st.MPI_SOURCE] = msg[0];
-                any = any || msg[1] != 0;
+                std::uint64_t msg[3] = {0, 0, 0};
+                MPI_Recv(msg, 3, MPI_UINT64_T, st.MPI_SOURCE, tag_final, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                latest_[2 * st.MPI_SOURCE] = msg[0];
+                latest_[2 * st.MPI_SOURCE + 1] = msg[1];
+                any = any || msg[2] != 0;
                 ++finals;
             } else {
                 break; // not expected before the finals; leave it for its receiver
             }
-            std::uint64_t others = 0;
-            for (int r = 1; r < size_; ++r) others += latest_[r];
-            if (on_progress) on_progress(others);
+            if (on_progress) on_progress(others_total(latest_, size_));
         }
     }
     MPI_Bcast(&any, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return any != 0;
 #else
-    (void)done;
+    (void)mine;
     (void)on_progress;
     return stopped;
 #endif

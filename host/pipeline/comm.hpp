@@ -22,6 +22,12 @@ struct RankField {
 };
 using RankFields = std::vector<RankField>;
 
+/** @brief A part of a run's progress: members done, and of them those its latest resume record holds (what a
+ *         resume would keep). */
+struct ProgressCount {
+    std::uint64_t done = 0, recorded = 0;
+};
+
 /** @brief The first field whose value is not the same on every rank, said with the ranks that hold each value (a few
  *         values and ranks at most), or empty when every rank agrees. A field named `error` is a rank's own problem
  *         (its config did not load, say): the first one is said instead, naming its rank. */
@@ -54,15 +60,15 @@ public:
     int local_size() const { return local_size_; }
     bool parallel() const { return size_ > 1; }
 
-    /** @brief Ranks > 0: this rank's completed trajectory count, sent without waiting (dropped when the previous
-     *         message is still in flight). */
-    void send_progress(std::uint64_t done);
-    /** @brief Rank 0: takes every progress message that has arrived; returns the other ranks' latest total. */
-    std::uint64_t poll_progress();
-    /** @brief Ranks > 0: the last message of the loop (its count and whether it stopped early). Rank 0: receives
-     *         those of every other rank, calling `on_progress(others' total)` as messages arrive; returns whether
+    /** @brief Ranks > 0: this rank's counts, sent without waiting (dropped when the previous message is still in
+     *         flight). */
+    void send_progress(ProgressCount mine);
+    /** @brief Rank 0: takes every progress message that has arrived; returns the other ranks' latest totals. */
+    ProgressCount poll_progress();
+    /** @brief Ranks > 0: the last message of the loop (its counts and whether it stopped early). Rank 0: receives
+     *         those of every other rank, calling `on_progress(others' totals)` as messages arrive; returns whether
      *         any rank stopped early. Then every rank learns the job's answer (true: some rank stopped). */
-    bool finish_loop(std::uint64_t done, bool stopped, const std::function<void(std::uint64_t)>& on_progress);
+    bool finish_loop(ProgressCount mine, bool stopped, const std::function<void(ProgressCount)>& on_progress);
     /** @brief Ranks > 0 send `bytes` to rank 0; rank 0 returns rank r's bytes from `receive(r)` in rank order. */
     void send_to_root(const std::string& bytes);
     std::string receive_from(int rank);
@@ -79,10 +85,10 @@ private:
     Comm();
     int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
     bool mpi_ = false;
-    std::uint64_t sent_ = 0; // the value of the progress message in flight
+    std::uint64_t sent_[2] = {0, 0}; // the counts of the progress message in flight
     bool in_flight_ = false;
     void* request_ = nullptr;         // MPI_Request of that message
-    std::uint64_t* latest_ = nullptr; // rank 0: each rank's latest count
+    std::uint64_t* latest_ = nullptr; // rank 0: each rank's latest counts (done, recorded)
 };
 
 } // namespace nhvk

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <csignal>
 #include <cstdlib>
@@ -31,7 +32,7 @@ std::mutex& registry_mutex() {
     static std::mutex m;
     return m;
 }
-std::atomic<std::atomic<int>*> stop_request{nullptr};
+std::atomic<StopRequestState*> stop_request{nullptr};
 
 std::vector<OutputFolder*>& active_folders() {
     static std::vector<OutputFolder*> v;
@@ -579,7 +580,7 @@ std::string side_file_problem(const std::string& path, const std::vector<std::st
     return {};
 }
 
-void set_stop_request(std::atomic<int>* flag) { stop_request.store(flag); }
+void set_stop_request(StopRequestState* state) { stop_request.store(state); }
 
 namespace {
 std::atomic<void (*)()> signal_exit_actions[8] = {};
@@ -615,16 +616,21 @@ void clean_up_outputs_on_signals() {
             int sig = 0;
             for (;;) {
                 while (sigwait(&set, &sig) != 0) {}
-                std::atomic<int>* flag = stop_request.load();
-                int none = 0;
-                if (!flag || !flag->compare_exchange_strong(none, sig)) break;
+                StopRequestState* stop = stop_request.load();
+                if (!stop || stop->signal.load() != 0) break;
+                // NOTE: this thread alone writes the state, and the signal last: whoever sees it sees the rest
+                stop->finished_at_signal.store(stop->chunks_finished.load());
+                stop->signal_steady_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                 std::chrono::steady_clock::now().time_since_epoch())
+                                                 .count());
+                stop->signal.store(sig);
                 const std::string msg =
                     std::string(::isatty(2) ? "\n" : "") + "nhvk: " +
                     (sig == SIGINT    ? "SIGINT"
                      : sig == SIGTERM ? "SIGTERM"
                                       : "SIGHUP") +
-                    ": stopping at the end of the current chunk and writing a resume record (send it again to stop "
-                    "at once)\n";
+                    ": stopping once the chunk in flight is done and writing a resume record that holds every "
+                    "finished member (send it again to stop at once)\n";
                 if (::write(2, msg.data(), msg.size()) < 0) {
                     // the stop itself is the report
                 }

@@ -162,10 +162,19 @@ std::string side_file_problem(const std::string& path, const std::vector<std::st
  *         blocked in the threads started afterwards and taken by one watcher thread). */
 void clean_up_outputs_on_signals();
 
+/** @brief A run's stop request and what it takes to measure how long the run took to honour it. */
+struct StopRequestState {
+    std::atomic<int> signal{0};                       ///< the first signal's number; 0 while none came
+    std::atomic<std::uint64_t> chunks_finished{0};    ///< counted by the run as its chunks finish
+    std::atomic<std::uint64_t> finished_at_signal{0}; ///< `chunks_finished` when the signal came
+    std::atomic<std::int64_t> signal_steady_ns{0};    ///< steady_clock's time of the signal, in ns since its epoch
+};
+
 /** @brief While a run can stop cleanly, the first SIGINT, SIGTERM or SIGHUP only stores the signal's number in
- *         `*flag` (the run stops at its next chunk boundary and leaves a resume record); a second one ends the
- *         process as above. nullptr: signals end the process at once again. */
-void set_stop_request(std::atomic<int>* flag);
+ *         `state->signal`, with the chunks finished and the time then (the run stops once its chunks in flight
+ *         finish and leaves a resume record); a second one ends the process as above. nullptr: signals end the
+ *         process at once again. */
+void set_stop_request(StopRequestState* state);
 
 /** @brief Also run `fn` when a signal ends the process (after the folders' clean-up, before the process ends): work
  *         outside an output folder that must not outlive the process, such as a model file's compiler. At most 8. */

@@ -21,43 +21,43 @@ std::string format_duration(double s) {
 }
 
 Progress::Progress(Comm& comm, std::uint64_t total, std::uint64_t already, bool enabled, double every, RunLog* log)
-    : comm_(comm), total_(total), already_(already), done_(already), enabled_(enabled), tty_(::isatty(2) != 0),
-      every_(every), log_(log), t0_(Clock::now()), last_sent_(t0_) {}
+    : comm_(comm), total_(total), already_(already), done_(already), recorded_(already), enabled_(enabled),
+      tty_(::isatty(2) != 0), every_(every), log_(log), t0_(Clock::now()), last_sent_(t0_) {}
 
 void Progress::chunk_done(std::uint64_t members) {
     done_ += members;
-    in_chunk_ = 0;
     report(false);
 }
 
-void Progress::in_chunk(std::uint64_t members) {
-    in_chunk_ = members;
+void Progress::record_written(std::uint64_t members) {
+    recorded_ = members;
     report(false);
 }
 
 void Progress::report(bool force) {
-    const std::uint64_t own = done_ + in_chunk_;
+    const ProgressCount own{done_, recorded_};
     if (comm_.rank() == 0) {
-        draw(own + comm_.poll_progress(), force);
+        const ProgressCount others = comm_.poll_progress();
+        draw({own.done + others.done, own.recorded + others.recorded}, force);
     } else if (force || seconds_since(last_sent_) >= 0.5) {
         last_sent_ = Clock::now();
         comm_.send_progress(own);
     }
 }
 
-void Progress::draw(std::uint64_t job_done, bool force) {
+void Progress::draw(ProgressCount job, bool force) {
     const double s = seconds_since(t0_);
     const bool draw = enabled_ && (force || s - last_ >= (tty_ ? 0.25 : every_));
     const bool log = log_ && (force || s - last_log_ >= 30.0);
     if (!draw && !log) return;
     // NOTE: the rate counts only the work of this process's run (a resumed run's earlier part excluded).
-    const double rate = s > 0 && job_done > already_ ? static_cast<double>(job_done - already_) / s : 0.0;
-    const double eta = rate > 0 ? static_cast<double>(total_ - job_done) / rate : NAN;
-    char line[160];
-    std::snprintf(line, sizeof line, "%llu/%llu (%5.1f%%)  %.4g traj/s  ETA %s",
-                  static_cast<unsigned long long>(job_done), static_cast<unsigned long long>(total_),
-                  total_ ? 100.0 * static_cast<double>(job_done) / static_cast<double>(total_) : 100.0, rate,
-                  format_duration(eta).c_str());
+    const double rate = s > 0 && job.done > already_ ? static_cast<double>(job.done - already_) / s : 0.0;
+    const double eta = rate > 0 ? static_cast<double>(total_ - job.done) / rate : NAN;
+    char line[200];
+    std::snprintf(line, sizeof line, "%llu/%llu (%5.1f%%)  recorded %llu  %.4g traj/s  ETA %s",
+                  static_cast<unsigned long long>(job.done), static_cast<unsigned long long>(total_),
+                  total_ ? 100.0 * static_cast<double>(job.done) / static_cast<double>(total_) : 100.0,
+                  static_cast<unsigned long long>(job.recorded), rate, format_duration(eta).c_str());
     if (draw) {
         last_ = s;
         if (tty_) std::fprintf(stderr, "\r[nhvk] %s   ", line);
@@ -73,7 +73,10 @@ void Progress::draw(std::uint64_t job_done, bool force) {
 
 void Progress::finish(bool complete) {
     // NOTE: the other ranks draw nothing and send nothing more (their last count went with Comm::finish_loop).
-    if (complete && comm_.rank() == 0) draw(done_ + comm_.poll_progress(), true);
+    if (complete && comm_.rank() == 0) {
+        const ProgressCount others = comm_.poll_progress();
+        draw({done_ + others.done, recorded_ + others.recorded}, true);
+    }
     if (enabled_ && tty_ && drawn_) std::fprintf(stderr, "\n");
 }
 

@@ -20,31 +20,32 @@ inline double seconds_since(Clock::time_point t) { return std::chrono::duration<
 std::string format_duration(double s);
 
 /** @brief The progress of this process's share of the job, `total` members of which `already` were done before it
- *         started (a resumed part). Rank 0 draws the job's count, its own members plus the latest counts the other
- *         ranks sent; the other ranks send theirs at most every 0.5 s. Drawn on a terminal as a line redrawn at most
- *         every 0.25 s; otherwise (a batch job's log) as a plain line every `every` seconds; into run.log every 30 s.
- */
+ *         started (a resumed part, held by the record it resumed from). Rank 0 draws the job's counts, its own plus
+ *         the latest counts the other ranks sent; the other ranks send theirs at most every 0.5 s. Drawn on a
+ *         terminal as a line redrawn at most every 0.25 s; otherwise (a batch job's log) as a plain line every
+ *         `every` seconds; into run.log every 30 s. The line shows the members done and, of them, those the latest
+ *         resume records hold: what a `--resume` would keep if the process ended now without writing another. */
 class Progress {
 public:
     Progress(Comm& comm, std::uint64_t total, std::uint64_t already, bool enabled, double every, RunLog* log);
-    /** @brief Members of this process's share done, the resumed part included (not the chunk in progress). */
+    /** @brief Members of this process's share done, the resumed part included. */
     std::uint64_t done() const { return done_; }
+    /** @brief Of them, those this process's latest resume record holds. */
+    std::uint64_t recorded() const { return recorded_; }
     /** @brief A chunk of `members` members finished on the host. */
     void chunk_done(std::uint64_t members);
-    /** @brief `members` of the chunk in progress are done (the CPU backend's batches). */
-    void in_chunk(std::uint64_t members);
-    /** @brief The chunk in progress was given up (a stop request): its members do not count. */
-    void drop_chunk() { in_chunk_ = 0; }
-    /** @brief This process's count: drawn with the others' on rank 0, sent to rank 0 by the other ranks. */
+    /** @brief A resume record now holds the first `members` members of this process's share. */
+    void record_written(std::uint64_t members);
+    /** @brief This process's counts: drawn with the others' on rank 0, sent to rank 0 by the other ranks. */
     void report(bool force);
-    /** @brief Rank 0: draws `job_done` members of the whole job (when due, or always with `force`). */
-    void draw(std::uint64_t job_done, bool force);
+    /** @brief Rank 0: draws the counts of the whole job (when due, or always with `force`). */
+    void draw(ProgressCount job, bool force);
     /** @brief Ends the redrawn line on a terminal; when the job is `complete`, rank 0 first draws its count now. */
     void finish(bool complete);
 
 private:
     Comm& comm_;
-    std::uint64_t total_, already_, done_, in_chunk_ = 0;
+    std::uint64_t total_, already_, done_, recorded_;
     bool enabled_, tty_;
     double every_;
     RunLog* log_;

@@ -16,9 +16,14 @@ void HostStages::add(const ChunkArgs& a, const Chunk& c) {
     if (saved_.wants(c.first, c.m)) saved_.add_chunk(a, c.first, c.m);
 }
 
-SlotPipeline::SlotPipeline(EnsembleBackend& backend, HostStages& host, Progress& progress, const bool& cut)
-    : backend_(backend), host_(host), progress_(progress), cut_(cut),
-      slots_(static_cast<std::size_t>(backend.slots())) {}
+SlotPipeline::SlotPipeline(EnsembleBackend& backend, HostStages& host, Progress& progress, long long capacity,
+                           std::atomic<std::uint64_t>* finished)
+    : backend_(backend), host_(host), progress_(progress), sizer_(backend.pacing(capacity), capacity),
+      finished_(finished), slots_(static_cast<std::size_t>(backend.slots())) {}
+
+namespace {
+double total(const StageSeconds& t) { return t.sample + t.integrate + t.reduce + t.transfer; }
+} // namespace
 
 void SlotPipeline::finish(int s) {
     backend_.wait(s);
@@ -26,23 +31,28 @@ void SlotPipeline::finish(int s) {
     Slot& slot = slots_[static_cast<std::size_t>(s)];
     host_.add(backend_.slot(s), slot.chunk);
     slot.busy = false;
-    host_seconds_ += seconds_since(t);
+    const double host = seconds_since(t);
+    host_seconds_ += host;
+    // NOTE: the backend's seconds since the chunk before finished are this chunk's: a slot's stages are counted when
+    // it is waited for, and the slots are waited for in the order of issue.
+    const double backend = total(backend_.stage_seconds());
+    sizer_.observe(slot.chunk.m, backend - backend_seconds_ + host);
+    backend_seconds_ = backend;
+    if (finished_) finished_->fetch_add(1);
     progress_.chunk_done(static_cast<std::uint64_t>(slot.chunk.m));
 }
 
-bool SlotPipeline::issue(const Chunk& c) {
+void SlotPipeline::issue(const Chunk& c) {
     const int n = static_cast<int>(slots_.size());
     const int s = issued_ % n;
     if (slots_[static_cast<std::size_t>(s)].busy) finish(s);
     slots_[static_cast<std::size_t>(s)].chunk = c;
     backend_.sample(s, c.first, c.m);
     backend_.integrate(s, c.m);
-    if (cut_) return false;
     if (host_.reduce_on_backend()) backend_.reduce(s, c.m);
     backend_.download(s, c.m, host_.downloads(c));
     slots_[static_cast<std::size_t>(s)].busy = true;
     ++issued_;
-    return true;
 }
 
 void SlotPipeline::finish_all() {

@@ -6,10 +6,12 @@
  */
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
 #include "nhvk/backend/backend.hpp"
+#include "pipeline/chunk_sizer.hpp"
 #include "pipeline/progress.hpp"
 #include "pipeline/reduce_stage.hpp"
 #include "pipeline/write_stage.hpp"
@@ -43,15 +45,19 @@ private:
 
 /** @brief The backend's slots of a run, each holding the chunk last issued into it until the host has finished it:
  *         a chunk's host part runs when its slot is needed again or at `finish_all`, so with two slots the host works
- *         on one chunk while the backend runs the next. The order of the host parts is the order of issue. */
+ *         on one chunk while the backend runs the next. The order of the host parts is the order of issue. The sizes
+ *         of the chunks follow the backend's pacing (ChunkSizer), measured on the chunks finished so far. */
 class SlotPipeline {
 public:
-    /** @brief `cut` is the flag the CPU backend sets when it gave up a chunk on a stop request (ChunkWatch::cut). */
-    SlotPipeline(EnsembleBackend& backend, HostStages& host, Progress& progress, const bool& cut);
+    /** @brief Chunks of at most `capacity` members; `finished`, when given, counts the chunks finished (the stop
+     *         request's measure of what finished after it). */
+    SlotPipeline(EnsembleBackend& backend, HostStages& host, Progress& progress, long long capacity,
+                 std::atomic<std::uint64_t>* finished = nullptr);
+    /** @brief Members of the next chunk to issue when `remaining` are left. */
+    long long next_size(std::uint64_t remaining) const { return sizer_.next(remaining); }
     /** @brief Issues `c` into the next slot once the host has finished the chunk that slot held: the backend samples,
-     *         integrates, reduces on its side (when it does) and downloads, without waiting. False when the backend
-     *         gave the chunk up on a stop request: it is not counted (a resume redoes it). */
-    bool issue(const Chunk& c);
+     *         integrates, reduces on its side (when it does) and downloads, without waiting. */
+    void issue(const Chunk& c);
     /** @brief The host finishes every chunk still in a slot, the earliest issued first. */
     void finish_all();
     /** @brief Chunks issued so far. */
@@ -67,10 +73,12 @@ private:
     EnsembleBackend& backend_;
     HostStages& host_;
     Progress& progress_;
-    const bool& cut_;
+    ChunkSizer sizer_;
+    std::atomic<std::uint64_t>* finished_;
     std::vector<Slot> slots_;
     int issued_ = 0;
     double host_seconds_ = 0.0;
+    double backend_seconds_ = 0.0; ///< the backend's stage seconds when the last chunk finished
     void finish(int s);
 };
 

@@ -5,6 +5,7 @@
 // interrupted (disk full, file size limit, a folder in the way, SIGINT, SIGTERM, kill -9 at any step of the final
 // moves) leaves the earlier complete run or nothing that looks complete, and no temporary behind. A first SIGINT or
 // SIGTERM stops the run at a chunk boundary and leaves its resume record beside the earlier outputs (issue 8).
+#include "nhvk_cli.hpp"
 #include "temp_dir.hpp"
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -115,38 +116,14 @@ Child start(const std::vector<std::string>& args, const TempDir& tmp, const Limi
     static int n = 0;
     Child c;
     c.err_file = tmp.str("stderr_" + std::to_string(n++) + ".txt");
-    std::vector<std::string> argv_s = {NHVK_BINARY};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_s;
-    for (char** e = environ; *e; ++e)
-        if (std::strncmp(*e, "NHVK_TEST_", 10) != 0) env_s.emplace_back(*e);
-    env_s.insert(env_s.end(), lim.env.begin(), lim.env.end());
-    std::vector<char*> envp;
-    for (std::string& e : env_s) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    c.pid = ::fork();
-    if (c.pid == 0) {
-        const int fd = ::open(c.err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        const int null = ::open("/dev/null", O_RDWR);
-        ::dup2(null, 0);
-        ::dup2(null, 1);
-        ::dup2(fd, 2);
-        ::signal(SIGINT, SIG_DFL);
-        ::signal(SIGTERM, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        if (lim.file_size >= 0) {
+    const long long file_size = lim.file_size;
+    c.pid = nhvk_test::spawn(NHVK_BINARY, args, c.err_file, lim.env, [file_size] {
+        if (file_size >= 0) {
             ::signal(SIGXFSZ, SIG_IGN);
-            const rlimit r{static_cast<rlim_t>(lim.file_size), static_cast<rlim_t>(lim.file_size)};
+            const rlimit r{static_cast<rlim_t>(file_size), static_cast<rlim_t>(file_size)};
             ::setrlimit(RLIMIT_FSIZE, &r);
         }
-        ::execve(argv[0], argv.data(), envp.data());
-        ::_exit(127);
-    }
+    });
     return c;
 }
 
@@ -170,9 +147,9 @@ std::vector<std::string> long_run_args(const std::string& out, int seed) {
 }
 
 /** The test hook that makes a long run outlast any test that stops it, however fast the machine: a 20 ms pause after
- *  each batch of the CPU backend, here one batch per chunk of 64, so the 3125 chunks take over a minute while a stop
- *  request is still honoured within one pause. */
-const std::string long_run_pause = "NHVK_TEST_CPU_BATCH_PAUSE_MS=20";
+ *  each chunk of the CPU backend, here chunks of at most 64, so the 3125 or more chunks take over a minute while a
+ *  stop request is still honoured within one pause. */
+const std::string long_run_pause = "NHVK_TEST_CHUNK_PAUSE_MS=20";
 
 /** Wait until `p` exists (at most 10 s). */
 bool wait_for_file(const fs::path& p) {

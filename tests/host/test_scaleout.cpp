@@ -3,6 +3,7 @@
 // progress lines and run.log. Every comparison is against a plain single-process run of the same config: the
 // statistics must be equal bit for bit (the draws depend only on (seed, index) and every reduction is exact).
 #include "nhvk_cli.hpp"
+#include "pipeline/partial_state.hpp"
 #include "temp_dir.hpp"
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -32,19 +33,13 @@ struct TempDir : nhvk_test::TempDir {
 
 const std::string config = std::string(NHVK_SOURCE_DIR) + "/configs/nh_particle.toml";
 
-CliRun nhvk(const std::vector<std::string>& args, const TempDir& tmp, const std::string& env = "") {
+CliRun run_nhvk(const std::vector<std::string>& args, const TempDir& tmp, const std::string& env = "") {
     return nhvk_test::run_captured(env, NHVK_BINARY, args, tmp.path() / "io");
 }
 
 using nhvk_test::read_json;
 
-/** The statistics of a summary.json: everything but how the run was made (backend, threads, timing, job, out). */
-nlohmann::json statistics(const fs::path& dir) {
-    nlohmann::json j = read_json(dir / "summary.json");
-    for (const char* k : {"backend", "threads", "timing", "job"}) j.erase(k);
-    if (j.contains("config")) j["config"]["run"].erase("out");
-    return j;
-}
+using nhvk_test::run_statistics;
 
 /** The base arguments of the runs compared here: 403 trajectories in chunks of 50 (so parts split chunks). */
 std::vector<std::string> run_args(const fs::path& out, std::vector<std::string> more = {}) {
@@ -56,10 +51,10 @@ std::vector<std::string> run_args(const fs::path& out, std::vector<std::string> 
 
 void expect_same_run(const fs::path& a, const fs::path& b, bool samples) {
     // the replica groups (member index mod 10) are part of what must agree: present, and not all alike
-    const nlohmann::json groups = statistics(a)["growth_exponent"]["sampling"]["q"]["group_exponents"];
+    const nlohmann::json groups = run_statistics(a)["growth_exponent"]["sampling"]["q"]["group_exponents"];
     ASSERT_EQ(groups.size(), 10u) << a;
     EXPECT_NE(groups[0], groups[1]) << a;
-    EXPECT_EQ(statistics(a), statistics(b)) << a << " vs " << b;
+    EXPECT_EQ(run_statistics(a), run_statistics(b)) << a << " vs " << b;
     EXPECT_EQ(read_text(a / "stats.csv"), read_text(b / "stats.csv")) << a << " vs " << b;
     if (samples) {
         const std::string sa = read_text(a / "samples.csv");
@@ -94,7 +89,7 @@ TEST(ScaleOutMpi, OneTwoAndThreeRanksGiveTheStatisticsOfOneProcess) {
     // exact quantiles (the default budget), then histogram quantiles (no budget): both merge exactly
     for (const std::string& budget : {"1024", "0"}) {
         const fs::path single = tmp.path() / ("single_" + budget);
-        ASSERT_EQ(nhvk(run_args(single, {"--set", "run.exact_memory_mb=" + budget}), tmp).rc, 0);
+        ASSERT_EQ(run_nhvk(run_args(single, {"--set", "run.exact_memory_mb=" + budget}), tmp).rc, 0);
         for (int ranks : {1, 2, 3}) {
             const fs::path d = tmp.path() / ("mpi" + std::to_string(ranks) + "_" + budget);
             const CliRun r = nhvk_test::run_captured(
@@ -121,7 +116,7 @@ TEST(ScaleOutMpi, KilledJobResumesFromEveryRanksRecord) {
 #else
     TempDir tmp;
     const fs::path single = tmp.path() / "single", d = tmp.path() / "mpi";
-    ASSERT_EQ(nhvk(run_args(single), tmp).rc, 0);
+    ASSERT_EQ(run_nhvk(run_args(single), tmp).rc, 0);
     const CliRun k =
         nhvk_test::run_captured("NHVK_TEST_SIGNAL_AFTER_CHUNK=2,9 " + mpirun(2) + " -x NHVK_TEST_SIGNAL_AFTER_CHUNK",
                                 NHVK_BINARY, run_args(d, {"--checkpoint-every", "0"}), tmp.path() / "io");
@@ -133,7 +128,7 @@ TEST(ScaleOutMpi, KilledJobResumesFromEveryRanksRecord) {
     const CliRun three = nhvk_test::run_captured(mpirun(3), NHVK_BINARY, run_args(d, {"--resume"}), tmp.path() / "io");
     EXPECT_EQ(three.rc, 2) << three.err;
     EXPECT_NE(three.err.find("another number of MPI ranks"), std::string::npos) << three.err;
-    const CliRun one = nhvk(run_args(d, {"--resume"}), tmp);
+    const CliRun one = run_nhvk(run_args(d, {"--resume"}), tmp);
     EXPECT_EQ(one.rc, 2) << one.err;
     const CliRun r = nhvk_test::run_captured(mpirun(2), NHVK_BINARY, run_args(d, {"--resume"}), tmp.path() / "io");
     ASSERT_EQ(r.rc, 0) << r.err;
@@ -208,13 +203,13 @@ TEST(ScaleOutShards, FourShardsMergedEqualOneRun) {
     TempDir tmp;
     const std::vector<std::string> extra = {"--save-samples", "--save-trajectories", "3"};
     const fs::path single = tmp.path() / "single";
-    ASSERT_EQ(nhvk(run_args(single, extra), tmp).rc, 0);
+    ASSERT_EQ(run_nhvk(run_args(single, extra), tmp).rc, 0);
     std::vector<std::string> merge = {"merge"};
     for (int i : {2, 0, 3, 1}) { // any order
         const fs::path d = tmp.path() / ("shard" + std::to_string(i));
         std::vector<std::string> a = extra;
         a.insert(a.end(), {"--shard", std::to_string(i) + "/4"});
-        const CliRun r = nhvk(run_args(d, a), tmp);
+        const CliRun r = run_nhvk(run_args(d, a), tmp);
         ASSERT_EQ(r.rc, 0) << r.err;
         ASSERT_TRUE(fs::exists(d / "partial.nhvk"));
         const nlohmann::json s = read_json(d / "summary.json");
@@ -225,7 +220,7 @@ TEST(ScaleOutShards, FourShardsMergedEqualOneRun) {
     EXPECT_EQ(read_json(tmp.path() / "shard3" / "summary.json")["trajectories"]["requested"], 100);
     const fs::path merged = tmp.path() / "merged";
     merge.insert(merge.end(), {"--out", merged.string(), "-q"});
-    const CliRun m = nhvk(merge, tmp);
+    const CliRun m = run_nhvk(merge, tmp);
     ASSERT_EQ(m.rc, 0) << m.err;
     expect_same_run(single, merged, true);
     for (const char* t : {"trajectory_000000.csv", "trajectory_000001.csv", "trajectory_000002.csv"})
@@ -244,18 +239,18 @@ TEST(ScaleOutShards, EmptyShardsSucceedAndMergeIntoTheWholeRun) {
         return a;
     };
     const fs::path single = tmp.path() / "single";
-    ASSERT_EQ(nhvk(three(single, {}), tmp).rc, 0);
+    ASSERT_EQ(run_nhvk(three(single, {}), tmp).rc, 0);
     std::vector<std::string> merge = {"merge"};
     for (int i = 0; i < 5; ++i) {
         const fs::path d = tmp.path() / ("shard" + std::to_string(i));
-        const CliRun r = nhvk(three(d, {"--shard", std::to_string(i) + "/5"}), tmp);
+        const CliRun r = run_nhvk(three(d, {"--shard", std::to_string(i) + "/5"}), tmp);
         EXPECT_EQ(r.rc, 0) << "shard " << i << ": " << r.err;
         EXPECT_EQ(read_json(d / "summary.json")["trajectories"]["requested"], i < 3 ? 1 : 0) << "shard " << i;
         merge.push_back(d.string());
     }
     const fs::path merged = tmp.path() / "merged";
     merge.insert(merge.end(), {"--out", merged.string(), "-q"});
-    const CliRun m = nhvk(merge, tmp);
+    const CliRun m = run_nhvk(merge, tmp);
     ASSERT_EQ(m.rc, 0) << m.err;
     expect_same_run(single, merged, false);
 }
@@ -266,13 +261,13 @@ TEST(ScaleOutShards, MergeFolderErrorsNameTheOutOption) {
     std::vector<std::string> merge = {"merge"};
     for (int i = 0; i < 2; ++i) {
         const fs::path d = tmp.path() / ("shard" + std::to_string(i));
-        ASSERT_EQ(nhvk(run_args(d, {"--shard", std::to_string(i) + "/2"}), tmp).rc, 0);
+        ASSERT_EQ(run_nhvk(run_args(d, {"--shard", std::to_string(i) + "/2"}), tmp).rc, 0);
         merge.push_back(d.string());
     }
     const fs::path file = tmp.path() / "a_file";
     std::ofstream(file) << "not a folder\n";
     merge.insert(merge.end(), {"--out", file.string(), "-q"});
-    const CliRun m = nhvk(merge, tmp);
+    const CliRun m = run_nhvk(merge, tmp);
     EXPECT_NE(m.rc, 0);
     EXPECT_NE(m.err.find("--out: cannot create output folder"), std::string::npos) << m.err;
     EXPECT_EQ(m.err.find("run.out"), std::string::npos) << m.err;
@@ -283,7 +278,7 @@ TEST(ScaleOutShards, MergeRefusesIncompleteRepeatedAndMismatchedSets) {
     auto shard = [&](int i, const std::string& name, std::vector<std::string> more = {}) {
         const fs::path d = tmp.path() / name;
         more.insert(more.end(), {"--shard", std::to_string(i) + "/3"});
-        EXPECT_EQ(nhvk(run_args(d, more), tmp).rc, 0);
+        EXPECT_EQ(run_nhvk(run_args(d, more), tmp).rc, 0);
         return d.string();
     };
     const std::string s0 = shard(0, "s0"), s1 = shard(1, "s1"), s2 = shard(2, "s2");
@@ -305,13 +300,13 @@ TEST(ScaleOutShards, MergeRefusesIncompleteRepeatedAndMismatchedSets) {
         std::vector<std::string> a = {"merge"};
         a.insert(a.end(), c.dirs.begin(), c.dirs.end());
         a.insert(a.end(), {"--out", out});
-        const CliRun r = nhvk(a, tmp);
+        const CliRun r = run_nhvk(a, tmp);
         EXPECT_EQ(r.rc, 2) << c.expect << ": " << r.err;
         EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
         EXPECT_FALSE(fs::exists(tmp.path() / "merged" / "summary.json")) << c.expect;
     }
     // --out is one of the parts
-    const CliRun same = nhvk({"merge", s0, s1, s2, "--out", s2}, tmp);
+    const CliRun same = run_nhvk({"merge", s0, s1, s2, "--out", s2}, tmp);
     EXPECT_EQ(same.rc, 2);
     EXPECT_NE(same.err.find("is one of the folders"), std::string::npos) << same.err;
     EXPECT_TRUE(fs::exists(fs::path(s2) / "partial.nhvk"));
@@ -322,7 +317,7 @@ TEST(ScaleOutShards, MergeRefusesIncompleteRepeatedAndMismatchedSets) {
         bytes[bytes.size() / 2] ^= 0x20;
         std::ofstream(p, std::ios::binary) << bytes;
     }
-    const CliRun damaged = nhvk({"merge", s0, s1, s2, "--out", out}, tmp);
+    const CliRun damaged = run_nhvk({"merge", s0, s1, s2, "--out", out}, tmp);
     EXPECT_EQ(damaged.rc, 2);
     EXPECT_NE(damaged.err.find("checksum mismatch"), std::string::npos) << damaged.err;
     EXPECT_FALSE(fs::exists(tmp.path() / "merged" / "summary.json"));
@@ -342,7 +337,8 @@ std::vector<std::string> two_shards_with_files(const TempDir& tmp) {
     for (int i = 0; i < 2; ++i) {
         const fs::path d = tmp.path() / ("shard" + std::to_string(i));
         EXPECT_EQ(
-            nhvk(run_args(d, {"--save-samples", "--save-trajectories", "3", "--shard", std::to_string(i) + "/2"}), tmp)
+            run_nhvk(run_args(d, {"--save-samples", "--save-trajectories", "3", "--shard", std::to_string(i) + "/2"}),
+                     tmp)
                 .rc,
             0);
         dirs.push_back(d.string());
@@ -354,7 +350,7 @@ CliRun merge_into(const std::vector<std::string>& dirs, const fs::path& out, con
     std::vector<std::string> a = {"merge"};
     a.insert(a.end(), dirs.begin(), dirs.end());
     a.insert(a.end(), {"--out", out.string(), "-q"});
-    return nhvk(a, tmp);
+    return run_nhvk(a, tmp);
 }
 
 // What merge copies is checked against what the partial states recorded: a shard's samples.csv cut short (mid-row) or
@@ -426,7 +422,7 @@ TEST(ScaleOutShards, SummaryMdPathIsCheckedBeforeTheRun) {
     auto run = [&](const fs::path& md) {
         std::vector<std::string> a = run_args(out, {"--summary-md", md.string()});
         a[1] = cfg.string();
-        return nhvk(a, tmp);
+        return run_nhvk(a, tmp);
     };
     struct Case {
         fs::path md;
@@ -453,12 +449,12 @@ TEST(ScaleOutShards, SummaryMdPathIsCheckedBeforeTheRun) {
     std::vector<std::string> dirs;
     for (int i = 0; i < 2; ++i) {
         const fs::path d = tmp.path() / ("shard" + std::to_string(i));
-        ASSERT_EQ(nhvk(run_args(d, {"--shard", std::to_string(i) + "/2"}), tmp).rc, 0);
+        ASSERT_EQ(run_nhvk(run_args(d, {"--shard", std::to_string(i) + "/2"}), tmp).rc, 0);
         dirs.push_back(d.string());
     }
     const std::string partial = read_text(fs::path(dirs[0]) / "partial.nhvk");
     for (const fs::path& md : {fs::path(dirs[0]) / "partial.nhvk", tmp.path() / "merged" / "summary.json"}) {
-        const CliRun m = nhvk(
+        const CliRun m = run_nhvk(
             {"merge", dirs[0], dirs[1], "--out", (tmp.path() / "merged").string(), "--summary-md", md.string(), "-q"},
             tmp);
         EXPECT_EQ(m.rc, 2) << md << ": " << m.err;
@@ -471,7 +467,7 @@ TEST(ScaleOutShards, SummaryMdPathIsCheckedBeforeTheRun) {
 TEST(ScaleOutShards, ShardArgumentIsChecked) {
     TempDir tmp;
     for (const std::string& bad : {"4/4", "1", "a/3", "-1/3", "1/0", "1/3/4"}) {
-        const CliRun r = nhvk(run_args(tmp.path() / "out", {"--shard", bad}), tmp);
+        const CliRun r = run_nhvk(run_args(tmp.path() / "out", {"--shard", bad}), tmp);
         EXPECT_EQ(r.rc, 2) << bad;
         EXPECT_NE(r.err.find("--shard"), std::string::npos) << r.err;
     }
@@ -492,22 +488,26 @@ std::vector<std::string> names(const fs::path& dir) {
 TEST(ScaleOutResume, RunKilledWithSigkillResumesToTheSameOutputs) {
     TempDir tmp;
     const fs::path clean = tmp.path() / "clean", d = tmp.path() / "killed";
-    ASSERT_EQ(nhvk(run_args(clean, {"--save-samples"}), tmp).rc, 0);
-    // kill -9 right after the resume record of the 4th chunk (4 · 50 trajectories)
+    ASSERT_EQ(run_nhvk(run_args(clean, {"--save-samples"}), tmp).rc, 0);
+    // kill -9 right after the resume record of the 4th chunk (paced chunks of at most 50: fewer than 200
+    // trajectories)
     const std::vector<std::string> a = run_args(d, {"--save-samples", "--checkpoint-every", "0"});
-    const CliRun k = nhvk(a, tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=4,9");
+    const CliRun k = run_nhvk(a, tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=4,9");
     ASSERT_EQ(k.rc, 128 + 9) << k.err;
     EXPECT_FALSE(fs::exists(d / "summary.json"));
-    EXPECT_TRUE(fs::exists(d / "resume.nhvk"));
+    ASSERT_TRUE(fs::exists(d / "resume.nhvk"));
+    const std::uint64_t recorded = ::nhvk::read_state_file(d / "resume.nhvk").next;
+    EXPECT_GT(recorded, 0u);
+    EXPECT_LE(recorded, 200u);
     // a resume against a changed configuration is refused, and leaves the record
-    const CliRun changed = nhvk(run_args(d, {"--save-samples", "--resume", "--seed", "2"}), tmp);
+    const CliRun changed = run_nhvk(run_args(d, {"--save-samples", "--resume", "--seed", "2"}), tmp);
     EXPECT_EQ(changed.rc, 2);
     EXPECT_NE(changed.err.find("another configuration"), std::string::npos) << changed.err;
     EXPECT_TRUE(fs::exists(d / "resume.nhvk"));
-    const CliRun r = nhvk(run_args(d, {"--save-samples", "--resume"}), tmp);
+    const CliRun r = run_nhvk(run_args(d, {"--save-samples", "--resume"}), tmp);
     ASSERT_EQ(r.rc, 0) << r.err;
     expect_same_run(clean, d, true);
-    EXPECT_EQ(read_json(d / "summary.json")["job"]["resumed_at"], 200);
+    EXPECT_EQ(read_json(d / "summary.json")["job"]["resumed_at"], recorded);
     // the record and the resumable temporary are gone after the commit
     EXPECT_EQ(names(d), (std::vector<std::string>{"report.html", "run.log", "samples.csv", "stats.csv", "summary.json",
                                                   "summary.md"}));
@@ -518,14 +518,16 @@ struct Killed {
     fs::path dir;
     std::vector<std::string> resume; ///< the same command with --resume
     std::string record, samples;     ///< resume.nhvk and samples.csv.resume as the kill left them
+    std::uint64_t recorded = 0;      ///< the trajectories the record holds
 };
 Killed killed_after_a_record(const TempDir& tmp) {
     Killed k;
     k.dir = tmp.path() / "killed";
     k.resume = run_args(k.dir, {"--save-samples", "--checkpoint-every", "0"});
-    EXPECT_EQ(nhvk(k.resume, tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=4,9").rc, 128 + 9);
+    EXPECT_EQ(run_nhvk(k.resume, tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=4,9").rc, 128 + 9);
     k.resume.push_back("--resume");
     k.record = read_text(k.dir / "resume.nhvk");
+    k.recorded = ::nhvk::read_state_file(k.dir / "resume.nhvk").next;
     k.samples = read_text(k.dir / "samples.csv.resume");
     EXPECT_GT(k.record.size(), 100u);
     EXPECT_GT(k.samples.size(), 100u);
@@ -545,7 +547,7 @@ TEST(ScaleOutResume, DamagedRecordIsRefusedAndLeavesEveryFile) {
         return v;
     };
     const std::vector<std::string> before = files();
-    const CliRun r = nhvk(k.resume, tmp);
+    const CliRun r = run_nhvk(k.resume, tmp);
     EXPECT_EQ(r.rc, 2) << r.err;
     EXPECT_NE(r.err.find("run without --resume to start over"), std::string::npos) << r.err;
     EXPECT_EQ(files(), before);
@@ -559,7 +561,7 @@ TEST(ScaleOutResume, ShortSamplesAreRefusedAndLeaveEveryFile) {
     TempDir tmp;
     const Killed k = killed_after_a_record(tmp);
     std::ofstream(k.dir / "samples.csv.resume", std::ios::binary | std::ios::trunc) << k.samples.substr(0, 100);
-    const CliRun r = nhvk(k.resume, tmp);
+    const CliRun r = run_nhvk(k.resume, tmp);
     EXPECT_EQ(r.rc, 2) << r.err;
     EXPECT_NE(r.err.find("holds 100 bytes, fewer than the " + std::to_string(k.samples.size())), std::string::npos)
         << r.err;
@@ -577,13 +579,16 @@ TEST(ScaleOutResume, SamplesOfAnotherShapeOrMissingAreRefusedAndLeaveEveryFile) 
     std::string joined = k.samples;
     joined[joined.find('\n', 200)] = ','; // the same length, one row end fewer
     std::ofstream(k.dir / "samples.csv.resume", std::ios::binary | std::ios::trunc) << joined;
-    const CliRun r = nhvk(k.resume, tmp);
+    const CliRun r = run_nhvk(k.resume, tmp);
     EXPECT_EQ(r.rc, 2) << r.err;
-    EXPECT_NE(r.err.find("the resume record counted 201 whole lines"), std::string::npos) << r.err;
+    // the header and one row per trajectory recorded
+    EXPECT_NE(r.err.find("the resume record counted " + std::to_string(k.recorded + 1) + " whole lines"),
+              std::string::npos)
+        << r.err;
     EXPECT_EQ(read_text(k.dir / "samples.csv.resume"), joined);
     EXPECT_EQ(read_text(k.dir / "resume.nhvk"), k.record);
     fs::remove(k.dir / "samples.csv.resume");
-    const CliRun missing = nhvk(k.resume, tmp);
+    const CliRun missing = run_nhvk(k.resume, tmp);
     EXPECT_EQ(missing.rc, 2) << missing.err;
     EXPECT_NE(missing.err.find("samples.csv.resume' is missing"), std::string::npos) << missing.err;
     EXPECT_FALSE(fs::exists(k.dir / "samples.csv.resume"));
@@ -598,18 +603,18 @@ TEST(ScaleOutResume, RemovedFilesOfAnEarlierRunAreSaidInOneLine) {
     std::vector<std::string> fresh = k.resume;
     fresh.erase(std::find(fresh.begin(), fresh.end(), "--resume"));
     fresh.insert(fresh.end(), {"--seed", "9", "--save-trajectories", "2"}); // another config
-    const CliRun r = nhvk(fresh, tmp);
+    const CliRun r = run_nhvk(fresh, tmp);
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.err.find("nhvk: note: removed an earlier unfinished run's resume state from '" + k.dir.string() +
                          "': resume.nhvk, samples.csv.resume"),
               std::string::npos)
         << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    const CliRun again = nhvk(fresh, tmp);
+    const CliRun again = run_nhvk(fresh, tmp);
     ASSERT_EQ(again.rc, 0) << again.err;
     EXPECT_EQ(again.err, "");
     // without samples and trajectories: the earlier run's are removed at the commit, and said so
-    const CliRun plain = nhvk(run_args(k.dir), tmp);
+    const CliRun plain = run_nhvk(run_args(k.dir), tmp);
     ASSERT_EQ(plain.rc, 0) << plain.err;
     EXPECT_NE(plain.err.find("nhvk: note: removed the earlier run's outputs that this run does not write from '" +
                              k.dir.string() + "': samples.csv, trajectories/ (2 files)"),
@@ -633,7 +638,7 @@ TEST(ScaleOutResume, RefusedResumesLeaveEveryFileAsTheyFoundIt) {
     const auto refused = [&](const std::string& why) {
         const std::vector<std::string> before = names_but_lock(k.dir);
         const std::string log = read_text(k.dir / "run.log");
-        const CliRun r = nhvk(k.resume, tmp);
+        const CliRun r = run_nhvk(k.resume, tmp);
         EXPECT_EQ(r.rc, 2) << why << ": " << r.err;
         EXPECT_NE(r.err.find("run without --resume to start over"), std::string::npos) << why << ": " << r.err;
         EXPECT_EQ(names_but_lock(k.dir), before) << why;
@@ -661,7 +666,7 @@ TEST(ScaleOutResume, RefusedResumesLeaveEveryFileAsTheyFoundIt) {
         EXPECT_EQ(read_text(k.dir / "samples.csv.resume"), k.samples);
     }
     // what was left alone still resumes
-    const CliRun r = nhvk(k.resume, tmp);
+    const CliRun r = run_nhvk(k.resume, tmp);
     EXPECT_EQ(r.rc, 0) << r.err;
 }
 
@@ -685,7 +690,7 @@ TEST(ScaleOutResume, KillAtEveryStepOfTheCommitLeavesAResumableOrCompleteFolder)
     TempDir tmp;
     const std::vector<std::string> more = {"--save-samples", "--save-trajectories", "2", "--checkpoint-every", "0"};
     const fs::path clean = tmp.path() / "clean";
-    ASSERT_EQ(nhvk(run_args(clean, more), tmp).rc, 0);
+    ASSERT_EQ(run_nhvk(run_args(clean, more), tmp).rc, 0);
     const auto same_outputs = [&](const fs::path& d, const std::string& when) {
         expect_same_run(clean, d, true);
         for (const char* t : {"trajectories/trajectory_000000.csv", "trajectories/trajectory_000001.csv"})
@@ -698,7 +703,7 @@ TEST(ScaleOutResume, KillAtEveryStepOfTheCommitLeavesAResumableOrCompleteFolder)
             const std::string when = "a kill at " + call + " " + std::to_string(K);
             const fs::path d = tmp.path() / "killed";
             std::vector<std::string> a = run_args(d, more);
-            const CliRun k = nhvk(a, tmp, strace_kill_prefix(call, K));
+            const CliRun k = run_nhvk(a, tmp, strace_kill_prefix(call, K));
             if (k.rc == 0) { // fewer such calls than K: the run went through
                 finished = true;
                 same_outputs(d, "not killed");
@@ -710,7 +715,7 @@ TEST(ScaleOutResume, KillAtEveryStepOfTheCommitLeavesAResumableOrCompleteFolder)
                     same_outputs(d, "complete after " + when);
                 }
                 a.push_back("--resume");
-                const CliRun r = nhvk(a, tmp);
+                const CliRun r = run_nhvk(a, tmp);
                 ASSERT_EQ(r.rc, 0) << "resume after " << when << ": " << r.err;
                 same_outputs(d, "resumed after " + when);
             }
@@ -725,15 +730,15 @@ TEST(ScaleOutResume, KillAtEveryStepOfTheCommitLeavesAResumableOrCompleteFolder)
 TEST(ScaleOutResume, CtrlCStopsCleanlyAndResumes) {
     TempDir tmp;
     const fs::path clean = tmp.path() / "clean", d = tmp.path() / "stopped";
-    ASSERT_EQ(nhvk(run_args(clean, {"--save-samples", "--save-trajectories", "2"}), tmp).rc, 0);
+    ASSERT_EQ(run_nhvk(run_args(clean, {"--save-samples", "--save-trajectories", "2"}), tmp).rc, 0);
     const CliRun k =
-        nhvk(run_args(d, {"--save-samples", "--save-trajectories", "2"}), tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=3,2");
+        run_nhvk(run_args(d, {"--save-samples", "--save-trajectories", "2"}), tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=3,2");
     ASSERT_EQ(k.rc, 128 + 2) << k.err;
     EXPECT_NE(k.err.find("--resume"), std::string::npos) << k.err;
     EXPECT_NE(k.err.find("stopped by SIGINT"), std::string::npos) << k.err;
     // no half-written outputs: only the log, the record and the resumable samples
     EXPECT_EQ(names(d), (std::vector<std::string>{"resume.nhvk", "run.log", "samples.csv.resume"}));
-    const CliRun r = nhvk(run_args(d, {"--save-samples", "--save-trajectories", "2", "--resume"}), tmp);
+    const CliRun r = run_nhvk(run_args(d, {"--save-samples", "--save-trajectories", "2", "--resume"}), tmp);
     ASSERT_EQ(r.rc, 0) << r.err;
     expect_same_run(clean, d, true);
     EXPECT_EQ(read_text(clean / "trajectories" / "trajectory_000001.csv"),
@@ -746,8 +751,8 @@ TEST(ScaleOutResume, CtrlCStopsCleanlyAndResumes) {
 TEST(ScaleOutResume, ResumeWithoutARecordStartsOver) {
     TempDir tmp;
     const fs::path clean = tmp.path() / "clean", d = tmp.path() / "fresh";
-    ASSERT_EQ(nhvk(run_args(clean), tmp).rc, 0);
-    const CliRun r = nhvk(run_args(d, {"--resume"}), tmp);
+    ASSERT_EQ(run_nhvk(run_args(clean), tmp).rc, 0);
+    const CliRun r = run_nhvk(run_args(d, {"--resume"}), tmp);
     ASSERT_EQ(r.rc, 0) << r.err;
     expect_same_run(clean, d, false);
     EXPECT_TRUE(read_json(d / "summary.json")["job"]["resumed_at"].is_null());
@@ -756,18 +761,17 @@ TEST(ScaleOutResume, ResumeWithoutARecordStartsOver) {
 // ---------------------------------------------------------------------------------------------------------------
 // Progress and run.log
 
-TEST(ScaleOutProgress, LinesWithinOneLargeChunkAndARunLog) {
+TEST(ScaleOutProgress, LinesWithinWhatOneLargeChunkWouldHoldAndARunLog) {
     TempDir tmp;
     const fs::path d = tmp.path() / "out";
-    // One chunk of 4000 trajectories: progress must not wait for the chunk's end. The CPU backend integrates a chunk
-    // in batches (at most 256, 512, 1024, 2048, … members: at least five for 4000) and reports after each; the test
-    // hook pauses 250 ms after each batch, longer than --progress-every, so every report after the first is a line
-    // however fast the machine (a chunk sized to outlast two progress intervals finishes early on a fast one).
-    // --backend cpu: the batches and the pause are the CPU backend's (on a GPU machine `auto` picks CUDA, whose chunk
-    // is one launch).
-    const CliRun r = nhvk({"run", config, "--trajectories", "4000", "--chunk", "4000", "--threads", "1", "--backend",
-                           "cpu", "--out", d.string(), "--progress-every", "0.2"},
-                          tmp, "NHVK_TEST_CPU_BATCH_PAUSE_MS=250");
+    // Chunks of at most 4000 trajectories, the whole run: progress must not wait for the run's end. The CPU backend's
+    // chunks are paced (16 members per thread first, at most twice the one before: at least eight for 4000) and the
+    // progress line comes after each; the test hook pauses 250 ms after each chunk, longer than --progress-every, so
+    // every report after the first is a line however fast the machine. --backend cpu: the pause is the CPU
+    // backend's (on a GPU machine `auto` picks CUDA).
+    const CliRun r = run_nhvk({"run", config, "--trajectories", "4000", "--chunk", "4000", "--threads", "1",
+                               "--backend", "cpu", "--out", d.string(), "--progress-every", "0.2"},
+                              tmp, "NHVK_TEST_CHUNK_PAUSE_MS=250");
     ASSERT_EQ(r.rc, 0) << r.err;
     int lines = 0, partial = 0;
     std::istringstream err(r.err);
@@ -776,7 +780,7 @@ TEST(ScaleOutProgress, LinesWithinOneLargeChunkAndARunLog) {
         ++lines;
         if (l.find("/4000 (100.0%)") == std::string::npos) ++partial;
     }
-    EXPECT_GE(partial, 2) << r.err; // seen inside the single chunk
+    EXPECT_GE(partial, 2) << r.err; // seen before the end of the run
     EXPECT_GE(lines, partial + 1) << r.err;
     const std::string log = read_text(d / "run.log");
     const std::string hash = read_json(d / "summary.json")["job"]["config_hash"];
@@ -804,14 +808,14 @@ std::vector<std::string> sweep_args(const fs::path& out, std::vector<std::string
 void expect_same_sweep(const fs::path& a, const fs::path& b) {
     EXPECT_EQ(read_text(a / "sweep.csv"), read_text(b / "sweep.csv")) << a << " vs " << b;
     EXPECT_EQ(read_text(a / "sweep_points.csv"), read_text(b / "sweep_points.csv")) << a << " vs " << b;
-    EXPECT_EQ(statistics(a), statistics(b)) << a << " vs " << b;
+    EXPECT_EQ(run_statistics(a), run_statistics(b)) << a << " vs " << b;
     EXPECT_EQ(read_json(b / "summary.json")["sweep"]["points"].size(), 6u);
 }
 
 TEST(ScaleOutSweep, RanksShardsAndResumeGiveEveryPointsStatistics) {
     TempDir tmp;
     const fs::path single = tmp.path() / "single";
-    ASSERT_EQ(nhvk(sweep_args(single), tmp).rc, 0);
+    ASSERT_EQ(run_nhvk(sweep_args(single), tmp).rc, 0);
 #ifdef NHVK_MPIEXEC
     for (int ranks : {1, 2}) {
         const fs::path d = tmp.path() / ("mpi" + std::to_string(ranks));
@@ -822,32 +826,36 @@ TEST(ScaleOutSweep, RanksShardsAndResumeGiveEveryPointsStatistics) {
 #endif
     // shards merged, with exact quantiles and with histograms (no exact budget): both merge exactly
     const fs::path single_hist = tmp.path() / "single_hist";
-    ASSERT_EQ(nhvk(sweep_args(single_hist, {"--set", "run.exact_memory_mb=0"}), tmp).rc, 0);
+    ASSERT_EQ(run_nhvk(sweep_args(single_hist, {"--set", "run.exact_memory_mb=0"}), tmp).rc, 0);
     for (const std::string budget : {"1024", "0"}) {
         std::vector<std::string> merge = {"merge"};
         for (int i : {1, 0, 2}) {
             const fs::path d = tmp.path() / ("shard" + std::to_string(i) + "_" + budget);
-            const CliRun r = nhvk(
+            const CliRun r = run_nhvk(
                 sweep_args(d, {"--shard", std::to_string(i) + "/3", "--set", "run.exact_memory_mb=" + budget}), tmp);
             ASSERT_EQ(r.rc, 0) << r.err;
             merge.push_back(d.string());
         }
         const fs::path merged = tmp.path() / ("merged_" + budget);
         merge.insert(merge.end(), {"--out", merged.string(), "-q"});
-        const CliRun m = nhvk(merge, tmp);
+        const CliRun m = run_nhvk(merge, tmp);
         ASSERT_EQ(m.rc, 0) << m.err;
         expect_same_sweep(budget == "0" ? single_hist : single, merged);
     }
     EXPECT_EQ(read_json(single_hist / "summary.json")["sweep"]["points"][0]["quantiles"], "histogram");
-    // kill -9 after the record of the 3rd chunk (150 members: inside point 2), then --resume
+    // kill -9 after the record of the 3rd chunk (paced chunks of at most 50: inside point 1 or 2), then --resume
     const fs::path killed = tmp.path() / "killed";
-    const CliRun k = nhvk(sweep_args(killed, {"--checkpoint-every", "0"}), tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=3,9");
+    const CliRun k = run_nhvk(sweep_args(killed, {"--checkpoint-every", "0"}), tmp, "NHVK_TEST_SIGNAL_AFTER_CHUNK=3,9");
     ASSERT_EQ(k.rc, 128 + 9) << k.err;
     ASSERT_TRUE(fs::exists(killed / "resume.nhvk"));
-    const CliRun r = nhvk(sweep_args(killed, {"--checkpoint-every", "0", "--resume"}), tmp);
+    const std::uint64_t recorded = ::nhvk::read_state_file(killed / "resume.nhvk").next;
+    EXPECT_GT(recorded, 60u); // past the first point: the record holds a finished point and part of the next
+    EXPECT_LE(recorded, 150u);
+    EXPECT_NE(recorded % 60, 0u);
+    const CliRun r = run_nhvk(sweep_args(killed, {"--checkpoint-every", "0", "--resume"}), tmp);
     ASSERT_EQ(r.rc, 0) << r.err;
     expect_same_sweep(single, killed);
-    EXPECT_EQ(read_json(killed / "summary.json")["job"]["resumed_at"], 150);
+    EXPECT_EQ(read_json(killed / "summary.json")["job"]["resumed_at"], recorded);
 }
 
 } // namespace sweep_parts

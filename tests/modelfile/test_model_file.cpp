@@ -10,7 +10,6 @@
 #include <string>
 
 #include "config.hpp"
-#include "cpu_backend.hpp"
 #include "csv_table.hpp"
 #include "inspect.hpp"
 #include "model_ops.hpp"

@@ -210,6 +210,16 @@ struct StageSeconds {
     double transfer = 0.0; ///< host ↔ device copies (0 on the CPU)
 };
 
+/** @brief How a run sizes the chunks it gives a backend (pipeline/chunk_sizer.hpp): each chunk is sized from the
+ *         measured time per member of the chunks before it so that it takes about `target_seconds`, since a stop
+ *         request, a checkpoint and the progress line all wait for the chunk in flight; never more than the layout's
+ *         capacity, nor fewer than `least` members (below that the backend is not busy, and the time per member
+ *         stops falling); the first chunk, measured blind, has `first` members. */
+struct ChunkPacing {
+    double target_seconds = 0.0; ///< 0: every chunk has `first` members (a backend that does not pace)
+    long long first = 0, least = 1;
+};
+
 /**
  * @brief A backend runs the stages of the pipeline on chunks held in slots. Every call enqueues work on slot `s`
  *        and may return before it is done (CUDA: one stream per slot); `wait(s)` completes it. Per chunk the
@@ -263,6 +273,9 @@ public:
     virtual void value_band(std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& band);
     /** @brief Time spent in each stage by the work completed so far (call after `wait`). */
     virtual StageSeconds stage_seconds() const = 0;
+    /** @brief How the run sizes this backend's chunks, for chunks of at most `capacity` members; by default every
+     *         chunk is full. */
+    virtual ChunkPacing pacing(long long capacity) const { return {0.0, capacity, capacity}; }
 };
 
 inline void EnsembleBackend::order_statistics(const std::vector<std::vector<std::uint64_t>>&,
