@@ -144,6 +144,7 @@ public:
     StopRequest(const StopRequest&) = delete;
     StopRequest& operator=(const StopRequest&) = delete;
     int signal() const { return state_.signal.load(); }
+    const std::atomic<int>* flag() const { return &state_.signal; }
     /** @brief The count of finished chunks, kept by the run's slots. */
     std::atomic<std::uint64_t>* finished() { return &state_.chunks_finished; }
     /** @brief Chunks finished since the signal came (0 without one). */
@@ -352,13 +353,14 @@ bool EnsembleRun::loop() {
     Progress& progress = progress_.emplace(comm_, shard_.size(), next_ - mine_.first,
                                            opt_.progress && !opt_.quiet && root_, opt_.progress_seconds, log_.get());
     host_.emplace(*reduce_, samples_.get(), *saved_);
-    SlotPipeline& slots = slots_.emplace(*backend_, *host_, progress, plan_->layout.capacity, stop_.finished());
+    SlotPipeline& slots =
+        slots_.emplace(*backend_, *host_, progress, plan_->layout.capacity, stop_.flag(), stop_.finished());
 
     // ---- sample → integrate → reduce (backend) → download; the host finishes the other slot meanwhile ----
     auto last_record = Clock::now();
     while (next_ < mine_.end && stop_.signal() == 0) {
         const Chunk chunk{next_, slots.next_size(mine_.end - next_)};
-        slots.issue(chunk);
+        if (!slots.issue(chunk)) break;
         next_ += static_cast<std::uint64_t>(chunk.m);
         if (next_ < mine_.end && seconds_since(last_record) >= opt_.checkpoint_seconds) {
             slots.finish_all();

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
+#include <vector>
 
 namespace nhvk {
 
@@ -134,7 +136,21 @@ void get_tally(bytes::Reader& in, EnsembleResult& r) {
     r.diverged_at = in.get_vector<std::uint64_t>();
 }
 
-std::string encode_state(const PartialState& s) {
+namespace {
+
+/** @brief A state's bytes as five pieces, the two large strings (the statistics, with exact quantiles every value,
+ *         and the saved trajectories) referred to, not copied: a resume record is written at a stop, and copying a
+ *         gigabyte of values twice into one string took longer than writing it. */
+struct StatePieces {
+    std::string before;            ///< magic, payload length, the fields up to the statistics' length
+    const std::string* statistics; ///< the statistics' bytes
+    std::string between;           ///< samples_bytes, the saved trajectories' length
+    const std::string* saved;      ///< the saved trajectories' bytes
+    std::string after;             ///< the checksum of the payload
+    std::vector<std::string_view> views() const { return {before, *statistics, between, *saved, after}; }
+};
+
+StatePieces state_pieces(const PartialState& s) {
     std::string p;
     bytes::put_string(p, s.id.version);
     bytes::put(p, s.id.config_hash);
@@ -159,14 +175,34 @@ std::string encode_state(const PartialState& s) {
     for (double v : {s.seconds, s.sampling_seconds, s.integration_seconds, s.reduction_seconds, s.transfer_seconds})
         bytes::put(p, v);
     put_tally(p, s.tally);
-    bytes::put_string(p, s.statistics);
-    bytes::put(p, s.samples_bytes);
-    bytes::put_string(p, s.saved);
+    // NOTE: the layout is that of put_string(statistics), put(samples_bytes), put_string(saved)
+    bytes::put<std::uint64_t>(p, s.statistics.size());
+    StatePieces r;
+    r.statistics = &s.statistics;
+    r.saved = &s.saved;
+    bytes::put(r.between, s.samples_bytes);
+    bytes::put<std::uint64_t>(r.between, s.saved.size());
+    const std::uint64_t length = p.size() + s.statistics.size() + r.between.size() + s.saved.size();
+    std::uint64_t h = bytes::fnv1a64(p.data(), p.size());
+    h = bytes::fnv1a64(s.statistics.data(), s.statistics.size(), h);
+    h = bytes::fnv1a64(r.between.data(), r.between.size(), h);
+    h = bytes::fnv1a64(s.saved.data(), s.saved.size(), h);
+    r.before.assign(magic, sizeof magic);
+    bytes::put(r.before, length);
+    r.before += p;
+    bytes::put(r.after, h);
+    return r;
+}
 
-    std::string out(magic, sizeof magic);
-    bytes::put<std::uint64_t>(out, p.size());
-    out += p;
-    bytes::put<std::uint64_t>(out, bytes::fnv1a64(p.data(), p.size()));
+} // namespace
+
+std::string encode_state(const PartialState& s) {
+    const StatePieces pieces = state_pieces(s);
+    std::string out;
+    std::size_t n = 0;
+    for (std::string_view v : pieces.views()) n += v.size();
+    out.reserve(n);
+    for (std::string_view v : pieces.views()) out.append(v.data(), v.size());
     return out;
 }
 
@@ -236,24 +272,30 @@ PartialState decode_state(const std::string& data, const std::string& what) {
     return s;
 }
 
-void write_state_file(const fs::path& path, const PartialState& s) { write_file_atomic(path, encode_state(s)); }
+void write_state_file(const fs::path& path, const PartialState& s) { write_file_atomic(path, state_pieces(s).views()); }
 
 void write_file_atomic(const fs::path& path, const std::string& data) {
+    write_file_atomic(path, std::vector<std::string_view>{data});
+}
+
+void write_file_atomic(const fs::path& path, const std::vector<std::string_view>& pieces) {
     const std::string tmp = path.string() + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw std::runtime_error("cannot create '" + tmp + "': " + std::strerror(errno));
-    const char* p = data.data();
-    std::size_t left = data.size();
     int err = 0;
-    while (left > 0) {
-        const ssize_t w = ::write(fd, p, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            err = w < 0 ? errno : EIO;
-            break;
+    for (std::string_view piece : pieces) {
+        const char* p = piece.data();
+        std::size_t left = piece.size();
+        while (err == 0 && left > 0) {
+            const ssize_t w = ::write(fd, p, left);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) {
+                err = w < 0 ? errno : EIO;
+                break;
+            }
+            p += w;
+            left -= static_cast<std::size_t>(w);
         }
-        p += w;
-        left -= static_cast<std::size_t>(w);
     }
     if (err == 0 && ::fsync(fd) != 0 && errno != EINVAL) err = errno;
     if (::close(fd) != 0 && err == 0) err = errno;

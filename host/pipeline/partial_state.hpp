@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config.hpp"
@@ -95,6 +96,8 @@ PartialState decode_state(const std::string& bytes, const std::string& what);
 void write_state_file(const std::filesystem::path& path, const PartialState& s);
 /** @brief `data` into `path` the same way (the file appears whole or not at all); throws naming the file. */
 void write_file_atomic(const std::filesystem::path& path, const std::string& data);
+/** @brief The same for data in pieces, written one after the other (nothing joined in memory). */
+void write_file_atomic(const std::filesystem::path& path, const std::vector<std::string_view>& pieces);
 /** @brief Reads and checks (magic, length, checksum, version); throws std::runtime_error naming the file. */
 PartialState read_state_file(const std::filesystem::path& path);
 

@@ -17,8 +17,8 @@ void HostStages::add(const ChunkArgs& a, const Chunk& c) {
 }
 
 SlotPipeline::SlotPipeline(EnsembleBackend& backend, HostStages& host, Progress& progress, long long capacity,
-                           std::atomic<std::uint64_t>* finished)
-    : backend_(backend), host_(host), progress_(progress), sizer_(backend.pacing(capacity), capacity),
+                           const std::atomic<int>* stop, std::atomic<std::uint64_t>* finished)
+    : backend_(backend), host_(host), progress_(progress), sizer_(backend.pacing(capacity), capacity), stop_(stop),
       finished_(finished), slots_(static_cast<std::size_t>(backend.slots())) {}
 
 namespace {
@@ -42,10 +42,13 @@ void SlotPipeline::finish(int s) {
     progress_.chunk_done(static_cast<std::uint64_t>(slot.chunk.m));
 }
 
-void SlotPipeline::issue(const Chunk& c) {
+bool SlotPipeline::issue(const Chunk& c) {
     const int n = static_cast<int>(slots_.size());
     const int s = issued_ % n;
     if (slots_[static_cast<std::size_t>(s)].busy) finish(s);
+    // NOTE: checked after the slot's chunk was finished, which may take a while (the host's part of it, or the wait
+    // for the device): a stop that came meanwhile starts nothing more.
+    if (stop_ && stop_->load() != 0) return false;
     slots_[static_cast<std::size_t>(s)].chunk = c;
     backend_.sample(s, c.first, c.m);
     backend_.integrate(s, c.m);
@@ -53,6 +56,7 @@ void SlotPipeline::issue(const Chunk& c) {
     backend_.download(s, c.m, host_.downloads(c));
     slots_[static_cast<std::size_t>(s)].busy = true;
     ++issued_;
+    return true;
 }
 
 void SlotPipeline::finish_all() {

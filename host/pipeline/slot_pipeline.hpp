@@ -49,15 +49,17 @@ private:
  *         of the chunks follow the backend's pacing (ChunkSizer), measured on the chunks finished so far. */
 class SlotPipeline {
 public:
-    /** @brief Chunks of at most `capacity` members; `finished`, when given, counts the chunks finished (the stop
-     *         request's measure of what finished after it). */
+    /** @brief Chunks of at most `capacity` members. `stop`, when given and non-zero, is a stop request: no chunk is
+     *         started after it, so the chunks that finish after it are those in flight when it came (at most one per
+     *         slot). `finished`, when given, counts the chunks finished (the stop request's measure of that). */
     SlotPipeline(EnsembleBackend& backend, HostStages& host, Progress& progress, long long capacity,
-                 std::atomic<std::uint64_t>* finished = nullptr);
+                 const std::atomic<int>* stop = nullptr, std::atomic<std::uint64_t>* finished = nullptr);
     /** @brief Members of the next chunk to issue when `remaining` are left. */
     long long next_size(std::uint64_t remaining) const { return sizer_.next(remaining); }
     /** @brief Issues `c` into the next slot once the host has finished the chunk that slot held: the backend samples,
-     *         integrates, reduces on its side (when it does) and downloads, without waiting. */
-    void issue(const Chunk& c);
+     *         integrates, reduces on its side (when it does) and downloads, without waiting. False, and `c` not
+     *         started, when a stop request came before it could start. */
+    bool issue(const Chunk& c);
     /** @brief The host finishes every chunk still in a slot, the earliest issued first. */
     void finish_all();
     /** @brief Chunks issued so far. */
@@ -74,6 +76,7 @@ private:
     HostStages& host_;
     Progress& progress_;
     ChunkSizer sizer_;
+    const std::atomic<int>* stop_;
     std::atomic<std::uint64_t>* finished_;
     std::vector<Slot> slots_;
     int issued_ = 0;
