@@ -195,8 +195,8 @@ public:
     ChunkPacing pacing(long long capacity) const override {
         // NOTE: a chunk of about two seconds keeps the device busy (two are in flight) while a stop request or a
         // checkpoint waits for at most those two. Below 256 members per SM a chunk no longer fills the device, so
-        // it would take about as long with fewer members; the first chunk is the default chunk, the size of every
-        // chunk before chunks were paced.
+        // it would take about as long with fewer members. The first chunk, measured blind, has the default chunk's
+        // size, which fills a device of this generation.
         int device = 0, sms = 0;
         if (cudaGetDevice(&device) != cudaSuccess ||
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
