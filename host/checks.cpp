@@ -33,6 +33,7 @@ std::string format_number(double x) {
 double min_rtol(Precision p) { return p == Precision::f32 ? 1e-6 : 2e-15; }
 
 double default_rtol(Precision p) { return p == Precision::f32 ? StepDefaults::rtol_float : StepDefaults::rtol; }
+double default_atol(Precision p) { return p == Precision::f32 ? StepDefaults::atol_float : StepDefaults::atol; }
 
 std::optional<SettingProblem> check_integrator(const IntegratorSettings& s) {
     const bool rk4 = s.method == Method::rk4;

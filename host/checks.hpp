@@ -36,6 +36,8 @@ inline constexpr std::int64_t max_exact_memory_mb = std::int64_t{1} << 40;
 double min_rtol(Precision p);
 /** @brief The default `rtol` in precision `p`: 1e-10 in double, 1e-6 in float. */
 double default_rtol(Precision p);
+/** @brief The default `atol` in precision `p`: 1e-12 in double, 1e-8 in float. */
+double default_atol(Precision p);
 
 /** @brief The integrator settings on their own (rtol, atol, dt, min_step, max_steps), in the order the config
  *         lists them; the first problem, if any. rtol and atol are only checked for dopri5 (rk4 ignores them). */

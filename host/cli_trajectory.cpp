@@ -127,7 +127,7 @@ struct TrajectoryOptions {
     bool dt_given = false;
     bool max_steps_given = false;
     double rtol = 1e-10, atol = 1e-12;
-    bool rtol_given = false;
+    bool rtol_given = false, atol_given = false;
     std::string times = "100";
     bool project = false;
     double constraint_tol = 1e-10;
@@ -208,7 +208,7 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     is.method = req.method;
     is.precision = req.precision;
     is.rtol = o.rtol_given ? o.rtol : default_rtol(req.precision);
-    is.atol = o.atol;
+    is.atol = o.atol_given ? o.atol : default_atol(req.precision);
     is.dt = o.dt_given ? o.dt : (req.method == Method::rk4 ? 1e-3 : 0.0);
     is.max_steps = o.max_steps_given ? o.max_steps : default_max_steps(static_cast<long long>(req.times.size()));
     std::optional<SettingProblem> problem = check_integrator(is);
@@ -304,7 +304,7 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--method", opt->method, "rk4 | dopri5")->capture_default_str();
     cmd->add_option("--dt", opt->dt, "rk4 step (default 1e-3); dopri5 first step (default automatic)");
     cmd->add_option("--rtol", opt->rtol, "dopri5 relative tolerance (default 1e-10; 1e-6 with --precision float)");
-    cmd->add_option("--atol", opt->atol, "dopri5 absolute tolerance, > 0")->capture_default_str();
+    cmd->add_option("--atol", opt->atol, "dopri5 absolute tolerance, > 0 (default 1e-12; 1e-8 with --precision float)");
     cmd->add_option("--times", opt->times, "output times: a count N (uniform in (t0, t_end]) or a list t1,t2,...")
         ->capture_default_str();
     cmd->add_flag("--project", opt->project, "project v0 and, after every step, v onto phi = 0");
@@ -324,6 +324,7 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
         refuse_empty_values(*cmd);
         opt->dt_given = cmd->count("--dt") > 0;
         opt->rtol_given = cmd->count("--rtol") > 0;
+        opt->atol_given = cmd->count("--atol") > 0;
         opt->max_steps_given = cmd->count("--max-steps") > 0;
         exit_code = run_trajectory_command(*opt);
     });

@@ -675,7 +675,7 @@ void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg)
                                                                                       : EquationsKind::ad;
     const bool rk4 = s.method == Method::rk4;
     s.rtol = rd.number_or(t, "rtol", p, default_rtol(s.precision));
-    s.atol = rd.number_or(t, "atol", p, StepDefaults::atol);
+    s.atol = rd.number_or(t, "atol", p, default_atol(s.precision));
     s.dt = rd.number_or(t, "dt", p, rk4 ? StepDefaults::rk4_dt : 0.0);
     s.min_step = rd.number_or(t, "min_step", p, StepDefaults::min_step);
     const bool max_steps_given = rd.get(t, "max_steps") != nullptr;

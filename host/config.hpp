@@ -28,7 +28,8 @@
  *  method = "dopri5"               # "dopri5" | "rk4"; default "dopri5"
  *  rtol = 1e-10                    # dopri5: >= 2e-15 (double) or 1e-6 (float), what the precision reaches;
  *                                  #   default 1e-10 (1e-6 with precision = "float"); any number > 0 with rk4
- *  atol = 1e-12                    # > 0 (0 would let the error scale vanish); default 1e-12 (used by dopri5)
+ *  atol = 1e-12                    # > 0 (0 would let the error scale vanish); default 1e-12 (1e-8 with
+ *                                  #   precision = "float"; used by dopri5)
  *  dt = 1e-3                       # rk4: the step, > 0, default 1e-3, and the steps to t_end must fit max_steps;
  *                                  #   dopri5: initial step, 0 = automatic (default 0)
  *  min_step = 1e-14                # >= 0; default 1e-14
@@ -171,7 +172,7 @@ const char* to_string(Backend b);
 struct IntegratorSettings {
     Method method = Method::dopri5;
     double rtol = StepDefaults::rtol; ///< default_rtol(precision) after parsing
-    double atol = StepDefaults::atol;
+    double atol = StepDefaults::atol; ///< default_atol(precision) after parsing
     double dt = 0.0; ///< rk4: the step (> 0, default StepDefaults::rk4_dt); dopri5: initial step, 0 = automatic
     double min_step = StepDefaults::min_step;
     std::int64_t max_steps = 0; ///< after parsing: the key's value or default_max_steps(output times)

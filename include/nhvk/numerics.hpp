@@ -23,8 +23,11 @@ struct StepDefaults {
     static constexpr double rtol = 1e-10;      ///< dopri5's relative tolerance in double
     static constexpr double rtol_float = 1e-6; ///< in float (what the precision reaches)
     static constexpr double atol = 1e-12;      ///< dopri5's absolute tolerance
-    static constexpr double rk4_dt = 1e-3;     ///< rk4's step
-    static constexpr double min_step = 1e-14;  ///< dopri5: a proposed step below this is a step-size underflow
+    /// in float: rtol_float / 100, as atol is rtol / 100 in double. Far below it, the step control chases the
+    /// rounding noise of the error estimate of a component near zero: steps shrink until the step limit.
+    static constexpr double atol_float = 1e-8;
+    static constexpr double rk4_dt = 1e-3;    ///< rk4's step
+    static constexpr double min_step = 1e-14; ///< dopri5: a proposed step below this is a step-size underflow
 };
 
 } // namespace nhvk

@@ -728,6 +728,15 @@ TEST(Config, FloatPrecisionDefaultsToAReachableRtol) {
               1e-12);
 }
 
+// The same for atol: a float run defaults to 1e-8 (rtol / 100, as in double), a double run keeps 1e-12, and an
+// explicit atol is kept in either.
+TEST(Config, FloatPrecisionDefaultsToAnAtolItCanResolve) {
+    EXPECT_EQ(parse(std::string(minimal) + "[integrator]\nprecision = \"float\"\n").integrator.atol, 1e-8);
+    EXPECT_EQ(parse(std::string(minimal) + "[integrator]\nprecision = \"double\"\n").integrator.atol, 1e-12);
+    EXPECT_EQ(parse(std::string(minimal) + "[integrator]\nprecision = \"float\"\natol = 1e-12\n").integrator.atol,
+              1e-12);
+}
+
 // A parameter in its range loads (the control of the range cases in BadInline).
 TEST(Config, ParametersInTheirRangesLoad) {
     const RunConfig c = parse(std::string(minimal) + "[model.params]\nm = { dist = \"uniform\", low = 0.5, high = 2 }\n"
