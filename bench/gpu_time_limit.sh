@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: MIT
 # Issue 44's GPU half, in under 5 minutes on an H100/H200 with a built default build: how long a SIGTERM waits on
 # the CUDA backend, whose chunks are paced to about 2 s each (two in flight), and what the pacing costs.
-#  1. ball_on_turntable DOPRI5 float at 10^6 with --chunk 1048576 (one chunk of about 26 s of integration at
-#     2dc6368, issue 41): SIGTERM once the progress line shows a third done; run.log's stop line then gives the
-#     chunks that finished after the signal (at most 2) and the seconds from the signal to the record; then the
-#     resume, whose stats.csv must equal an uninterrupted run's (the uninterrupted run is the 10^6 run of step 2);
+#  1. ball_on_turntable DOPRI5 float at 10^6 with --chunk 1048576 (unpaced, one chunk holding the whole run: about
+#     26 s of integration at 2dc6368, issue 41, before float's default atol became 1e-8, which may shorten it; see
+#     bench/results/2026-11-28-float-atol.md): SIGTERM once the progress line shows a third done; run.log's stop
+#     line then gives the chunks that finished after the signal (at most 2) and the seconds from the signal to the
+#     record; then the resume, whose stats.csv must equal an uninterrupted run's (the 10^6 run of step 2);
 #  2. throughput with paced chunks against every chunk full (the pacing's own cost): the DOPRI5 bench at 10^7
 #     (bench/configs/nh_particle_bench.toml) and the ball at 10^6, each with the default chunk, where pacing only
 #     shrinks a chunk over 2 s, and with --chunk 1048576, where it may grow or shrink them.
