@@ -375,10 +375,8 @@ bool EnsembleRun::loop() {
 
     const bool stopped_here = next_ < mine_.end;
     if (stopped_here) write_record();
-    const bool stopped =
-        comm_.finish_loop({progress.done(), progress.recorded()}, stopped_here, [&](ProgressCount others) {
-            progress.draw({progress.done() + others.done, progress.recorded() + others.recorded}, false);
-        });
+    const bool stopped = comm_.finish_loop(
+        progress.own(), stopped_here, [&](ProgressCount others) { progress.draw(progress.own() + others, false); });
     // NOTE: a rank that completed its part leaves a complete record when the job stopped: a resume skips it.
     if (stopped && !stopped_here) write_record();
     progress.finish(!stopped);

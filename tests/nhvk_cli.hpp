@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern char** environ;
@@ -123,5 +125,38 @@ inline pid_t spawn(const std::string& program, const std::vector<std::string>& a
     }
     return pid;
 }
+
+/** @brief A started child process (spawn) whose stderr goes to the file `err_file`. */
+struct Child {
+    pid_t pid = -1;
+    std::string err_file;
+    int status = 0;
+
+    /** @brief Wait for the end (at most `limit_s`, then SIGKILL and a failure). */
+    void wait(double limit_s = 20.0) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (;;) {
+            if (::waitpid(pid, &status, WNOHANG) == pid) return;
+            if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > limit_s) {
+                ::kill(pid, SIGKILL);
+                ::waitpid(pid, &status, 0);
+                ADD_FAILURE() << "the child process did not end within " << limit_s << " s";
+                return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    }
+    /** @brief Whether it has ended, without reaping it (wait() still gives its status). */
+    bool ended() const {
+        siginfo_t info{};
+        return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+    }
+    bool exited() const { return WIFEXITED(status); }
+    int code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+    int signal() const { return WIFSIGNALED(status) ? WTERMSIG(status) : 0; }
+    /** @brief The exit code, or 128 + n when signal n ended it (as a shell reports it, and CliRun::rc). */
+    int rc() const { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+    std::string err() const { return read_text(err_file); }
+};
 
 } // namespace nhvk_test

@@ -27,6 +27,8 @@ using RankFields = std::vector<RankField>;
 struct ProgressCount {
     std::uint64_t done = 0, recorded = 0;
 };
+/** @brief The counts of two parts together (this process's and the other ranks'). */
+inline ProgressCount operator+(ProgressCount a, ProgressCount b) { return {a.done + b.done, a.recorded + b.recorded}; }
 
 /** @brief The first field whose value is not the same on every rank, said with the ranks that hold each value (a few
  *         values and ranks at most), or empty when every rank agrees. A field named `error` is a rank's own problem

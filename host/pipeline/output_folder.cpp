@@ -112,18 +112,7 @@ public:
     int error() const { return err_; }
     /** Write out the buffer; false (and `error()`) on failure. */
     bool drain() {
-        const char* p = pbase();
-        std::size_t n = static_cast<std::size_t>(pptr() - pbase());
-        while (n > 0 && err_ == 0) {
-            const ssize_t w = ::write(fd_, p, n);
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) {
-                err_ = w < 0 ? errno : EIO;
-                break;
-            }
-            p += w;
-            n -= static_cast<std::size_t>(w);
-        }
+        if (err_ == 0) err_ = write_fully(fd_, pbase(), static_cast<std::size_t>(pptr() - pbase()));
         setp(data_.data(), data_.data() + data_.size());
         return err_ == 0;
     }
@@ -581,6 +570,17 @@ std::string side_file_problem(const std::string& path, const std::vector<std::st
 }
 
 void set_stop_request(StopRequestState* state) { stop_request.store(state); }
+
+int write_fully(int fd, const char* p, std::size_t n) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return w < 0 ? errno : EIO;
+        p += w;
+        n -= static_cast<std::size_t>(w);
+    }
+    return 0;
+}
 
 namespace {
 std::atomic<void (*)()> signal_exit_actions[8] = {};

@@ -157,6 +157,10 @@ std::string output_folder_input_problem(const std::string& dir, const std::strin
 std::string side_file_problem(const std::string& path, const std::vector<std::string>& inputs,
                               const std::vector<std::string>& folders);
 
+/** @brief Writes the `n` bytes at `p` to `fd`, retrying after EINTR and short writes; 0, or the errno of the failure
+ *         (EIO for a write that wrote nothing). */
+int write_fully(int fd, const char* p, std::size_t n);
+
 /** @brief Remove the temporaries of every claimed folder and release its lock on SIGINT, SIGTERM or SIGHUP, then
  *         end by the same signal. Call once from the main thread before any other thread starts (the signals are
  *         blocked in the threads started afterwards and taken by one watcher thread). */

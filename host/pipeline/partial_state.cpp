@@ -3,6 +3,7 @@
 
 #include "input_limits.hpp"
 #include "modelfile/file_models.hpp"
+#include "pipeline/output_folder.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -139,8 +140,8 @@ void get_tally(bytes::Reader& in, EnsembleResult& r) {
 namespace {
 
 /** @brief A state's bytes as five pieces, the two large strings (the statistics, with exact quantiles every value,
- *         and the saved trajectories) referred to, not copied: a resume record is written at a stop, and copying a
- *         gigabyte of values twice into one string took longer than writing it. */
+ *         and the saved trajectories) referred to, not copied: a resume record is written at a stop, whose wait
+ *         should be the disk's, not that of copies of up to `run.exact_memory_mb` of values. */
 struct StatePieces {
     std::string before;            ///< magic, payload length, the fields up to the statistics' length
     const std::string* statistics; ///< the statistics' bytes
@@ -283,20 +284,8 @@ void write_file_atomic(const fs::path& path, const std::vector<std::string_view>
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw std::runtime_error("cannot create '" + tmp + "': " + std::strerror(errno));
     int err = 0;
-    for (std::string_view piece : pieces) {
-        const char* p = piece.data();
-        std::size_t left = piece.size();
-        while (err == 0 && left > 0) {
-            const ssize_t w = ::write(fd, p, left);
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) {
-                err = w < 0 ? errno : EIO;
-                break;
-            }
-            p += w;
-            left -= static_cast<std::size_t>(w);
-        }
-    }
+    for (std::string_view piece : pieces)
+        if (err == 0) err = write_fully(fd, piece.data(), piece.size());
     if (err == 0 && ::fsync(fd) != 0 && errno != EINVAL) err = errno;
     if (::close(fd) != 0 && err == 0) err = errno;
     if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;

@@ -35,13 +35,11 @@ void Progress::record_written(std::uint64_t members) {
 }
 
 void Progress::report(bool force) {
-    const ProgressCount own{done_, recorded_};
     if (comm_.rank() == 0) {
-        const ProgressCount others = comm_.poll_progress();
-        draw({own.done + others.done, own.recorded + others.recorded}, force);
+        draw(own() + comm_.poll_progress(), force);
     } else if (force || seconds_since(last_sent_) >= 0.5) {
         last_sent_ = Clock::now();
-        comm_.send_progress(own);
+        comm_.send_progress(own());
     }
 }
 
@@ -73,10 +71,7 @@ void Progress::draw(ProgressCount job, bool force) {
 
 void Progress::finish(bool complete) {
     // NOTE: the other ranks draw nothing and send nothing more (their last count went with Comm::finish_loop).
-    if (complete && comm_.rank() == 0) {
-        const ProgressCount others = comm_.poll_progress();
-        draw({done_ + others.done, recorded_ + others.recorded}, true);
-    }
+    if (complete && comm_.rank() == 0) draw(own() + comm_.poll_progress(), true);
     if (enabled_ && tty_ && drawn_) std::fprintf(stderr, "\n");
 }
 

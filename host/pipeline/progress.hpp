@@ -32,6 +32,8 @@ public:
     std::uint64_t done() const { return done_; }
     /** @brief Of them, those this process's latest resume record holds. */
     std::uint64_t recorded() const { return recorded_; }
+    /** @brief Both counts of this process. */
+    ProgressCount own() const { return {done_, recorded_}; }
     /** @brief A chunk of `members` members finished on the host. */
     void chunk_done(std::uint64_t members);
     /** @brief A resume record now holds the first `members` members of this process's share. */

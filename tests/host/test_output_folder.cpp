@@ -80,32 +80,8 @@ std::string text_of(const fs::path& p) {
     return ss.str();
 }
 
-/** A started `nhvk` process: stderr goes to a file; SIGINT/SIGTERM at their defaults whatever the test's are. */
-struct Child {
-    pid_t pid = -1;
-    std::string err_file;
-    int status = 0;
-
-    /** Wait for the end (at most `limit_s`, then SIGKILL and a failure). */
-    void wait(double limit_s = 20.0) {
-        const auto t0 = std::chrono::steady_clock::now();
-        for (;;) {
-            const pid_t w = ::waitpid(pid, &status, WNOHANG);
-            if (w == pid) return;
-            if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > limit_s) {
-                ::kill(pid, SIGKILL);
-                ::waitpid(pid, &status, 0);
-                ADD_FAILURE() << "nhvk did not end within " << limit_s << " s";
-                return;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-    }
-    bool exited() const { return WIFEXITED(status); }
-    int code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
-    int signal() const { return WIFSIGNALED(status) ? WTERMSIG(status) : 0; }
-    std::string err() const { return text_of(err_file); }
-};
+/** A started `nhvk` process (nhvk_test::spawn: SIGINT/SIGTERM at their defaults whatever the test's are). */
+using nhvk_test::Child;
 
 struct Limits {
     long long file_size = -1;     ///< RLIMIT_FSIZE in bytes (SIGXFSZ ignored: writes fail with EFBIG)

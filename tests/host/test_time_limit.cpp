@@ -42,30 +42,13 @@ struct TempDir : nhvk_test::TempDir {
 const std::string particle = std::string(NHVK_SOURCE_DIR) + "/configs/nh_particle.toml";
 const std::string sweep = std::string(NHVK_SOURCE_DIR) + "/tests/host/data/sweep_product.toml";
 
-/** `nhvk run` as a child process, its stderr in a file the test reads while it runs. */
-struct Child {
-    pid_t pid = -1;
-    fs::path err;
-    int status = 0;
+using nhvk_test::Child;
 
-    /** Wait for the end (at most 60 s, then SIGKILL and a failure); the exit code, 128 + n for signal n. */
-    int wait() {
-        for (int i = 0; i < 12000; ++i) {
-            if (::waitpid(pid, &status, WNOHANG) == pid) return code();
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        ADD_FAILURE() << "nhvk did not end within 60 s";
-        return -1;
-    }
-    int code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
-};
-
+/** `nhvk run` as a child process, its stderr in the file `err`, which the test reads while it runs. */
 Child start(const std::vector<std::string>& args, const fs::path& err, const std::string& env) {
     Child c;
-    c.err = err;
-    c.pid = nhvk_test::spawn(NHVK_BINARY, args, err.string(), {env});
+    c.err_file = err.string();
+    c.pid = nhvk_test::spawn(NHVK_BINARY, args, c.err_file, {env});
     return c;
 }
 
@@ -86,17 +69,16 @@ std::vector<Line> progress_lines(const std::string& text) {
     return v;
 }
 
-/** Waits (at most 60 s) for a progress line of `c` whose count `field` reaches `at_least`; that line, or a failure
- *  and an empty line when the run ended first. */
+/** Waits (at most 60 s) for a progress line of `c` whose done count (its recorded count, with `recorded`) reaches
+ *  `at_least`; that line, or a failure and an empty line when the run ended first. */
 Line wait_for_progress(const Child& c, unsigned long long at_least, bool recorded) {
     for (int i = 0; i < 12000; ++i) {
-        for (const Line& l : progress_lines(read_text(c.err)))
+        for (const Line& l : progress_lines(c.err()))
             if ((recorded ? l.recorded : l.done) >= at_least) return l;
-        if (::waitpid(c.pid, nullptr, WNOHANG | WNOWAIT) == c.pid) break;
+        if (c.ended()) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    ADD_FAILURE() << "no progress line reached " << at_least << (recorded ? " recorded" : " done") << ":\n"
-                  << read_text(c.err);
+    ADD_FAILURE() << "no progress line reached " << at_least << (recorded ? " recorded" : " done") << ":\n" << c.err();
     return {};
 }
 
@@ -135,7 +117,8 @@ nlohmann::json stop_at_a_third_and_resume(const std::vector<std::string>& args, 
     Child run = start(a, tmp.path() / "stopped.err", pause);
     const Line seen = wait_for_progress(run, (total + 2) / 3, false);
     ::kill(run.pid, SIGTERM);
-    EXPECT_EQ(run.wait(), 128 + SIGTERM) << read_text(run.err);
+    run.wait(60);
+    EXPECT_EQ(run.rc(), 128 + SIGTERM) << run.err();
     EXPECT_GE(seen.done, total / 3);
     EXPECT_EQ(seen.total, total);
     EXPECT_TRUE(fs::exists(stopped / "resume.nhvk"));
@@ -148,7 +131,7 @@ nlohmann::json stop_at_a_third_and_resume(const std::vector<std::string>& args, 
     EXPECT_LT(s.holds, static_cast<long long>(total));
     EXPECT_GE(s.chunks_after, 0);
     EXPECT_LE(s.chunks_after, 1);
-    const std::string err = read_text(run.err);
+    const std::string err = run.err();
     EXPECT_NE(err.find("all of them in the resume record"), std::string::npos) << err;
 
     a = args;
@@ -200,8 +183,9 @@ TEST(TimeLimit, TheRecordedCountOfTheProgressLineIsWhatAResumeKeepsAfterKill9) {
     Child run = start(a, tmp.path() / "killed.err", pause);
     const Line seen = wait_for_progress(run, 2000, true);
     ::kill(run.pid, SIGKILL);
-    EXPECT_EQ(run.wait(), 128 + SIGKILL);
-    const std::vector<Line> lines = progress_lines(read_text(run.err));
+    run.wait(60);
+    EXPECT_EQ(run.rc(), 128 + SIGKILL);
+    const std::vector<Line> lines = progress_lines(run.err());
     ASSERT_FALSE(lines.empty());
     unsigned long long last_recorded = 0;
     int behind = 0;
@@ -211,7 +195,7 @@ TEST(TimeLimit, TheRecordedCountOfTheProgressLineIsWhatAResumeKeepsAfterKill9) {
         last_recorded = l.recorded;
         if (l.recorded < l.done) ++behind;
     }
-    EXPECT_GT(behind, 0) << read_text(run.err); // the two counts are told apart
+    EXPECT_GT(behind, 0) << run.err(); // the two counts are told apart
     EXPECT_LT(last_recorded, 12000u);
 
     a = args;
