@@ -35,6 +35,28 @@ double min_rtol(Precision p) { return p == Precision::f32 ? 1e-6 : 2e-15; }
 double default_rtol(Precision p) { return p == Precision::f32 ? StepDefaults::rtol_float : StepDefaults::rtol; }
 double default_atol(Precision p) { return p == Precision::f32 ? StepDefaults::atol_float : StepDefaults::atol; }
 
+std::vector<int> default_divergence_coords(const ModelInfo& m) {
+    // NOTE: metres and radians are not mixed unless asked: a model with both leaves its angles out by default.
+    const bool any_angle = std::find(m.angles.begin(), m.angles.end(), true) != m.angles.end();
+    const bool any_length = std::find(m.angles.begin(), m.angles.end(), false) != m.angles.end();
+    std::vector<int> c;
+    for (int i = 0; i < m.n; ++i)
+        if (!(any_angle && any_length && m.angles[i])) c.push_back(i);
+    return c;
+}
+
+std::string divergence_label(const ModelInfo& m, const std::vector<int>& coords, const std::vector<double>& weights,
+                             bool kinetic) {
+    std::string s;
+    for (int i : coords) {
+        const double w = weights.empty() ? 1.0 : weights[static_cast<std::size_t>(i)];
+        if (!s.empty()) s += ' ';
+        if (w != 1.0) s += format_number(w) + "*";
+        s += m.coords[static_cast<std::size_t>(i)];
+    }
+    return kinetic ? s + " kinetic" : s;
+}
+
 std::optional<SettingProblem> check_integrator(const IntegratorSettings& s) {
     const bool rk4 = s.method == Method::rk4;
     if (!(std::isfinite(s.rtol) && s.rtol > 0.0)) return SettingProblem{"integrator.rtol", "a number > 0"};

@@ -39,6 +39,14 @@ double default_rtol(Precision p);
 /** @brief The default `atol` in precision `p`: 1e-12 in double, 1e-8 in float. */
 double default_atol(Precision p);
 
+/** @brief The coordinates d_q and d_v cover by default (`divergence.coordinates` unset, `nhvk trajectory` without
+ *         `--coordinates`): all of them, but a model that mixes angles and lengths leaves its angles out. */
+std::vector<int> default_divergence_coords(const ModelInfo& m);
+/** @brief What d_q and d_v cover, as trajectory CSV headers name it (`d_q[x y]`): the coordinates in order, each as
+ *         `w*name` where its weight w is not 1, then `kinetic` where measured in the kinetic metric. */
+std::string divergence_label(const ModelInfo& m, const std::vector<int>& coords, const std::vector<double>& weights,
+                             bool kinetic);
+
 /** @brief The integrator settings on their own (rtol, atol, dt, min_step, max_steps), in the order the config
  *         lists them; the first problem, if any. rtol and atol are only checked for dopri5 (rk4 ignores them). */
 std::optional<SettingProblem> check_integrator(const IntegratorSettings& s);

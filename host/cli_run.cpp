@@ -176,8 +176,7 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
             const bool q = f == &r.growth_fit_q;
             const stats::ReplicaInterval& pc = q ? r.growth_ci_q : r.growth_ci_v;
             const stats::ReplicaInterval& cc = q ? r.amplitude_ci_q : r.amplitude_ci_v;
-            os << "  growth of median " << name << " ~ C (t - t0)^p (t <= " << cfg.growth_t_max
-               << "): p = " << f->slope;
+            os << "  growth of " << law_text(cfg, name, false, true) << ": p = " << f->slope;
             if (std::isfinite(pc.lo)) os << " (95% CI " << pc.lo << " to " << pc.hi << ")";
             os << ", C = " << f->amplitude;
             if (std::isfinite(cc.lo)) os << " (95% CI " << cc.lo << " to " << cc.hi << ")";
@@ -198,6 +197,22 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
                    << "): p and C mean nothing";
             os << "\n";
         }
+        if (cfg.rate_fit)
+            for (const auto& [name, f, lc, ac] :
+                 {std::tuple<const char*, const stats::GrowthFit*, const stats::ReplicaInterval*,
+                             const stats::ReplicaInterval*>{"d_q", &r.rate.q, &r.rate.slope_ci_q,
+                                                            &r.rate.amplitude_ci_q},
+                  {"d_v", &r.rate.v, &r.rate.slope_ci_v, &r.rate.amplitude_ci_v}}) {
+                os << "  long-time rate of " << law_text(cfg, name, true, true) << ": lambda = " << f->slope;
+                if (std::isfinite(lc->lo)) os << " (95% CI " << lc->lo << " to " << lc->hi << ")";
+                os << ", A = " << f->amplitude;
+                if (std::isfinite(ac->lo)) os << " (95% CI " << ac->lo << " to " << ac->hi << ")";
+                if (!r.rate.method.empty()) os << " [" << r.rate.method << ", " << lc->groups << " replica groups]";
+                else if (!r.rate.withheld.empty() && std::isfinite(f->slope)) os << " [" << r.rate.withheld << "]";
+                if (f->points > 0) os << "; fit R² " << f->r_squared << ", " << f->points << " points";
+                else os << "; no output time with a positive " << cfg.rate_statistic << " in the window";
+                os << "\n";
+            }
         os << "  onset (d_q > " << cfg.onset_threshold << "): " << onset_text(cfg, r) << "\n";
         os << "  energy balance residual (relative): " << balance_max_text(r);
         if (r.balance_flagged) os << "; WARNING: " << balance_flag_text(cfg, r);
@@ -209,10 +224,10 @@ void print_summary(const RunConfig& cfg, const EnsembleResult& r) {
            << " decades below the largest magnitude of their series and sign, under the histogram's resolved window: "
            << "quantiles among them are interpolated towards 0, not within the stated resolution (stats.csv "
            << "outside_range; raise run.exact_memory_mb for exact quantiles)\n";
-    os << "  quantiles: " << (r.exact_quantiles ? "exact" : "log histogram") << "; outputs in " << cfg.run.out
-       << "/ (summary.json, summary.md, stats.csv, report.html" << (cfg.sweep ? ", sweep.csv, sweep_points.csv" : "")
-       << (cfg.run.save_samples ? ", samples.csv" : "") << (cfg.run.save_trajectories > 0 ? ", trajectories/" : "")
-       << ")\n";
+    os << "  quantiles: " << (r.exact_quantiles ? "exact" : "log histogram") << "; outputs in " << cfg.run.out << "/ (";
+    const std::vector<std::string> names = run_output_names(cfg);
+    for (std::size_t i = 0; i < names.size(); ++i) os << (i ? ", " : "") << names[i];
+    os << ")\n";
     if (!r.low_population.empty() || r.diverged) os << "  population: " << population_text(cfg, r, false) << "\n";
     // NOTE: last, so that it is the line a user sees when most members failed (the exit code stays 0: the
     // statistics of the rest are complete and stated as such)

@@ -134,8 +134,60 @@ struct TrajectoryOptions {
     std::string backend = "cpu";
     std::string precision = "double";
     std::string equations = "generated";
-    long long max_steps = 0; ///< 0: default_max_steps(output times)
+    long long max_steps = 0;          ///< 0: default_max_steps(output times)
+    std::string coordinates;          ///< empty: default_divergence_coords (the run's default)
+    std::vector<std::string> weights; ///< name=value
+    std::string divergence_metric = "euclidean";
 };
+
+/** The divergence of the d_q, d_v columns from --coordinates, --weight and --divergence-metric, by the rules of the
+ *  config's [divergence] (README "Config reference"), with the same default coordinates as `nhvk run`. */
+void resolve_divergence(const TrajectoryOptions& o, const ModelInfo& m, TrajectoryRequest& req) {
+    std::string names;
+    for (const std::string& c : m.coords) names += (names.empty() ? "" : ", ") + c;
+    std::vector<int> coords;
+    if (o.coordinates.empty()) coords = default_divergence_coords(m);
+    else {
+        std::stringstream ss(o.coordinates);
+        std::string name;
+        while (std::getline(ss, name, ',')) {
+            const int i = m.coord_index(name);
+            if (i < 0)
+                throw UsageError("--coordinates: unknown coordinate '" + name + "' of model '" + m.name +
+                                 "'; coordinates: " + names);
+            if (std::find(coords.begin(), coords.end(), i) != coords.end())
+                throw UsageError("--coordinates: coordinate '" + name + "' is listed twice");
+            coords.push_back(i);
+        }
+        if (coords.empty()) throw UsageError("--coordinates: expected coordinate names a,b of model '" + m.name + "'");
+    }
+    std::vector<double> weights(static_cast<std::size_t>(m.n), 1.0);
+    for (const std::string& w : o.weights) {
+        const std::size_t eq = w.find('=');
+        const std::string name = w.substr(0, eq);
+        const int i = eq == std::string::npos ? -1 : m.coord_index(name);
+        if (i < 0)
+            throw UsageError("--weight: expected coordinate=value with a coordinate of model '" + m.name + "' (" +
+                             names + "), got '" + w + "'");
+        if (std::find(coords.begin(), coords.end(), i) == coords.end())
+            throw UsageError("--weight: coordinate '" + name +
+                             "' is not among the divergence coordinates; list it in --coordinates to weigh it");
+        const double x = parse_number(w.substr(eq + 1), "--weight " + name);
+        if (!(x > 0.0 && std::isfinite(x)))
+            throw UsageError("--weight " + name + ": expected a finite number > 0, got " + format_number(x));
+        weights[static_cast<std::size_t>(i)] = x;
+    }
+    if (o.divergence_metric != "euclidean" && o.divergence_metric != "kinetic")
+        throw UsageError("--divergence-metric: expected euclidean or kinetic, got '" + o.divergence_metric + "'");
+    const bool kinetic = o.divergence_metric == "kinetic";
+    // the weights of the coordinates left out are 0, as a run's (pipeline/run_plan.cpp divergence_spec)
+    for (int j = 0; j < max_divergence_coords; ++j) req.divergence.weight[j] = 0.0;
+    for (int i : coords) req.divergence.weight[i] = weights[static_cast<std::size_t>(i)];
+    for (int i = 0; i < m.n; ++i)
+        if (m.angles[i]) req.divergence.angle_mask |= 1u << i;
+    req.divergence.kinetic = kinetic;
+    req.divergence_label = divergence_label(m, coords, weights, kinetic);
+}
 
 std::vector<double> resolve_times(const std::string& spec, double t0, double t_end) {
     const bool is_count = spec.find_first_of(".,eE") == std::string::npos;
@@ -192,6 +244,7 @@ int run_trajectory_command(const TrajectoryOptions& o) {
         throw UsageError("--constraint-tol: expected a finite number >= 0, got " + format_number(o.constraint_tol));
     req.t0 = o.t0;
     req.times = resolve_times(o.times, o.t0, o.t_end);
+    resolve_divergence(o, *info, req);
     if (o.method != "rk4" && o.method != "dopri5")
         throw UsageError("--method: expected rk4 or dopri5, got '" + o.method + "'");
     req.method = o.method == "rk4" ? Method::rk4 : Method::dopri5;
@@ -314,6 +367,12 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--max-steps", opt->max_steps,
                     "attempted-step limit per dynamics (default 100000 + 1000 per output time)");
     cmd->add_option("--precision", opt->precision, "double | float")->capture_default_str();
+    cmd->add_option("--coordinates", opt->coordinates,
+                    "coordinates d_q and d_v cover, a,b (default: as nhvk run's divergence.coordinates: all, but the "
+                    "angles of a model that mixes angles and lengths)");
+    cmd->add_option("--weight", opt->weights, "a divergence coordinate's weight, name=value (repeatable)");
+    cmd->add_option("--divergence-metric", opt->divergence_metric, "euclidean | kinetic (divergence.metric)")
+        ->capture_default_str();
     cmd->add_option("--backend", opt->backend, "cpu | cuda")->capture_default_str();
     cmd->add_option("--equations", opt->equations,
                     "generated (code derived at build time) | ad (dual-number reference, CPU only)")

@@ -32,6 +32,11 @@
 
 namespace nhvk {
 
+const std::vector<std::string>& fit_statistics() {
+    static const std::vector<std::string> s = {"median", "mean", "p05", "p25", "p75", "p95"};
+    return s;
+}
+
 const std::vector<ConfigTable>& config_sections() {
     static const std::vector<ConfigTable> sections = {
         {"", {"model", "initial", "integrator", "times", "divergence", "statistics", "diagnostics", "run", "sweep"}},
@@ -46,7 +51,10 @@ const std::vector<ConfigTable>& config_sections() {
         {"initial", {"t0", "energy", "q", "v", "mu"}},
         {"integrator", {"method", "rtol", "atol", "dt", "min_step", "max_steps", "project", "precision", "equations"}},
         {"times", {"t_end", "spacing", "count", "t_first", "list"}},
-        {"divergence", {"coordinates", "weights", "metric", "onset_threshold", "growth_t_max", "stop_at"}},
+        {"divergence",
+         {"coordinates", "weights", "metric", "onset_threshold", "growth_t_max", "stop_at", "fit", "rate"}},
+        {"divergence.fit", {"statistic", "window", "exponent"}},
+        {"divergence.rate", {"window", "statistic"}},
         {"statistics", {"population", "low_population_fraction", "replicas"}},
         {"diagnostics", {"balance_tolerance"}},
         {"run",
@@ -801,11 +809,7 @@ void parse_divergence(const Reader& rd, const toml::table& root, RunConfig& cfg)
             cfg.divergence_coords.push_back(idx);
         }
     } else {
-        // NOTE: metres and radians are not mixed unless asked: a model with both leaves its angles out by default.
-        const bool any_angle = std::find(m.angles.begin(), m.angles.end(), true) != m.angles.end();
-        const bool any_length = std::find(m.angles.begin(), m.angles.end(), false) != m.angles.end();
-        for (int i = 0; i < m.n; ++i)
-            if (!(any_angle && any_length && m.angles[i])) cfg.divergence_coords.push_back(i);
+        cfg.divergence_coords = default_divergence_coords(m);
     }
     cfg.divergence_weights.assign(static_cast<std::size_t>(m.n), 1.0);
     if (const toml::table* w = rd.table(t, "weights", p + ".weights")) {
@@ -844,6 +848,56 @@ void parse_divergence(const Reader& rd, const toml::table& root, RunConfig& cfg)
     const double dflt = std::max(cfg.t0 + (cfg.time_grid.t_end - cfg.t0) * 0.05, cfg.times[fourth]);
     cfg.growth_t_max = rd.number_or(t, "growth_t_max", p, dflt);
     rd.require(cfg.growth_t_max > cfg.t0, t, "growth_t_max", p, "a time > t0 = " + format_number(cfg.t0));
+    cfg.growth_t_min = cfg.t0;
+    cfg.growth_statistic = "median";
+    cfg.growth_exponent = std::numeric_limits<double>::quiet_NaN();
+    // A window [t_min, t_max] of times, t0 <= t_min < t_max, read from `key`.
+    const auto window = [&](const toml::node& n, const std::string& key, double& lo, double& hi) {
+        const toml::array* a = n.as_array();
+        if (!a || a->size() != 2)
+            rd.report().expected(n, key, "an array [t_min, t_max] of two times, t0 <= t_min < t_max");
+        lo = rd.number(*a->get(0), key + "[0]");
+        hi = rd.number(*a->get(1), key + "[1]");
+        if (!(std::isfinite(lo) && lo >= cfg.t0))
+            rd.report().expected(*a->get(0), key + "[0]", "a time >= t0 = " + format_number(cfg.t0));
+        if (!(std::isfinite(hi) && hi > lo))
+            rd.report().expected(*a->get(1), key + "[1]", "a finite time > t_min = " + format_number(lo));
+    };
+    const auto statistic = [&](const toml::table* s, const std::string& prefix) {
+        const toml::node* n = rd.get(s, "statistic");
+        return n ? fit_statistics()[static_cast<std::size_t>(rd.choice(*n, prefix + ".statistic", fit_statistics()))]
+                 : std::string("median");
+    };
+    if (const toml::table* f = rd.table(t, "fit", p + ".fit")) {
+        const std::string q = p + ".fit";
+        rd.check_keys(*f, q, config_keys(config_sections(), q));
+        cfg.growth_statistic = statistic(f, q);
+        if (const toml::node* w = f->get("window")) {
+            const double given = cfg.growth_t_max;
+            window(*w, q + ".window", cfg.growth_t_min, cfg.growth_t_max);
+            // NOTE: both may be given where they agree (a resolved config, summary.json's, has both)
+            if (rd.get(t, "growth_t_max") && cfg.growth_t_max != given)
+                rd.report().fail(*w, q + ".window",
+                                 "give the fit window either as divergence.growth_t_max or as divergence.fit.window, "
+                                 "not both (they disagree: growth_t_max = " +
+                                     format_number(given) + ", window ends at " + format_number(cfg.growth_t_max) +
+                                     ")");
+        }
+        if (const toml::node* e = f->get("exponent")) {
+            cfg.growth_exponent = rd.number(*e, q + ".exponent");
+            if (!std::isfinite(cfg.growth_exponent)) rd.report().expected(*e, q + ".exponent", "a finite number");
+        }
+    }
+    cfg.rate_fit = false;
+    if (const toml::table* r = rd.table(t, "rate", p + ".rate")) {
+        const std::string q = p + ".rate";
+        rd.check_keys(*r, q, config_keys(config_sections(), q));
+        const toml::node* w = r->get("window");
+        if (!w) rd.report().missing(r, q + ".window", "the window [t_min, t_max] of the long-time rate's fit");
+        window(*w, q + ".window", cfg.rate_t_min, cfg.rate_t_max);
+        cfg.rate_statistic = statistic(r, q);
+        cfg.rate_fit = true;
+    }
 }
 
 void parse_statistics(const Reader& rd, const toml::table& root, RunConfig& cfg) {
@@ -963,7 +1017,13 @@ nlohmann::json RunConfig::resolved_json() const {
           {"metric", divergence_kinetic ? "kinetic" : "euclidean"},
           {"onset_threshold", onset_threshold},
           {"stop_at", std::isfinite(stop_at) ? json(stop_at) : json(nullptr)},
-          {"growth_t_max", growth_t_max}}},
+          {"growth_t_max", growth_t_max},
+          {"fit",
+           {{"statistic", growth_statistic},
+            {"window", {growth_t_min, growth_t_max}},
+            {"exponent", std::isfinite(growth_exponent) ? json(growth_exponent) : json(nullptr)}}},
+          {"rate",
+           rate_fit ? json{{"statistic", rate_statistic}, {"window", {rate_t_min, rate_t_max}}} : json(nullptr)}}},
         {"statistics",
          {{"population", alive_population ? "alive" : "survivors"},
           {"low_population_fraction", low_population_fraction},

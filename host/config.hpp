@@ -59,6 +59,17 @@
  *                                  #   the later of t0 + (t_end - t0)·0.05 and the 4th output time (the last
  *                                  #   one if there are fewer), so the fit sees at least 4 points
  *
+ *  [divergence.fit]                # the growth law d ≈ C·(t − t0)^p of d_q and d_v; every key optional
+ *  statistic = "median"            # fit_statistics(): "median" (jackknife intervals), "mean" (jackknife),
+ *                                  #   "p05" … "p95" (batch means); default "median"
+ *  window = [0.0, 0.25]            # [t_min, t_max], t0 <= t_min < t_max: fit over t_min < t <= t_max; instead of
+ *                                  #   growth_t_max (both only where they agree); default [t0, growth_t_max]
+ *  exponent = 2.0                  # a fixed exponent: only C is fitted; default: p is fitted
+ *
+ *  [divergence.rate]               # the long-time rate d ≈ A·e^{λ(t − t0)}; off unless given
+ *  window = [1.0, 3.0]             # required, [t_min, t_max] with t0 <= t_min < t_max
+ *  statistic = "median"            # as for [divergence.fit]
+ *
  *  [statistics]
  *  population = "alive"            # "alive": per-time statistics over the members alive at each time (a member
  *                                  #   that fails counts at the times it reached) | "survivors": only members
@@ -118,6 +129,9 @@
 #include "model_info.hpp"
 
 namespace nhvk {
+
+/** @brief The statistics a fit can be made of ([divergence.fit], [divergence.rate] `statistic`). */
+const std::vector<std::string>& fit_statistics();
 
 /** @brief Process exit status for a configuration error: the CLI catches `ConfigError` and exits with it. */
 inline constexpr int config_error_exit_code = 2;
@@ -230,7 +244,16 @@ struct RunConfig {
     double onset_threshold = 1e-3;
     double stop_at = std::numeric_limits<double>::infinity(); ///< divergence.stop_at (inf: never stop a member)
     double growth_t_max = 0.0;                                ///< resolved (default filled)
-    bool alive_population = true;                             ///< statistics.population = "alive" (else "survivors")
+    /// [divergence.fit]: the growth law's window (growth_t_min, growth_t_max] (default t0), the statistic fitted
+    /// (fit_statistics(): "median" by default) and a fixed exponent (NaN: fitted)
+    double growth_t_min = 0.0;
+    std::string growth_statistic = "median";
+    double growth_exponent = std::numeric_limits<double>::quiet_NaN();
+    /// [divergence.rate]: d ≈ A·e^{λ(t − t0)} fitted to rate_statistic over (rate_t_min, rate_t_max]; off by default
+    bool rate_fit = false;
+    double rate_t_min = 0.0, rate_t_max = 0.0;
+    std::string rate_statistic = "median";
+    bool alive_population = true;         ///< statistics.population = "alive" (else "survivors")
     double low_population_fraction = 0.5; ///< statistics.low_population_fraction: the population flag's level
     int replicas = 10;                    ///< statistics.replicas: replica groups of d_q and d_v (0: none)
     double balance_tolerance = 1e-6;      ///< diagnostics.balance_tolerance: the flag's level

@@ -110,7 +110,8 @@ void write_trajectory_csv_with(const TrajectoryRequest& req, const TrajectoryRes
     for (int a = 0; a < k; ++a) h += ",nh_res" + std::to_string(a);
     for (int a = 0; a < k; ++a) h += ",vk_res" + std::to_string(a);
     for (int a = 0; a < k; ++a) h += ",nh_lambda" + std::to_string(a);
-    h += ",nh_E,vk_E,vk_E_tilde,d_q,d_v\n";
+    const std::string covers = req.divergence_label.empty() ? "" : "[" + req.divergence_label + "]";
+    h += ",nh_E,vk_E,vk_E_tilde,d_q" + covers + ",d_v" + covers + "\n";
     std::fputs(h.c_str(), out);
     for (int i = 0; i < r.rows; ++i) {
         const double t = i == 0 ? req.t0 : req.times[i - 1];

@@ -21,10 +21,11 @@ done
 build="${build:-$here/build}"
 
 packages=(cmake g++ make libeigen3-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev librandom123-dev
-          libgtest-dev libgmock-dev libomp-dev libthrust-dev libopenmpi-dev openmpi-bin clang-format)
+          libgtest-dev libgmock-dev libomp-dev libthrust-dev libopenmpi-dev openmpi-bin libnetcdf-dev clang-format)
 # NOTE: libthrust-dev (Thrust 1.17) serves the host reductions where there is no CUDA toolkit; with a toolkit, CMake
 # prefers the toolkit's own Thrust, and the test build.no_cuda_toolkit still needs this one, so it is always installed.
 # libopenmpi-dev and openmpi-bin (mpirun): `mpirun -np R nhvk run` and its tests; CMake leaves MPI out without them.
+# libnetcdf-dev: stats.nc and sweep.nc (CMake leaves them out without it).
 # clang-format: the test format.clang_format checks the committed .clang-format against every C++/CUDA file.
 missing=()
 for p in "${packages[@]}"; do

@@ -17,6 +17,16 @@
 
 namespace nhvk {
 
+/** @brief A law fitted to a statistic of d_q and d_v (ReduceStage::law_fits), with its sampling intervals from the
+ *         replica groups: the amplitude's made on log C, then exponentiated (`se` is that of log C). */
+struct FittedLaw {
+    stats::GrowthFit q, v;
+    stats::ReplicaInterval slope_ci_q, slope_ci_v, amplitude_ci_q, amplitude_ci_v;
+    std::string method;   ///< "jackknife" or "batch_means"; empty: no interval
+    std::string withheld; ///< why there is no interval although there are replica groups
+    std::vector<double> group_slopes_q, group_slopes_v, group_amplitudes_q, group_amplitudes_v; ///< groups' own fits
+};
+
 /** @brief Everything a run produced (what summary.json holds), for the writers and for tests. */
 struct EnsembleResult {
     std::string backend;
@@ -65,6 +75,8 @@ struct EnsembleResult {
     std::string std_interval_withheld;
     /// each replica group's exponent and amplitude (its own medians' fit), in group order
     std::vector<double> replica_growth_q, replica_growth_v, replica_amplitude_q, replica_amplitude_v;
+    /// [divergence.rate]: the fits of d ≈ A·e^{λ(t − t0)} (`slope` λ, `amplitude` A; NaN when not asked for)
+    FittedLaw rate;
     /// the largest median of d_q in the fit window is below max(rtol (rk4: dt⁴), 10 ε) (what two integrations of
     /// coinciding dynamics can differ by, states of order 1): the divergence may be rounding or integration noise
     /// there and its exponent means nothing

@@ -91,7 +91,8 @@ std::string temp_name(const std::string& path) {
 
 bool is_output_name(const std::string& rel) {
     if (rel == "summary.json" || rel == "stats.csv" || rel == "samples.csv" || rel == "partial.nhvk" ||
-        rel == "summary.md" || rel == "report.html" || rel == "sweep.csv" || rel == "sweep_points.csv")
+        rel == "summary.md" || rel == "report.html" || rel == "sweep.csv" || rel == "sweep_points.csv" ||
+        rel == "stats.nc" || rel == "sweep.nc")
         return true;
     const std::string pre = "trajectories/trajectory_", suf = ".csv";
     return rel.size() > pre.size() + suf.size() && rel.compare(0, pre.size(), pre) == 0 &&

@@ -5,6 +5,7 @@
 
 #include "inspect.hpp"
 #include "pipeline/partial_state.hpp"
+#include "stats/fit_law.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -33,9 +34,9 @@ double accuracy_floor(const IntegratorSettings& s) {
     return std::max(tol, 10.0 * precision_epsilon(s.precision));
 }
 
-/// leads a sweep's state ("NHVKSWP2"): the layout with each point's kind and the pooled statistics; an older one
-/// began with the point count
-constexpr std::uint64_t sweep_state_tag = 0x3250575348564b4eull;
+/// leads a sweep's state ("NHVKSWP3"): the layout with each point's kind and the pooled statistics; an older one
+/// began with the point count ("NHVKSWP2": the points' summaries without the long-time rate's fits)
+constexpr std::uint64_t sweep_state_tag = 0x3350575348564b4eull;
 /// a sweep point's state: no member in this part, an open point's statistics, or a finished point's summaries
 constexpr std::uint8_t point_empty = 0u, point_open = 1u, point_done = 2u;
 
@@ -60,6 +61,15 @@ void put_point_summaries(std::string& out, const EnsembleResult& r) {
     for (const std::string* t : {&r.growth_interval_method, &r.growth_interval_withheld, &r.std_interval_withheld,
                                  &r.coincide, &r.coincide_statement, &r.failure_warning, &r.nonfinite_warning})
         bytes::put_string(out, *t);
+    bytes::put(out, r.rate.q);
+    bytes::put(out, r.rate.v);
+    for (const stats::ReplicaInterval& iv :
+         {r.rate.slope_ci_q, r.rate.slope_ci_v, r.rate.amplitude_ci_q, r.rate.amplitude_ci_v})
+        bytes::put(out, iv);
+    for (const std::string* t : {&r.rate.method, &r.rate.withheld}) bytes::put_string(out, *t);
+    for (const std::vector<double>* v :
+         {&r.rate.group_slopes_q, &r.rate.group_slopes_v, &r.rate.group_amplitudes_q, &r.rate.group_amplitudes_v})
+        bytes::put_vector(out, *v);
 }
 
 /** @brief Reads what put_point_summaries wrote into `r`. */
@@ -83,6 +93,15 @@ void get_point_summaries(bytes::Reader& in, EnsembleResult& r) {
     for (std::string* t : {&r.growth_interval_method, &r.growth_interval_withheld, &r.std_interval_withheld,
                            &r.coincide, &r.coincide_statement, &r.failure_warning, &r.nonfinite_warning})
         *t = in.get_string();
+    r.rate.q = in.get<stats::GrowthFit>();
+    r.rate.v = in.get<stats::GrowthFit>();
+    for (stats::ReplicaInterval* iv :
+         {&r.rate.slope_ci_q, &r.rate.slope_ci_v, &r.rate.amplitude_ci_q, &r.rate.amplitude_ci_v})
+        *iv = in.get<stats::ReplicaInterval>();
+    for (std::string* t : {&r.rate.method, &r.rate.withheld}) *t = in.get_string();
+    for (std::vector<double>* v :
+         {&r.rate.group_slopes_q, &r.rate.group_slopes_v, &r.rate.group_amplitudes_q, &r.rate.group_amplitudes_v})
+        *v = in.get_vector<double>();
     if (in.remaining() != 0u) throw std::runtime_error(in.what() + ": unexpected bytes after a point's summaries");
 }
 } // namespace
@@ -389,16 +408,8 @@ void ReduceStage::finish() {
     r_.histogram_lo = std::numeric_limits<double>::min();
     r_.histogram_hi = std::numeric_limits<double>::max();
     r_.histogram_window_decades = acc.spec().window_decades();
-    std::vector<double> med_q(nt), med_v(nt), rel_t(nt);
-    for (int i = 0; i < nt; ++i) {
-        med_q[i] = r_.at(metric_dq, i).p50;
-        med_v[i] = r_.at(metric_dv, i).p50;
-        rel_t[i] = cfg_.times[i] - cfg_.t0;
-    }
-    r_.growth_fit_q = stats::growth_fit(rel_t, med_q, cfg_.growth_t_max - cfg_.t0);
-    r_.growth_fit_v = stats::growth_fit(rel_t, med_v, cfg_.growth_t_max - cfg_.t0);
-    r_.growth_q = r_.growth_fit_q.slope;
-    r_.growth_v = r_.growth_fit_v.slope;
+    std::vector<double> rel_t(nt);
+    for (int i = 0; i < nt; ++i) rel_t[i] = cfg_.times[i] - cfg_.t0;
     replica_intervals(replica_series, rel_t);
     r_.alive_population = cfg_.alive_population;
     const double balance = r_.max_over_times(metric_balance_nh);
@@ -428,15 +439,11 @@ stats::ReplicaInterval exp_bounds(stats::ReplicaInterval iv) {
 
 void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs, const std::vector<double>& rel_t) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    const std::size_t R = shape_.replicas, nt = cfg_.times.size();
-    const double t_max = cfg_.growth_t_max - cfg_.t0;
+    const std::size_t R = shape_.replicas;
     r_.replicas = static_cast<int>(R);
-    r_.growth_ci_q = r_.growth_ci_v = r_.amplitude_ci_q = r_.amplitude_ci_v = {0u, nan, nan, nan};
-    r_.growth_interval_method.clear();
     const auto group = [&](std::size_t g, std::size_t s0) -> const stats::SeriesSummary& {
         return rs[shape_.replica_series(g, s0) - shape_.base];
     };
-    r_.growth_interval_withheld.clear();
     r_.std_interval_withheld.clear();
     // the fewest members of any group in row s0
     const auto fewest = [&](std::size_t s0) {
@@ -469,12 +476,81 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
            << " there (of " << R << " groups), fewer than the " << stats::min_group_members << " an interval needs";
         r_.std_interval_withheld = os.str();
     }
-    // The growth law's intervals read every group at every output time of the fit window.
+    stats::FitSpec growth;
+    growth.t_min = cfg_.growth_t_min - cfg_.t0;
+    growth.t_max = cfg_.growth_t_max - cfg_.t0;
+    growth.fixed_slope = cfg_.growth_exponent;
+    FittedLaw g = law_fits(growth, cfg_.growth_statistic, rs, rel_t);
+    r_.growth_fit_q = g.q;
+    r_.growth_fit_v = g.v;
+    r_.growth_q = g.q.slope;
+    r_.growth_v = g.v.slope;
+    r_.growth_ci_q = g.slope_ci_q;
+    r_.growth_ci_v = g.slope_ci_v;
+    r_.amplitude_ci_q = g.amplitude_ci_q;
+    r_.amplitude_ci_v = g.amplitude_ci_v;
+    r_.growth_interval_method = g.method;
+    r_.growth_interval_withheld = g.withheld;
+    r_.replica_growth_q = std::move(g.group_slopes_q);
+    r_.replica_growth_v = std::move(g.group_slopes_v);
+    r_.replica_amplitude_q = std::move(g.group_amplitudes_q);
+    r_.replica_amplitude_v = std::move(g.group_amplitudes_v);
+    if (cfg_.rate_fit) {
+        stats::FitSpec rate;
+        rate.law = stats::FitLaw::exponential;
+        rate.t_min = cfg_.rate_t_min - cfg_.t0;
+        rate.t_max = cfg_.rate_t_max - cfg_.t0;
+        r_.rate = law_fits(rate, cfg_.rate_statistic, rs, rel_t);
+    } else {
+        // NOTE: no rate asked for: NaN (an empty field in sweep_points.csv), not a rate of 0
+        stats::GrowthFit none;
+        none.slope = none.amplitude = none.r_squared = nan;
+        r_.rate = FittedLaw{};
+        r_.rate.q = r_.rate.v = none;
+        r_.rate.slope_ci_q = r_.rate.slope_ci_v = r_.rate.amplitude_ci_q = r_.rate.amplitude_ci_v = {0u, nan, nan, nan};
+    }
+}
+
+namespace {
+/** @brief The statistic `name` (fit_statistics()) of a series. */
+double fit_statistic(const stats::SeriesSummary& s, const std::string& name) {
+    if (name == "mean") return s.mean;
+    if (name == "p05") return s.p05;
+    if (name == "p25") return s.p25;
+    if (name == "p75") return s.p75;
+    if (name == "p95") return s.p95;
+    return s.p50;
+}
+} // namespace
+
+FittedLaw ReduceStage::law_fits(const stats::FitSpec& spec, const std::string& statistic,
+                                const std::vector<stats::SeriesSummary>& rs, const std::vector<double>& rel_t) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::size_t R = shape_.replicas, nt = cfg_.times.size();
+    FittedLaw out;
+    out.slope_ci_q = out.slope_ci_v = out.amplitude_ci_q = out.amplitude_ci_v = {0u, nan, nan, nan};
+    const auto in_window = [&](std::size_t i) {
+        return rel_t[i] > spec.t_min && rel_t[i] <= spec.t_max && (spec.law != stats::FitLaw::power || rel_t[i] > 0.0);
+    };
+    std::vector<double> y(nt);
+    for (int metric : {metric_dq, metric_dv}) {
+        for (std::size_t i = 0; i < nt; ++i) y[i] = fit_statistic(r_.at(metric, static_cast<int>(i)), statistic);
+        (metric == metric_dq ? out.q : out.v) = stats::fit_law(rel_t, y, spec);
+    }
+    const auto group = [&](std::size_t g, std::size_t s0) -> const stats::SeriesSummary& {
+        return rs[shape_.replica_series(g, s0) - shape_.base];
+    };
+    const auto fewest = [&](std::size_t s0) {
+        std::uint64_t n = std::numeric_limits<std::uint64_t>::max();
+        for (std::size_t g = 0; g < R; ++g) n = std::min(n, group(g, s0).count);
+        return n;
+    };
+    // The fit's intervals read every group at every output time of the fit window.
     std::uint64_t fewest_fit = std::numeric_limits<std::uint64_t>::max();
     double fewest_at = nan;
     for (int metric : {metric_dq, metric_dv})
         for (std::size_t i = 0; i < nt && R > 0u; ++i) {
-            if (!(rel_t[i] > 0.0 && rel_t[i] <= t_max)) continue;
+            if (!in_window(i)) continue;
             const std::uint64_t n = fewest(static_cast<std::size_t>(metric) * nt + i);
             if (n < fewest_fit) {
                 fewest_fit = n;
@@ -489,90 +565,118 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
            << " (at t = " << fewest_at << " in the fit window), fewer than the " << stats::min_group_members
            << " an interval needs (" << r_.integrated()
            << " members integrated: lower statistics.replicas or raise run.trajectories)";
-        r_.growth_interval_withheld = os.str();
+        out.withheld = os.str();
     }
     // Each group's own fit (reported, and the batch means' intervals), then the fits that leave one group out.
-    std::vector<double> med(nt), log_c(R);
+    std::vector<double> own(nt), log_c(R);
     const auto own_fits = [&](int metric, const stats::GrowthFit& pooled, std::vector<double>& slopes,
                               std::vector<double>& amplitudes, stats::ReplicaInterval& p_ci,
                               stats::ReplicaInterval& c_ci) {
         slopes.assign(R, 0.0);
         amplitudes.assign(R, 0.0);
         for (std::size_t g = 0; g < R; ++g) {
-            for (std::size_t i = 0; i < nt; ++i) med[i] = group(g, static_cast<std::size_t>(metric) * nt + i).p50;
-            const stats::GrowthFit f = stats::growth_fit(rel_t, med, t_max);
+            for (std::size_t i = 0; i < nt; ++i)
+                own[i] = fit_statistic(group(g, static_cast<std::size_t>(metric) * nt + i), statistic);
+            const stats::GrowthFit f = stats::fit_law(rel_t, own, spec);
             slopes[g] = f.slope;
             amplitudes[g] = f.amplitude;
             log_c[g] = log_amplitude(f);
         }
-        p_ci = stats::replica_interval(pooled.slope, slopes);
+        // NOTE: a fixed exponent has no sampling error of its own: its interval is the value itself
+        p_ci = spec.fixed() ? stats::ReplicaInterval{R, 0.0, pooled.slope, pooled.slope}
+                            : stats::replica_interval(pooled.slope, slopes);
         c_ci = exp_bounds(stats::replica_interval(log_amplitude(pooled), log_c));
     };
-    own_fits(metric_dq, r_.growth_fit_q, r_.replica_growth_q, r_.replica_amplitude_q, r_.growth_ci_q,
-             r_.amplitude_ci_q);
-    own_fits(metric_dv, r_.growth_fit_v, r_.replica_growth_v, r_.replica_amplitude_v, r_.growth_ci_v,
-             r_.amplitude_ci_v);
-    if (R == 0u) return;
+    own_fits(metric_dq, out.q, out.group_slopes_q, out.group_amplitudes_q, out.slope_ci_q, out.amplitude_ci_q);
+    own_fits(metric_dv, out.v, out.group_slopes_v, out.group_amplitudes_v, out.slope_ci_v, out.amplitude_ci_v);
+    if (R == 0u) {
+        out.slope_ci_q = out.slope_ci_v = out.amplitude_ci_q = out.amplitude_ci_v = {0u, nan, nan, nan};
+        return out;
+    }
     if (fit_withheld) {
         // NOTE: the groups' own fits stay (group_exponents), but no interval is made of them
-        r_.growth_ci_q = r_.growth_ci_v = r_.amplitude_ci_q = r_.amplitude_ci_v = {0u, nan, nan, nan};
-        return;
+        out.slope_ci_q = out.slope_ci_v = out.amplitude_ci_q = out.amplitude_ci_v = {0u, nan, nan, nan};
+        return out;
     }
-    r_.growth_interval_method = "batch_means";
+    out.method = "batch_means";
     // NOTE: the delete-one-group jackknife: each fit leaves out one group, so it sees (R − 1)/R of the ensemble rather
     // than 1/R, and its spread follows the pooled fit's sampling error where the groups are small, as the groups' own
     // fits do not (bench/results/2026-11-24-error-bars.md). The batch means stay only where the jackknife's fits are
-    // not finite. Where a backend keeps the values (exact quantiles on the device), it selects and reads them there,
-    // so every backend gives the same intervals.
+    // not finite, and for the quantiles other than the median, whose leave-one-out values no backend selects. Where
+    // a backend keeps the values (exact quantiles on the device), it selects and reads them there, so every backend
+    // gives the same intervals.
+    if (statistic != "median" && statistic != "mean") return out;
     std::vector<double> ps(R);
-    std::vector<std::vector<double>> left_out(R, std::vector<double>(nt)); // [g][i]: the median without group g
+    std::vector<std::vector<double>> left_out(R, std::vector<double>(nt)); // [g][i]: the statistic without group g
     const auto jackknife = [&](int metric, const stats::GrowthFit& pooled, stats::ReplicaInterval& p_ci,
                                stats::ReplicaInterval& c_ci) {
         // NOTE: without a pooled fit there is no interval to centre, so no median is selected (a run with too few
         // output times in the window would select and band them for nothing)
         if (!std::isfinite(pooled.slope) || !std::isfinite(log_amplitude(pooled))) return false;
         for (std::size_t g = 0; g < R; ++g) std::fill(left_out[g].begin(), left_out[g].end(), nan);
-        // the output times in the window, all in one call: where a backend keeps the values it selects in every row
-        // at once and reads the groups' bands there
-        std::vector<std::vector<std::size_t>> sets;
-        std::vector<std::size_t> rows, at;
-        for (std::size_t i = 0; i < nt; ++i) {
-            if (!(rel_t[i] > 0.0 && rel_t[i] <= t_max)) continue;
-            const std::size_t row = static_cast<std::size_t>(metric) * nt + i;
-            std::vector<std::size_t> groups(R);
-            for (std::size_t h = 0; h < R; ++h) groups[h] = shape_.replica_series(h, row);
-            sets.push_back(std::move(groups));
-            rows.push_back(row);
-            at.push_back(i);
+        if (statistic == "mean") {
+            // the mean of every group but g from the groups' counts and means: (Σ n_h m_h − n_g m_g)/(Σ n_h − n_g)
+            for (std::size_t i = 0; i < nt; ++i) {
+                if (!in_window(i)) continue;
+                const std::size_t row = static_cast<std::size_t>(metric) * nt + i;
+                double sum = 0.0, n = 0.0;
+                for (std::size_t h = 0; h < R; ++h) {
+                    const stats::SeriesSummary& s = group(h, row);
+                    if (s.count == 0u) continue;
+                    sum += static_cast<double>(s.count) * s.mean;
+                    n += static_cast<double>(s.count);
+                }
+                for (std::size_t g = 0; g < R; ++g) {
+                    const stats::SeriesSummary& s = group(g, row);
+                    const double ng = static_cast<double>(s.count);
+                    left_out[g][i] = n - ng > 0.0 ? (sum - (s.count ? ng * s.mean : 0.0)) / (n - ng) : nan;
+                }
+            }
+        } else {
+            // the output times in the window, all in one call: where a backend keeps the values it selects in every
+            // row at once and reads the groups' bands there
+            std::vector<std::vector<std::size_t>> sets;
+            std::vector<std::size_t> rows, at;
+            for (std::size_t i = 0; i < nt; ++i) {
+                if (!in_window(i)) continue;
+                const std::size_t row = static_cast<std::size_t>(metric) * nt + i;
+                std::vector<std::size_t> groups(R);
+                for (std::size_t h = 0; h < R; ++h) groups[h] = shape_.replica_series(h, row);
+                sets.push_back(std::move(groups));
+                rows.push_back(row);
+                at.push_back(i);
+            }
+            const auto m = summarised().leave_one_out_medians(
+                sets, rows,
+                [this](const std::vector<std::vector<std::uint64_t>>& ranks, std::vector<std::vector<double>>& o) {
+                    selecting_->order_statistics(ranks, o);
+                },
+                [this](std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& band) {
+                    selecting_->value_band(s, a, b, below, band);
+                });
+            for (std::size_t k = 0; k < at.size(); ++k)
+                for (std::size_t g = 0; g < R; ++g) left_out[g][at[k]] = m[k][g];
         }
-        const auto m = summarised().leave_one_out_medians(
-            sets, rows,
-            [this](const std::vector<std::vector<std::uint64_t>>& ranks, std::vector<std::vector<double>>& out) {
-                selecting_->order_statistics(ranks, out);
-            },
-            [this](std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& band) {
-                selecting_->value_band(s, a, b, below, band);
-            });
-        for (std::size_t k = 0; k < at.size(); ++k)
-            for (std::size_t g = 0; g < R; ++g) left_out[g][at[k]] = m[k][g];
         for (std::size_t g = 0; g < R; ++g) {
-            const stats::GrowthFit f = stats::growth_fit(rel_t, left_out[g], t_max);
+            const stats::GrowthFit f = stats::fit_law(rel_t, left_out[g], spec);
             ps[g] = f.slope;
             log_c[g] = log_amplitude(f);
             if (!std::isfinite(ps[g]) || !std::isfinite(log_c[g])) return false;
         }
-        p_ci = stats::jackknife_interval(pooled.slope, ps);
+        p_ci = spec.fixed() ? stats::ReplicaInterval{R, 0.0, pooled.slope, pooled.slope}
+                            : stats::jackknife_interval(pooled.slope, ps);
         c_ci = exp_bounds(stats::jackknife_interval(log_amplitude(pooled), log_c));
         return true;
     };
     stats::ReplicaInterval pq, cq, pv, cv;
-    if (jackknife(metric_dq, r_.growth_fit_q, pq, cq) && jackknife(metric_dv, r_.growth_fit_v, pv, cv)) {
-        r_.growth_ci_q = pq;
-        r_.amplitude_ci_q = cq;
-        r_.growth_ci_v = pv;
-        r_.amplitude_ci_v = cv;
-        r_.growth_interval_method = "jackknife";
+    if (jackknife(metric_dq, out.q, pq, cq) && jackknife(metric_dv, out.v, pv, cv)) {
+        out.slope_ci_q = pq;
+        out.amplitude_ci_q = cq;
+        out.slope_ci_v = pv;
+        out.amplitude_ci_v = cv;
+        out.method = "jackknife";
     }
+    return out;
 }
 
 void ReduceStage::nonfinite_warning() {

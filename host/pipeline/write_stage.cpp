@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "pipeline/write_stage.hpp"
 
+#include "pipeline/netcdf_output.hpp"
 #include "pipeline/partial_state.hpp"
+#include "pipeline/result_columns.hpp"
 #include "report/report.hpp"
 #include "stats/byte_io.hpp"
 
@@ -18,6 +20,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "checks.hpp"
 #include "inspect.hpp"
 #include "model_ops.hpp"
 #include "modelfile/file_models.hpp"
@@ -37,54 +40,60 @@ template <class V> nlohmann::json or_null(const V& x) {
     return x.empty() ? nlohmann::json(nullptr) : nlohmann::json(x);
 }
 
-/** @brief The floating-point columns of a `SeriesSummary`, in the order of summary.json's keys and stats.csv. */
-const std::pair<const char*, double stats::SeriesSummary::*> summary_columns[] = {
-    {"mean", &stats::SeriesSummary::mean}, {"std", &stats::SeriesSummary::std}, {"min", &stats::SeriesSummary::min},
-    {"max", &stats::SeriesSummary::max},   {"p01", &stats::SeriesSummary::p01}, {"p05", &stats::SeriesSummary::p05},
-    {"p25", &stats::SeriesSummary::p25},   {"p50", &stats::SeriesSummary::p50}, {"p75", &stats::SeriesSummary::p75},
-    {"p95", &stats::SeriesSummary::p95},   {"p99", &stats::SeriesSummary::p99}};
-
-/** @brief The uncertainty columns of a `SeriesSummary` (after the statistics in stats.csv; summary.json's
- *         "intervals"): the standard error and 95 % interval of the mean, the std and each quantile. */
-struct IntervalColumn {
-    std::string name;
-    int statistic; ///< 0: mean, 1: std, 2 + i: quantile i
-    int part;      ///< 0: se, 1: lo, 2: hi
-    double get(const stats::SeriesSummary& s) const {
-        if (statistic == 0) return part == 0 ? s.mean_se : part == 1 ? s.mean_lo : s.mean_hi;
-        if (statistic == 1) return part == 0 ? s.std_se : part == 1 ? s.std_lo : s.std_hi;
-        const int i = statistic - 2;
-        return part == 0 ? s.q_se[i] : part == 1 ? s.q_lo[i] : s.q_hi[i];
-    }
-};
-const std::vector<IntervalColumn>& interval_columns() {
-    static const std::vector<IntervalColumn> c = [] {
-        const char* stat[9] = {"mean", "std", "p01", "p05", "p25", "p50", "p75", "p95", "p99"};
-        const char* part[3] = {"_se", "_lo", "_hi"};
-        std::vector<IntervalColumn> v;
-        for (int i = 0; i < 9; ++i)
-            for (int k = 0; k < 3; ++k) v.push_back({std::string(stat[i]) + part[k], i, k});
-        return v;
-    }();
-    return c;
-}
-
 nlohmann::json series_json(const EnsembleResult& r, int metric) {
     nlohmann::json j;
     j["count"] = j["outside_range"] = nlohmann::json::array();
-    for (const auto& c : summary_columns) j[c.first] = nlohmann::json::array();
+    for (const auto& c : statistic_columns()) j[c.name] = nlohmann::json::array();
     for (const auto& c : interval_columns()) j["intervals"][c.name] = nlohmann::json::array();
     for (std::size_t i = 0; i < r.times.size(); ++i) {
         const stats::SeriesSummary& s = r.at(metric, static_cast<int>(i));
         j["count"].push_back(s.count);
         j["outside_range"].push_back(s.outside_range);
-        for (const auto& c : summary_columns) j[c.first].push_back(num(s.*c.second));
+        for (const auto& c : statistic_columns()) j[c.name].push_back(num(c.get(s)));
         for (const auto& c : interval_columns()) j["intervals"][c.name].push_back(num(c.get(s)));
     }
     return j;
 }
 
 nlohmann::json sweep_json(const RunConfig& cfg, const EnsembleResult& r);
+
+/** summary.json's growth_rate ([divergence.rate]; null without it): the fits of d ≈ A e^(λ(t − t0)) of d_q and d_v
+ *  with their sampling intervals; a sweep point's without the definitions and the groups' own fits. */
+nlohmann::json rate_json(const RunConfig& cfg, const EnsembleResult& r, bool point) {
+    if (!cfg.rate_fit) return nullptr;
+    nlohmann::json j;
+    for (const auto& [name, f, lc, ac, groups] :
+         {std::tuple<const char*, const stats::GrowthFit*, const stats::ReplicaInterval*, const stats::ReplicaInterval*,
+                     const std::vector<double>*>{"q", &r.rate.q, &r.rate.slope_ci_q, &r.rate.amplitude_ci_q,
+                                                 &r.rate.group_slopes_q},
+          {"v", &r.rate.v, &r.rate.slope_ci_v, &r.rate.amplitude_ci_v, &r.rate.group_slopes_v}}) {
+        nlohmann::json& o = j[name];
+        o["rate"] = num(f->slope);
+        o["ci95"] = {num(lc->lo), num(lc->hi)};
+        o["se"] = num(lc->se);
+        o["amplitude"] = num(f->amplitude);
+        o["amplitude_ci95"] = {num(ac->lo), num(ac->hi)};
+        o["points"] = f->points;
+        o["r_squared"] = num(f->r_squared);
+        if (point) continue;
+        o["fit_ci95"] = {num(f->ci_low), num(f->ci_high)};
+        o["group_rates"] = nlohmann::json::array();
+        for (const double x : *groups) o["group_rates"].push_back(num(x));
+    }
+    j["interval_method"] = or_null(r.rate.method);
+    j["withheld"] = or_null(r.rate.withheld);
+    if (point) return j;
+    j["statistic"] = cfg.rate_statistic;
+    j["window"] = {cfg.rate_t_min, cfg.rate_t_max};
+    j["law"] = law_text(cfg, "d", true, true);
+    j["definition"] =
+        "statistic d ~ A e^(lambda (t - t0)) (divergence.rate): lambda the least-squares slope of log d against t - t0 "
+        "over window[0] < t <= window[1], A = exp(intercept); ci95 and se: the sampling intervals of the replica "
+        "groups (interval_method: jackknife for the median and the mean, batch_means for other statistics, as for "
+        "growth_exponent.sampling); fit_ci95: the scatter of the points about the line, not a sampling error; "
+        "group_rates: each group's own fit";
+    return j;
+}
 
 nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool point = false) {
     nlohmann::json j;
@@ -120,6 +129,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
         j["growth_exponent"]["interval_method"] = or_null(r.growth_interval_method);
         j["growth_exponent"]["interval_withheld"] = or_null(r.growth_interval_withheld);
         j["growth_exponent"]["at_rounding_level"] = r.growth_at_rounding_level;
+        j["growth_rate"] = rate_json(cfg, r, true);
         const stats::SeriesSummary& ot = r.onset_times();
         j["onset"] = {{"crossed", ot.count},
                       {"never", r.onset.never},
@@ -245,9 +255,16 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
     j["growth_exponent"]["q"] = num(r.growth_q);
     j["growth_exponent"]["v"] = num(r.growth_v);
     j["growth_exponent"]["t_max"] = cfg.growth_t_max;
+    j["growth_exponent"]["statistic"] = cfg.growth_statistic;
+    j["growth_exponent"]["window"] = {cfg.growth_t_min, cfg.growth_t_max};
+    j["growth_exponent"]["exponent_fixed"] =
+        std::isfinite(cfg.growth_exponent) ? nlohmann::json(cfg.growth_exponent) : nlohmann::json(nullptr);
+    j["growth_exponent"]["law"] = law_text(cfg, "d", false, true);
     j["growth_exponent"]["definition"] =
-        "median d ~ C (t - t0)^p: p the least-squares slope of log median d against log(t - t0) over t0 < t <= t_max, "
-        "C = exp(intercept), in the unit of d per (time unit)^p";
+        "statistic d ~ C (t - t0)^p (divergence.fit.statistic, the median by default): p the least-squares slope of "
+        "log d against log(t - t0) over window[0] < t <= window[1] (t_max), or the value exponent_fixed where that "
+        "is set (only log C fitted: the mean of log d - p log(t - t0)), C = exp(intercept), in the unit of d per "
+        "(time unit)^p";
     j["growth_exponent"]["amplitude"]["q"] = num(r.growth_fit_q.amplitude);
     j["growth_exponent"]["amplitude"]["v"] = num(r.growth_fit_v.amplitude);
     j["growth_exponent"]["fit"]["interval_definition"] =
@@ -302,6 +319,7 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
         for (const double x : *cs) o["group_amplitudes"].push_back(num(x));
     }
     j["growth_exponent"]["at_rounding_level"] = r.growth_at_rounding_level;
+    j["growth_rate"] = rate_json(cfg, r, false);
     j["coincidence"]["coincide"] = !r.coincide.empty();
     j["coincidence"]["basis"] = or_null(r.coincide);
     j["coincidence"]["statement"] = r.coincide.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.coincide_statement);
@@ -494,7 +512,7 @@ std::string csv_number(double x) {
 std::string stats_csv_header() {
     std::ostringstream os;
     os << "time_index,t,metric,count,nonfinite";
-    for (const auto& c : summary_columns) os << ',' << c.first;
+    for (const auto& c : statistic_columns()) os << ',' << c.name;
     os << ",outside_range,alive_fraction";
     for (const auto& c : interval_columns()) os << ',' << c.name;
     os << '\n';
@@ -510,7 +528,7 @@ std::string stats_csv_rows(const EnsembleResult& r, const std::string& prefix) {
         for (int m = 0; m < metric_count; ++m) {
             const stats::SeriesSummary& s = r.at(m, static_cast<int>(i));
             os << prefix << i << ',' << v(r.times[i]) << ',' << metric_name(m) << ',' << s.count << ',' << s.nonfinite;
-            for (const auto& c : summary_columns) os << ',' << v(s.*c.second);
+            for (const auto& c : statistic_columns()) os << ',' << v(c.get(s));
             os << ',' << s.outside_range << ',' << v(i < r.alive_fraction.size() ? r.alive_fraction[i] : NAN);
             for (const auto& c : interval_columns()) os << ',' << v(c.get(s));
             os << '\n';
@@ -539,29 +557,29 @@ void write_sweep_csv(const RunConfig& cfg, const EnsembleResult& r, std::ostream
 std::string sweep_points_csv(const RunConfig& cfg, const EnsembleResult& r) {
     const Sweep& sw = *cfg.sweep;
     std::ostringstream os;
-    const auto v = csv_number;
     os << "point";
     for (const SweepAxis& a : sw.axes) os << ',' << a.name;
-    os << ",requested,valid,failed,diverged,failure_fraction";
-    for (const char* d : {"q", "v"})
-        for (const char* c : {"exponent", "exponent_lo", "exponent_hi", "amplitude", "amplitude_lo", "amplitude_hi"})
-            os << ',' << c << '_' << d;
-    os << ",onset_p50,onset_p50_lo,onset_p50_hi,onset_crossed,quantiles\n";
+    for (const PointColumn& c : point_columns()) os << ',' << c.name;
+    os << '\n';
     for (std::size_t p = 0; p < r.points.size(); ++p) {
         const EnsembleResult& x = r.points[p];
         os << p;
         for (double a : sw.values[p]) os << ',' << sweep_value_text(a);
-        os << ',' << x.requested << ',' << x.valid << ',' << x.failed() << ',' << x.diverged << ','
-           << v(x.requested ? static_cast<double>(x.failed()) / static_cast<double>(x.requested) : NAN);
-        for (const auto& [f, pi, ci] :
-             {std::tuple<const stats::GrowthFit*, const stats::ReplicaInterval*, const stats::ReplicaInterval*>{
-                  &x.growth_fit_q, &x.growth_ci_q, &x.amplitude_ci_q},
-              {&x.growth_fit_v, &x.growth_ci_v, &x.amplitude_ci_v}})
-            os << ',' << v(f->slope) << ',' << v(pi->lo) << ',' << v(pi->hi) << ',' << v(f->amplitude) << ','
-               << v(ci->lo) << ',' << v(ci->hi);
-        const stats::SeriesSummary& ot = x.onset_times();
-        os << ',' << v(ot.p50) << ',' << v(ot.q_lo[3]) << ',' << v(ot.q_hi[3]) << ',' << ot.count << ','
-           << (x.exact_quantiles ? "exact" : "histogram") << '\n';
+        for (const PointColumn& c : point_columns()) {
+            os << ',';
+            switch (c.kind) {
+            case PointColumn::Kind::count:
+                os << c.count(x);
+                break;
+            case PointColumn::Kind::number:
+                os << csv_number(c.number(x));
+                break;
+            case PointColumn::Kind::text:
+                os << c.text(x);
+                break;
+            }
+        }
+        os << '\n';
     }
     return os.str();
 }
@@ -662,28 +680,48 @@ std::string onset_text(const RunConfig& cfg, const EnsembleResult& r) {
     return os.str();
 }
 
+std::string law_text(const RunConfig& cfg, const std::string& name, bool rate, bool ascii) {
+    std::ostringstream os;
+    os << std::setprecision(ascii ? 6 : 4);
+    const std::string& statistic = rate ? cfg.rate_statistic : cfg.growth_statistic;
+    os << statistic << ' ' << name;
+    if (rate) os << (ascii ? " ~ A e^(lambda (t - t0))" : " ≈ A·e^(λ(t − t0))");
+    else {
+        os << (ascii ? " ~ C (t - t0)^" : " ≈ C·(t − t0)^");
+        if (std::isfinite(cfg.growth_exponent)) os << cfg.growth_exponent << " (exponent fixed)";
+        else os << "p";
+    }
+    const double lo = rate ? cfg.rate_t_min : cfg.growth_t_min, hi = rate ? cfg.rate_t_max : cfg.growth_t_max;
+    const char* le = ascii ? " <= " : " ≤ ";
+    os << (ascii ? " (" : " over ");
+    if (lo > cfg.t0) os << lo << " < ";
+    os << "t" << le << hi << (ascii ? ")" : "");
+    return os.str();
+}
+
 std::string fit_undefined_reason(const RunConfig& cfg, const EnsembleResult& r, bool q) {
     const stats::GrowthFit& f = q ? r.growth_fit_q : r.growth_fit_v;
     if (std::isfinite(f.slope)) return "";
     std::size_t window = 0, empty = 0, zero = 0;
     for (std::size_t i = 0; i < r.times.size(); ++i) {
         const double t = r.times[i] - cfg.t0;
-        if (!(t > 0.0 && t <= cfg.growth_t_max - cfg.t0)) continue;
+        if (!(t > 0.0 && t > cfg.growth_t_min - cfg.t0 && t <= cfg.growth_t_max - cfg.t0)) continue;
         ++window;
         const stats::SeriesSummary& m = r.at(q ? metric_dq : metric_dv, static_cast<int>(i));
         if (m.count == 0u) ++empty;
-        else if (m.p50 == 0.0) ++zero;
+        else if (!((cfg.growth_statistic == "mean" ? m.mean : m.p50) > 0.0)) ++zero;
     }
     std::ostringstream os;
     os << std::setprecision(4) << "p and C undefined: ";
     if (window < 2u)
-        os << "the fit window t0 < t <= " << cfg.growth_t_max << " holds " << window << " output time"
-           << (window == 1u ? "" : "s") << " and a slope needs 2 (more times.count, or a larger "
-           << "divergence.growth_t_max)";
+        os << "the fit window " << (cfg.growth_t_min > cfg.t0 ? std::to_string(cfg.growth_t_min) : std::string("t0"))
+           << " < t <= " << cfg.growth_t_max << " holds " << window << " output time" << (window == 1u ? "" : "s")
+           << " and a slope needs 2 (more times.count, or a larger divergence.growth_t_max or divergence.fit.window)";
     else
         os << "only " << f.points << " of the " << window << " output times in the fit window have a positive, "
-           << "finite median " << (q ? "d_q" : "d_v") << " and a slope needs 2 (" << empty
-           << " have no member counted, " << zero << " a median of 0: more than half the members have not separated)";
+           << "finite " << cfg.growth_statistic << " " << (q ? "d_q" : "d_v") << " and a slope needs 2 (" << empty
+           << " have no member counted, " << zero << " a " << cfg.growth_statistic
+           << " of 0: many members have not separated)";
     return os.str();
 }
 
@@ -751,8 +789,8 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
     for (const auto& [name, f] :
          {std::pair<const char*, const stats::GrowthFit*>{"d_q", &r.growth_fit_q}, {"d_v", &r.growth_fit_v}}) {
         if (!r.coincide.empty() && !std::isfinite(f->slope)) continue; // the statement above says why
-        os << "- growth of the median " << name << " ≈ C·(t − t0)^p over t ≤ " << md_num(cfg.growth_t_max)
-           << ": p = " << md_num(f->slope) << ", C = " << md_num(f->amplitude);
+        os << "- growth of the " << law_text(cfg, name, false, false) << ": p = " << md_num(f->slope)
+           << ", C = " << md_num(f->amplitude);
         const bool q = f == &r.growth_fit_q;
         const stats::ReplicaInterval& pc = q ? r.growth_ci_q : r.growth_ci_v;
         const stats::ReplicaInterval& cc = q ? r.amplitude_ci_q : r.amplitude_ci_v;
@@ -769,6 +807,22 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
         if (r.growth_at_rounding_level && f == &r.growth_fit_q) os << "; **at rounding level: p and C mean nothing**";
         os << "\n";
     }
+    if (cfg.rate_fit)
+        for (const auto& [name, f, lc, ac] :
+             {std::tuple<const char*, const stats::GrowthFit*, const stats::ReplicaInterval*,
+                         const stats::ReplicaInterval*>{"d_q", &r.rate.q, &r.rate.slope_ci_q, &r.rate.amplitude_ci_q},
+              {"d_v", &r.rate.v, &r.rate.slope_ci_v, &r.rate.amplitude_ci_v}}) {
+            os << "- long-time rate of the " << law_text(cfg, name, true, false) << ": λ = " << md_num(f->slope)
+               << ", A = " << md_num(f->amplitude);
+            if (std::isfinite(lc->lo))
+                os << "; sampling 95 % intervals (" << r.rate.method << ", " << lc->groups << " replica groups): λ "
+                   << md_num(lc->lo) << " to " << md_num(lc->hi) << ", A " << md_num(ac->lo) << " to "
+                   << md_num(ac->hi);
+            else if (!r.rate.withheld.empty() && std::isfinite(f->slope)) os << "; " << r.rate.withheld;
+            if (f->points > 0) os << " (R² " << md_num(f->r_squared) << ", " << f->points << " points)";
+            else os << " (no output time with a positive " << cfg.rate_statistic << " in the window)";
+            os << "\n";
+        }
     os << "- onset (d_q > " << md_num(cfg.onset_threshold) << ", interpolated): " << onset_text(cfg, r) << "\n";
     os << "- energy balance residual (relative, nonholonomic): " << balance_max_text(r)
        << (r.balance_flagged ? " — **" + balance_flag_text(cfg, r) + "**"
@@ -802,11 +856,23 @@ std::string summary_markdown(const RunConfig& cfg, const EnsembleResult& r) {
     return os.str();
 }
 
+std::vector<std::string> run_output_names(const RunConfig& cfg) {
+    std::vector<std::string> names = {"summary.json", "summary.md", "stats.csv"};
+    if (netcdf_outputs_built()) names.push_back("stats.nc");
+    if (cfg.sweep) {
+        names.push_back("sweep.csv");
+        names.push_back("sweep_points.csv");
+        if (netcdf_outputs_built()) names.push_back("sweep.nc");
+    }
+    names.push_back("report.html");
+    if (cfg.run.save_samples) names.push_back("samples.csv");
+    if (cfg.run.save_trajectories > 0) names.push_back("trajectories/");
+    return names;
+}
+
 std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg, bool partial_state, const std::string& key) {
-    std::vector<std::string> writes = {"stats.csv", "summary.json", "summary.md", "report.html"};
+    std::vector<std::string> writes = run_output_names(cfg);
     if (partial_state) writes.push_back("partial.nhvk");
-    if (cfg.run.save_samples) writes.push_back("samples.csv");
-    if (cfg.run.save_trajectories > 0) writes.push_back("trajectories/");
     return std::make_unique<OutputFolder>(cfg.run.out, writes, key);
 }
 
@@ -892,6 +958,8 @@ TrajectoryRequest SavedTrajectories::request(std::vector<double> params, std::ve
     q.equations = common.equations;
     q.ctl = common.ctl;
     q.divergence = common.divergence;
+    q.divergence_label =
+        divergence_label(cfg_.model, cfg_.divergence_coords, cfg_.divergence_weights, cfg_.divergence_kinetic);
     return q;
 }
 
@@ -1004,6 +1072,17 @@ void write_statistics(const RunConfig& cfg, const EnsembleResult& r, OutputFolde
         write_sweep_csv(cfg, r, f.stream());
         f.close();
         put("sweep_points.csv", sweep_points_csv(cfg, r));
+    }
+    // NOTE: the library writes a file by its path: into the temporary the folder created, which the commit moves
+    if (netcdf_outputs_built()) {
+        OutputFile& f = out.create("stats.nc");
+        write_stats_netcdf(f.temp_path(), cfg, r, summary_text);
+        f.close();
+        if (cfg.sweep) {
+            OutputFile& g = out.create("sweep.nc");
+            write_sweep_netcdf(g.temp_path(), cfg, r, summary_text);
+            g.close();
+        }
     }
     put("summary.md", summary_markdown(cfg, r));
     // NOTE: rendered from the very texts of summary.json and stats.csv, as `nhvk report DIR` does from the files.

@@ -21,6 +21,10 @@
 
 namespace nhvk {
 
+/** @brief The outputs a run of `cfg` writes into its folder, relative (a folder with a trailing `/`), in the order
+ *         a user reads them; a `--shard` run adds partial.nhvk. */
+std::vector<std::string> run_output_names(const RunConfig& cfg);
+
 /** @brief Create and claim `cfg.run.out` for this run's outputs (pipeline/output_folder.hpp), before any work; `key`
  *         names the setting in errors (`run.out` for a run, `--out` for a merge). */
 std::unique_ptr<OutputFolder> claim_output_folder(const RunConfig& cfg, bool partial_state = false,
@@ -91,6 +95,11 @@ OnsetBracket onset_bracket(const RunConfig& cfg, const EnsembleResult& r);
 /** @brief The onset line's text after "onset (d_q > threshold): " (stderr and summary.md): the median with its
  *         crossings and the resolution of its output times, or why no member crossed. */
 std::string onset_text(const RunConfig& cfg, const EnsembleResult& r);
+/** @brief The fitted law as the summaries name it (`ascii`: stderr; else summary.md's Unicode), for d named `name`:
+ *         "median d_q ~ C (t - t0)^p (t <= 0.05)", with the configured statistic, a fixed exponent's value, and the
+ *         window "(0.01 < t <= 0.05)" where it starts after t0; the rate's "median d_q ~ A e^(lambda (t - t0))
+ *         (1 < t <= 3)" with `rate`. */
+std::string law_text(const RunConfig& cfg, const std::string& name, bool rate, bool ascii);
 /** @brief Why the growth fit of d_q (`q`) or d_v has no exponent (the fit window's output times, or its medians);
  *         empty when it has one. */
 std::string fit_undefined_reason(const RunConfig& cfg, const EnsembleResult& r, bool q);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "stats/ensemble_stats.hpp"
+#include "stats/fit_law.hpp"
 
 #include "nhvk/stats/chunk_reduce.hpp"
 #include "nhvk/stats/exact_sum.hpp"
@@ -1214,65 +1215,9 @@ double student_t975(std::size_t dof) {
 }
 
 GrowthFit growth_fit(const std::vector<double>& t, const std::vector<double>& median, double t_max) {
-    if (t.size() != median.size()) {
-        throw std::invalid_argument("growth_exponent: t and median differ in length");
-    }
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    GrowthFit f;
-    f.slope = f.amplitude = f.r_squared = f.standard_error = f.ci_low = f.ci_high = nan;
-    f.amplitude_ci_low = f.amplitude_ci_high = nan;
-    std::vector<double> x;
-    std::vector<double> y;
-    for (std::size_t i = 0; i < t.size(); ++i) {
-        if (t[i] > 0.0 && t[i] <= t_max && median[i] > 0.0 && std::isfinite(median[i])) {
-            x.push_back(std::log(t[i]));
-            y.push_back(std::log(median[i]));
-            f.max_median = std::max(f.max_median, median[i]);
-        }
-    }
-    f.points = x.size();
-    if (x.size() < 2u) {
-        return f;
-    }
-    // slope = Σ(x−x̄)(y−ȳ) / Σ(x−x̄)², centred for accuracy; sequential, hence deterministic
-    double mx = 0.0;
-    double my = 0.0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        mx += x[i];
-        my += y[i];
-    }
-    mx /= static_cast<double>(x.size());
-    my /= static_cast<double>(x.size());
-    double sxy = 0.0;
-    double sxx = 0.0;
-    double syy = 0.0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        sxy += (x[i] - mx) * (y[i] - my);
-        sxx += (x[i] - mx) * (x[i] - mx);
-        syy += (y[i] - my) * (y[i] - my);
-    }
-    if (!(sxx > 0.0)) {
-        return f;
-    }
-    f.slope = sxy / sxx;
-    // the least-squares line passes through (x̄, ȳ): log C = ȳ − p·x̄
-    const double intercept = my - f.slope * mx;
-    f.amplitude = std::exp(intercept);
-    // residual sum of squares Σ(y − ȳ − p(x − x̄))² = Syy − p·Sxy, never below 0 by rounding
-    const double rss = std::max(0.0, syy - f.slope * sxy);
-    f.r_squared = syy > 0.0 ? 1.0 - rss / syy : 1.0;
-    if (x.size() >= 3u) {
-        const std::size_t dof = x.size() - 2u;
-        f.standard_error = std::sqrt(rss / static_cast<double>(dof) / sxx);
-        const double h = student_t975(dof) * f.standard_error;
-        f.ci_low = f.slope - h;
-        f.ci_high = f.slope + h;
-        const double n = static_cast<double>(x.size());
-        const double ha = student_t975(dof) * std::sqrt(rss / static_cast<double>(dof) * (1.0 / n + mx * mx / sxx));
-        f.amplitude_ci_low = std::exp(intercept - ha);
-        f.amplitude_ci_high = std::exp(intercept + ha);
-    }
-    return f;
+    FitSpec spec;
+    spec.t_max = t_max;
+    return fit_law(t, median, spec);
 }
 
 double growth_exponent(const std::vector<double>& t, const std::vector<double>& median, double t_max) {

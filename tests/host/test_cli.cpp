@@ -646,8 +646,9 @@ TEST(CliRunOutputs, SummaryJsonHasEveryDocumentedField) {
 }
 
 /** Runs small.toml with --save-samples --save-trajectories 2 (plus `extra`), and checks that the last row of each
- *  saved trajectory carries the member's final d_q from samples.csv, and its first row the member's initial state. */
-void check_saved_trajectories(const std::vector<std::string>& extra) {
+ *  saved trajectory carries the member's final d_q from samples.csv under the header `d_q[covers]`, and its first
+ *  row the member's initial state. */
+void check_saved_trajectories(const std::vector<std::string>& extra, const std::string& covers) {
     TempDir tmp;
     const std::string out = tmp.str("out");
     std::vector<std::string> args = {
@@ -675,19 +676,20 @@ void check_saved_trajectories(const std::vector<std::string>& extra) {
                       std::stod(samples.at(g, std::string("v0_") + coords[c])));
         }
         EXPECT_EQ(std::stod(tr.at(0, "vk_mu0")), std::stod(samples.at(g, "mu0_0")));
-        const double dq_traj = std::stod(tr.at(12, "d_q")), dq_member = std::stod(samples.at(g, "d_q_final"));
+        const double dq_traj = std::stod(tr.at(12, "d_q[" + covers + "]"));
+        const double dq_member = std::stod(samples.at(g, "d_q_final"));
         EXPECT_GT(dq_member, 0.0);
         EXPECT_EQ(dq_traj, dq_member) << "saved trajectory's final d_q vs the ensemble member's";
-        EXPECT_EQ(std::stod(tr.at(12, "d_v")), std::stod(samples.at(g, "d_v_final")));
+        EXPECT_EQ(std::stod(tr.at(12, "d_v[" + covers + "]")), std::stod(samples.at(g, "d_v_final")));
     }
 }
 
-TEST(CliRunOutputs, SavedTrajectoriesEndAtTheMembersFinalDivergence) { check_saved_trajectories({}); }
+TEST(CliRunOutputs, SavedTrajectoriesEndAtTheMembersFinalDivergence) { check_saved_trajectories({}, "x y z"); }
 
 // The same with a divergence over a subset of the coordinates: d_q of the saved trajectory must be the run's d_q
 // (divergence.coordinates), not the distance over all coordinates.
 TEST(CliRunOutputs, SavedTrajectoriesUseTheConfiguredDivergenceCoordinates) {
-    check_saved_trajectories({"--set", "divergence.coordinates=[\"x\", \"y\"]"});
+    check_saved_trajectories({"--set", "divergence.coordinates=[\"x\", \"y\"]"}, "x y");
 }
 
 // 1. through the command line: --threads and --chunk change nothing in the outputs but timing, threads and the

@@ -199,12 +199,17 @@ TEST(Config, ResolvedJsonHasTheTomlLayout) {
     EXPECT_EQ(j["times"]["t_first"], 0.501);
     EXPECT_FALSE(j["times"].contains("list"));
     EXPECT_EQ(j["divergence"]["coordinates"], (nlohmann::json{"z", "x"}));
+    // the fits as resolved: the growth law's window ends at growth_t_max, no rate unless asked for
+    EXPECT_EQ(j["divergence"]["fit"]["statistic"], "median");
+    EXPECT_EQ(j["divergence"]["fit"]["window"][1], j["divergence"]["growth_t_max"]);
+    EXPECT_TRUE(j["divergence"]["fit"]["exponent"].is_null());
+    EXPECT_TRUE(j["divergence"]["rate"].is_null());
     EXPECT_EQ(j["run"]["seed"], 12345678901ULL);
     EXPECT_EQ(j["run"]["backend"], "cuda");
     // Every section, every key.
     const std::vector<std::pair<std::string, std::size_t>> sizes = {
         {"model", 2},      {"initial", 5},    {"integrator", 9},  {"times", 4},
-        {"divergence", 6}, {"statistics", 3}, {"diagnostics", 1}, {"run", 9}};
+        {"divergence", 8}, {"statistics", 3}, {"diagnostics", 1}, {"run", 9}};
     EXPECT_EQ(j.size(), sizes.size());
     for (const auto& [section, n] : sizes) EXPECT_EQ(j[section].size(), n) << section;
 

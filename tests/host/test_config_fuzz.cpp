@@ -84,6 +84,13 @@ metric = "kinetic"
 onset_threshold = 1e-3
 growth_t_max = 0.5
 stop_at = 3.0
+[divergence.fit]
+statistic = "mean"
+window = [0.1, 0.5]
+exponent = 2.0
+[divergence.rate]
+window = [0.5, 1.0]
+statistic = "p75"
 [statistics]
 population = "survivors"
 low_population_fraction = 0.25

@@ -5,6 +5,7 @@
 // interrupted (disk full, file size limit, a folder in the way, SIGINT, SIGTERM, kill -9 at any step of the final
 // moves) leaves the earlier complete run or nothing that looks complete, and no temporary behind. A first SIGINT or
 // SIGTERM stops the run at a chunk boundary and leaves its resume record beside the earlier outputs (issue 8).
+#include "netcdf_names.hpp"
 #include "nhvk_cli.hpp"
 #include "temp_dir.hpp"
 #include <fcntl.h>
@@ -199,7 +200,7 @@ TEST(OutputFolder, StaleLockAndTemporariesOfADeadRunAreTakenOver) {
     std::ofstream(out / "notes.txt") << "mine\n";
     const Child c = run(run_args(out.string(), 4), tmp);
     ASSERT_EQ(c.code(), nhvk::exit_ok) << c.err();
-    EXPECT_EQ(names(snapshot(out)), (std::vector<std::string>{"notes.txt", "report.html", "run.log", "stats.csv",
+    EXPECT_EQ(names(snapshot(out)), nhvk_test::with_stats_nc({"notes.txt", "report.html", "run.log", "stats.csv",
                                                               "summary.json", "summary.md"}))
         << "lock and stale temporaries removed, the user's file kept";
     EXPECT_EQ(text_of(out / "notes.txt"), "mine\n");
@@ -212,7 +213,7 @@ TEST(OutputFolder, OutputsOfAnEarlierRunThatThisRunDoesNotWriteAreRemoved) {
     const std::string out = tmp.str("out");
     complete_run(out, 4, tmp, {"--save-samples", "--save-trajectories", "3"});
     const auto after = complete_run(out, 5, tmp, {"--save-trajectories", "1"});
-    EXPECT_EQ(names(after), (std::vector<std::string>{"report.html", "run.log", "stats.csv", "summary.json",
+    EXPECT_EQ(names(after), nhvk_test::with_stats_nc({"report.html", "run.log", "stats.csv", "summary.json",
                                                       "summary.md", "trajectories/trajectory_000000.csv"}));
     const nlohmann::json j = nlohmann::json::parse(after.at("summary.json"));
     EXPECT_EQ(j["config"]["run"]["seed"], 5);
@@ -355,6 +356,15 @@ std::map<std::string, std::string> outputs_of(const std::map<std::string, std::s
             out[rel] = j.dump();
         }
     }
+    // NOTE: stats.nc holds the text of its run's summary.json (an attribute, stored as is): it belongs to the
+    // summary.json beside it when it holds exactly that text
+    if (out.count("stats.nc")) {
+        const auto s = files.find("summary.json");
+        out["stats.nc"] = s == files.end() ? "beside no summary.json"
+                          : files.at("stats.nc").find(s->second) != std::string::npos
+                              ? "the twin of the summary.json beside it"
+                              : "the twin of another run";
+    }
     if (out.count("report.html")) {
         const auto s = files.find("summary.json"), c = files.find("stats.csv");
         out["report.html"] = s == files.end() || c == files.end() ? "beside no summary.json and stats.csv"
@@ -398,9 +408,9 @@ TEST(OutputFolder, KillNineAtEveryStepOfTheFinalMovesLeavesNoMixedRun) {
         EXPECT_TRUE(step == 0 || seed == 5) << "the earlier summary.json must go first";
     }
     EXPECT_TRUE(completed) << "the commit has more steps than tried";
-    // remove summary.json, samples.csv, trajectory 1; move trajectory 0, stats.csv, summary.md, report.html,
-    // summary.json; remove the resume record (the run is complete from summary.json on)
-    EXPECT_EQ(steps, 9);
+    // remove summary.json, samples.csv, trajectory 1; move trajectory 0, stats.csv, stats.nc, summary.md,
+    // report.html, summary.json; remove the resume record (the run is complete from summary.json on)
+    EXPECT_EQ(steps, nhvk::netcdf_outputs_built() ? 10 : 9);
 }
 
 // SIGINT (Ctrl-C) mid-run: the run stops at a chunk boundary (exit 128 + 2), no temporary and no lock remain, the

@@ -24,6 +24,9 @@ struct TrajectoryRequest {
     EquationsKind equations = EquationsKind::generated;
     StepControl ctl;
     DivergenceSpec divergence; ///< the metric of the d_q, d_v columns of the CSV (default: every coordinate, weight 1)
+    /// what d_q and d_v cover, for the CSV header (`d_q[x y]`): the coordinates, `2*x` where weighted, then `kinetic`
+    /// where measured in the kinetic metric; empty: plain `d_q`, `d_v`
+    std::string divergence_label;
 };
 
 /** @brief Rows of `(q_NH, v_NH, q_VK, v_VK, μ)` at t0 and each output time reached. */
