@@ -396,6 +396,20 @@ struct Page {
     std::ostringstream h;
     int plot_no = 0;
 
+    /** Why the classification says E is not conserved: its system flags in words. */
+    std::string energy_reason() const {
+        std::vector<std::string> why;
+        if (const json* t = find(s, "classification.system.lagrangian_time_dependent"); t && t->is_boolean() && *t)
+            why.push_back("L depends on time");
+        if (const json* f = find(s, "classification.system.has_force"); f && f->is_boolean() && *f)
+            why.push_back("an applied force");
+        if (const json* w = find(s, "classification.system.reactions_do_no_work"); w && w->is_boolean() && !*w)
+            why.push_back("the reactions do work");
+        std::string out;
+        for (const std::string& w : why) out += (out.empty() ? "" : ", ") + w;
+        return out.empty() ? "energy_conserved false" : out;
+    }
+
     std::string time_title() const {
         return t0 == 0 ? std::string("t (model time units)")
                        : "t \u2212 t0 (model time units; t0 = " + fmt(t0, 6) + ")";
@@ -453,6 +467,7 @@ struct Page {
     void sweep_section();
     void sweep_axis(std::size_t a, const std::vector<std::pair<std::size_t, std::string>>& at_times);
     void sweep_heat();
+    std::string resolution_note(const std::function<const Estimate&(const SweepPointView&)>& get, bool log_z) const;
     void counts();
     void classification();
     void divergence(const std::string& metric, const std::string& key);
@@ -465,11 +480,11 @@ void Page::header() {
     const std::string model = s["model"]["name"].get<std::string>();
     h << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>nhvk report: "
       << xml_escape(model) << "</title>\n<style>\n"
-      << "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;max-width:62em;margin:1em auto;padding:0 1em;"
+      << "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;max-width:96em;margin:1em auto;padding:0 1em;"
          "color:#111;line-height:1.35}\n"
       << "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #999;padding:2px 8px;text-align:left;"
          "vertical-align:top}th{background:#eeeeee;font-weight:normal}\n"
-      << "svg.plot{width:100%;height:auto;max-width:820px;display:block}figure{margin:.5em 0}\n"
+      << "svg.plot{width:100%;height:auto;display:block}figure{margin:.5em 0}\n"
       << ".warn{border:3px solid #000;background:#ffe0b2;padding:.5em;font-weight:bold}\n"
       << ".note{font-size:90%;color:#333;margin:.2em 0}.nodata{border:2px dashed #666;padding:1em}\n"
       << ".cfg{columns:2;font-size:85%;background:#f4f4f4;padding:.5em;overflow-wrap:anywhere}\n"
@@ -514,9 +529,18 @@ void Page::header() {
     row("model", xml_escape(model) + " (n = " + show(s, "model.n") + " coordinates, k = " + show(s, "model.k") +
                      " constraints)");
     std::string params;
+    // NOTE: a swept parameter's config value is only the base the points replace: it shows as swept, not as a value
+    const auto swept_axis = [&](const std::string& name) -> const SweepAxisView* {
+        for (std::size_t a = 0; sweep && a < sweep->axes.size(); ++a)
+            if (sweep->axes[a].key == "model.params." + name) return &sweep->axes[a];
+        return nullptr;
+    };
     if (const json* p = find(s, "model.params"); p && p->is_object())
-        for (auto it = p->begin(); it != p->end(); ++it)
-            params += (params.empty() ? "" : "; ") + xml_escape(it.key()) + " = " + show(&it.value());
+        for (auto it = p->begin(); it != p->end(); ++it) {
+            const SweepAxisView* a = swept_axis(it.key());
+            params += (params.empty() ? "" : "; ") + xml_escape(it.key()) +
+                      (a ? " swept (axis " + xml_escape(a->name) + ")" : " = " + show(&it.value()));
+        }
     if (sweep) {
         std::string swept;
         for (const SweepAxisView& a : sweep->axes) swept += (swept.empty() ? "" : ", ") + xml_escape(a.name);
@@ -780,6 +804,31 @@ void Page::sweep_axis(std::size_t a, const std::vector<std::pair<std::size_t, st
 
 /** A two-axis product grid: the amplitude and the exponent over the grid, one cell per pair of values (equal cells
  *  whatever the spacing). */
+/** What a heat map's colours can tell apart: the spread of the values against the median width of their 95 %
+ *  intervals (on log values for a log colour scale), so that noise inside the intervals is not read as structure. */
+std::string Page::resolution_note(const std::function<const Estimate&(const SweepPointView&)>& get, bool log_z) const {
+    const auto u = [&](double x) { return log_z ? (x > 0 ? std::log10(x) : NAN) : x; };
+    double lo = INFINITY, hi = -INFINITY;
+    std::vector<double> widths;
+    for (const SweepPointView& pt : sweep->points) {
+        const Estimate& e = get(pt);
+        if (!std::isfinite(u(e.v))) continue;
+        lo = std::min(lo, u(e.v));
+        hi = std::max(hi, u(e.v));
+        if (std::isfinite(u(e.lo)) && std::isfinite(u(e.hi))) widths.push_back(u(e.hi) - u(e.lo));
+    }
+    if (widths.empty() || !(lo <= hi))
+        return "No 95 % intervals at these points: the colours show the values without their sampling error.";
+    std::nth_element(widths.begin(), widths.begin() + static_cast<std::ptrdiff_t>(widths.size() / 2), widths.end());
+    const double w = widths[widths.size() / 2], span = hi - lo;
+    const std::string in = log_z ? " decades" : "";
+    if (span <= w)
+        return "The colours span " + fmt(span, 3) + in + ", less than a typical 95 % interval (median width " +
+               fmt(w, 3) + in + "): every difference between these cells is within the sampling error.";
+    return "A typical 95 % interval is " + fmt(w, 3) + in + " wide, " + fmt(100.0 * w / span, 2) +
+           " % of the colour scale: differences of colour smaller than that are within the sampling error.";
+}
+
 void Page::sweep_heat() {
     const SweepView& sw = *sweep;
     std::vector<double> cols, rows;
@@ -792,7 +841,7 @@ void Page::sweep_heat() {
         v->erase(std::unique(v->begin(), v->end()), v->end());
     }
     auto heat = [&](const std::string& key, const std::string& what, bool log_z,
-                    const std::function<double(const SweepPointView&)>& get) {
+                    const std::function<const Estimate&(const SweepPointView&)>& get) {
         report::Plot p;
         p.id = "plot-sweep-heat-" + key;
         p.title = what + " over " + sw.axes[0].name + " and " + sw.axes[1].name;
@@ -808,13 +857,16 @@ void Page::sweep_heat() {
             const auto r = std::lower_bound(rows.begin(), rows.end(), pt.at[1]);
             if (c == cols.end() || *c != pt.at[0] || r == rows.end() || *r != pt.at[1]) continue;
             p.heat.z[static_cast<std::size_t>(r - rows.begin()) * cols.size() +
-                     static_cast<std::size_t>(c - cols.begin())] = get(pt);
+                     static_cast<std::size_t>(c - cols.begin())] = get(pt).v;
         }
         section_plot("Heat map: " + what + " over " + sw.axes[0].name + " and " + sw.axes[1].name, p,
-                     "no point has a value" + std::string(log_z ? " above 0" : ""), {}, false);
+                     "no point has a value" + std::string(log_z ? " above 0" : ""), {resolution_note(get, log_z)},
+                     false);
     };
-    heat("amplitude", "amplitude C of d_q", true, [](const SweepPointView& pt) { return pt.amplitude.v; });
-    heat("exponent", "exponent p of d_q", false, [](const SweepPointView& pt) { return pt.exponent.v; });
+    heat("amplitude", "amplitude C of d_q", true,
+         [](const SweepPointView& pt) -> const Estimate& { return pt.amplitude; });
+    heat("exponent", "exponent p of d_q", false,
+         [](const SweepPointView& pt) -> const Estimate& { return pt.exponent; });
 }
 
 void Page::counts() {
@@ -1060,13 +1112,23 @@ void Page::metric_groups() {
                     for (double v : m[c]) neg = neg || v < 0;
                 (neg ? signed_ : positive).push_back(&m);
             }
+        // NOTE: where the model does not conserve E (a time-dependent L, applied forces, reactions that work:
+        // summary.json's classification), E(t) − E(t0) is physics, not an integration error: "change", not "drift"
+        const json* conserved = find(s, "classification.system.energy_conserved");
+        const bool change =
+            (g == "energy" || g == "energy_rel") && conserved && conserved->is_boolean() && !conserved->get<bool>();
+        const auto drift_to_change = [&](std::string text) {
+            for (std::size_t at = 0; change && (at = text.find("drift", at)) != std::string::npos; at += 6)
+                text.replace(at, 5, "change");
+            return text;
+        };
         auto plot = [&](const std::vector<const Metric*>& ms, bool log_y, const std::string& suffix) {
             report::Plot p;
             p.id = "plot-" + g + suffix;
-            const std::string heading = metric_look(ms.front()->name).heading;
+            const std::string heading = drift_to_change(metric_look(ms.front()->name).heading);
             p.title = heading + " against time";
             p.x_title = time_title();
-            p.y_title = metric_look(ms.front()->name).axis;
+            p.y_title = drift_to_change(metric_look(ms.front()->name).axis);
             p.log_x = true;
             p.log_y = log_y;
             std::string names;
@@ -1084,6 +1146,11 @@ void Page::metric_groups() {
                                                         "has no description for"
                                                   : xml_escape(label));
             }
+            if (change)
+                meaning.push_back("This model does not conserve the energy (summary.json classification: " +
+                                  xml_escape(energy_reason()) +
+                                  "): its change over time is the dynamics, not an integration error; the energy "
+                                  "balance residual below is the accuracy check.");
             section_plot(heading + (suffix.empty() ? "" : " (" + names + ", linear axis: it takes negative values)"), p,
                          "no finite " + names + " value at any output time" +
                              (log_y ? " that a log axis can show (all are 0 or missing)" : ""),

@@ -41,6 +41,22 @@ double nice_step(double span, int n) {
     return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
 }
 
+/** log10 of the nearest 1, 2 or 5 × 10^k at or below (`up`: at or above) 10^`x`. */
+double nice_log(double x, bool up) {
+    const double k = std::floor(x), m = x - k;
+    const double steps[] = {0.0, std::log10(2.0), std::log10(5.0), 1.0};
+    const double eps = 1e-12;
+    if (up) {
+        for (double s : steps)
+            if (s >= m - eps) return k + s;
+        return k + 1.0;
+    }
+    double best = 0.0;
+    for (double s : steps)
+        if (s <= m + eps) best = s;
+    return k + best;
+}
+
 /** The axis range over the drawable values in `vals` (false when there is none). */
 bool fit_axis(Axis& a, const std::vector<double>& vals, bool log, bool from_zero = false) {
     a.log = log;
@@ -57,9 +73,14 @@ bool fit_axis(Axis& a, const std::vector<double>& vals, bool log, bool from_zero
         if (lo == hi) hi = 1; // all zero: a unit range above 0 rather than one around it
     }
     if (log) {
-        lo = std::floor(lo);
-        hi = std::ceil(hi);
-        if (hi - lo < 1) hi = lo + 1;
+        // NOTE: the range follows the data to the nearest 1, 2 or 5 × 10^k around it, not to whole decades: a sweep
+        // over 0.05 to 1.6 is drawn from 0.05 to 2, not from 10^-2 to 10^1
+        if (hi - lo < 0.3) {
+            lo -= 0.15;
+            hi += 0.15;
+        }
+        lo = nice_log(lo, false);
+        hi = nice_log(hi, true);
     } else {
         if (hi - lo <= 0) {
             const double d = lo == 0 ? 1 : std::fabs(lo) * 0.1;
@@ -79,12 +100,33 @@ bool fit_axis(Axis& a, const std::vector<double>& vals, bool log, bool from_zero
 std::vector<std::pair<double, std::string>> ticks(const Axis& a) {
     std::vector<std::pair<double, std::string>> t;
     if (a.log) {
-        const int k0 = static_cast<int>(a.lo), k1 = static_cast<int>(a.hi);
-        const int step = std::max(1, (k1 - k0 + 7) / 8);
-        for (int k = k0; k <= k1; k += step) {
-            // NOTE: 10^k with k raised (a tspan), a real minus sign.
-            const std::string e = k < 0 ? "\u2212" + std::to_string(-k) : std::to_string(k);
-            t.emplace_back(k, "10<tspan dy=\"-6\" font-size=\"9\">" + e + "</tspan>");
+        const double eps = 1e-9;
+        const int k0 = static_cast<int>(std::ceil(a.lo - eps)), k1 = static_cast<int>(std::floor(a.hi + eps));
+        if (a.hi - a.lo > 2.5 && k1 > k0) {
+            // several decades: ticks at the powers of ten inside the range
+            const int step = std::max(1, (k1 - k0 + 7) / 8);
+            for (int k = k0; k <= k1; k += step) {
+                // NOTE: 10^k with k raised (a tspan), a real minus sign.
+                const std::string e = k < 0 ? "\u2212" + std::to_string(-k) : std::to_string(k);
+                t.emplace_back(k, "10<tspan dy=\"-6\" font-size=\"9\">" + e + "</tspan>");
+            }
+        } else {
+            // a short range: 1, 2 and 5 × 10^k (every mantissa where those give fewer than 3), as plain numbers
+            for (const bool dense : {false, true}) {
+                t.clear();
+                for (int k = static_cast<int>(std::floor(a.lo)) - 1; k <= static_cast<int>(std::ceil(a.hi)); ++k)
+                    for (int c = 1; c <= 9; ++c) {
+                        if (!dense && c != 1 && c != 2 && c != 5) continue;
+                        const double v = std::log10(static_cast<double>(c)) + k;
+                        if (v < a.lo - eps || v > a.hi + eps) continue;
+                        char b[32];
+                        std::snprintf(b, sizeof b, "%g", c * std::pow(10.0, k));
+                        std::string txt = b;
+                        if (txt.find("e-") != std::string::npos) txt.replace(txt.find("e-"), 2, "e\u2212");
+                        t.emplace_back(v, txt);
+                    }
+                if (t.size() >= 3) break;
+            }
         }
     } else {
         const double s = nice_step(a.hi - a.lo, 6);
@@ -117,6 +159,42 @@ struct Skipped {
 
 void titles(std::ostringstream& os, const Plot& p);
 
+/** `text` broken at spaces into lines of at most `chars` characters (UTF-8 counted by character; a longer word
+ *  stands alone on its line). */
+std::vector<std::string> wrap(const std::string& text, std::size_t chars) {
+    const auto length = [](const std::string& s) {
+        std::size_t n = 0;
+        for (const char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        return n;
+    };
+    std::vector<std::string> lines;
+    std::string line, word;
+    std::istringstream in(text);
+    while (in >> word) {
+        if (!line.empty() && length(line) + 1 + length(word) > chars) {
+            lines.push_back(line);
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+    }
+    if (!line.empty()) lines.push_back(line);
+    return lines;
+}
+
+/** NOTE: the text room of a plot in characters of the 12 px font (about 7 px each): the legend's column right of
+ *  the frame, and the frame's height for the rotated y-axis title; a longer text wraps rather than being cut off at
+ *  the edge of the picture. */
+constexpr std::size_t legend_chars = 25, y_title_chars = 44;
+
+/** The lines of `lines` as tspans of one <text>, each `dy` below the one before (escaped). */
+std::string tspans(const std::vector<std::string>& lines, double x, double dy) {
+    std::string out;
+    for (std::size_t i = 0; i < lines.size(); ++i)
+        out += "<tspan x=\"" + px(x) + "\"" + (i ? " dy=\"" + px(dy) + "\"" : std::string()) + ">" +
+               xml_escape(lines[i]) + "</tspan>";
+    return out;
+}
+
 void frame(std::ostringstream& os, const Plot& p, const Axis& x, const Axis& y, bool x_ticks) {
     os << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << right - left << "\" height=\"" << bottom - top
        << "\" fill=\"#ffffff\" stroke=\"#444444\"/>\n";
@@ -139,8 +217,13 @@ void frame(std::ostringstream& os, const Plot& p, const Axis& x, const Axis& y, 
 void titles(std::ostringstream& os, const Plot& p) {
     os << "<text x=\"" << (left + right) / 2 << "\" y=\"" << bottom + 44 << "\" text-anchor=\"middle\">"
        << xml_escape(p.x_title) << "</text>\n";
-    os << "<text transform=\"translate(16," << (top + bottom) / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
-       << xml_escape(p.y_title) << "</text>\n";
+    const std::vector<std::string> y = wrap(p.y_title, y_title_chars);
+    if (y.size() <= 1)
+        os << "<text transform=\"translate(16," << (top + bottom) / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
+           << xml_escape(p.y_title) << "</text>\n";
+    else // the first line further out, the next ones toward the frame
+        os << "<text transform=\"translate(" << 16 - 7.5 * static_cast<double>(y.size() - 1) << ","
+           << (top + bottom) / 2 << ") rotate(-90)\" text-anchor=\"middle\">" << tspans(y, 0, 15) << "</text>\n";
 }
 
 /** A marker of shape `shape % 5` (circle, square, triangle, diamond, triangle down) centred at (cx, cy): shapes
@@ -190,8 +273,10 @@ struct Legend {
         text(label);
     }
     void text(const std::string& label) {
-        os << "<text x=\"" << legend_x + 36 << "\" y=\"" << y + 4 << "\">" << xml_escape(label) << "</text>\n";
-        y += 20;
+        const std::vector<std::string> lines = wrap(label, legend_chars);
+        os << "<text x=\"" << legend_x + 36 << "\" y=\"" << y + 4 << "\">"
+           << (lines.size() <= 1 ? xml_escape(label) : tspans(lines, legend_x + 36, 14)) << "</text>\n";
+        y += 20 + 14 * static_cast<double>(lines.empty() ? 0 : lines.size() - 1);
     }
 };
 
