@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
@@ -60,7 +62,34 @@ void refuse_empty_values(const CLI::App& cmd) {
 
 void add_models_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("models", "List the built-in models: n, k, coordinates (a = angle), parameters");
-    cmd->callback([&exit_code]() {
+    auto json = std::make_shared<bool>(false);
+    cmd->add_flag("--json", *json, "print the list as JSON (every default in full precision)");
+    cmd->callback([&exit_code, json]() {
+        if (*json) {
+            // NOTE: for programs (the Python package): the text's defaults have 6 significant digits, these 17
+            nlohmann::json list = nlohmann::json::array();
+            for (const ModelInfo& m : model_registry()) {
+                nlohmann::json o = {{"name", m.name},
+                                    {"n", m.n},
+                                    {"k", m.k},
+                                    {"coordinates", m.coords},
+                                    {"angles", m.angles},
+                                    {"description", m.description},
+                                    {"parameters", nlohmann::json::array()}};
+                for (const ParamInfo& p : m.params)
+                    o["parameters"].push_back(
+                        {{"name", p.name},
+                         {"default",
+                          p.is_bool ? nlohmann::json(p.default_value != 0.0) : nlohmann::json(p.default_value)},
+                         {"boolean", p.is_bool},
+                         {"range", p.is_bool || p.domain == ParamDomain::any ? nlohmann::json(nullptr)
+                                                                             : nlohmann::json(to_string(p.domain))}});
+                list.push_back(o);
+            }
+            std::cout << list.dump(2) << "\n";
+            exit_code = exit_ok;
+            return;
+        }
         for (const ModelInfo& m : model_registry()) {
             std::cout << m.name << "  n=" << m.n << " k=" << m.k << "  q=(";
             for (int j = 0; j < m.n; ++j) std::cout << (j ? ", " : "") << m.coords[j] << (m.angles[j] ? " (a)" : "");

@@ -1060,7 +1060,8 @@ void write_partial_state(const std::string& bytes, OutputFolder& out) {
 }
 
 void write_statistics(const RunConfig& cfg, const EnsembleResult& r, OutputFolder& out) {
-    const std::string csv = stats_csv(r), summary_text = summary_json(cfg, r).dump(2) + "\n";
+    nlohmann::json summary = summary_json(cfg, r);
+    const std::string csv = stats_csv(r), summary_text = summary.dump(2) + "\n";
     const auto put = [&](const char* name, const std::string& text) {
         OutputFile& f = out.create(name);
         f.stream() << text;
@@ -1073,14 +1074,21 @@ void write_statistics(const RunConfig& cfg, const EnsembleResult& r, OutputFolde
         f.close();
         put("sweep_points.csv", sweep_points_csv(cfg, r));
     }
-    // NOTE: the library writes a file by its path: into the temporary the folder created, which the commit moves
+    // NOTE: the library writes a file by its path: into the temporary the folder created, which the commit moves.
+    // A sweep's summary.json grows with its points (about 17 kB each), whose numbers sweep.nc holds as variables: the
+    // files' copy of it leaves sweep.points out.
     if (netcdf_outputs_built()) {
+        std::string nc_summary = summary_text;
+        if (cfg.sweep) {
+            summary["sweep"].erase("points");
+            nc_summary = summary.dump(2) + "\n";
+        }
         OutputFile& f = out.create("stats.nc");
-        write_stats_netcdf(f.temp_path(), cfg, r, summary_text);
+        write_stats_netcdf(f.temp_path(), cfg, r, nc_summary);
         f.close();
         if (cfg.sweep) {
             OutputFile& g = out.create("sweep.nc");
-            write_sweep_netcdf(g.temp_path(), cfg, r, summary_text);
+            write_sweep_netcdf(g.temp_path(), cfg, r, nc_summary);
             g.close();
         }
     }

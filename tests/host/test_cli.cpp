@@ -493,6 +493,37 @@ TEST(CliOutput, FailedWriteToStandardOutputExitsOne) {
     }
 }
 
+// `nhvk models --json` is the registry, every default to the last bit (the text prints 6 significant digits).
+TEST(CliModels, JsonListsTheRegistryWithFullPrecisionDefaults) {
+    TempDir tmp;
+    const CliRun r = nhvk({"models", "--json"}, tmp);
+    ASSERT_EQ(r.rc, nhvk::exit_ok) << r.err;
+    const nlohmann::json list = nlohmann::json::parse(r.out);
+    const std::vector<nhvk::ModelInfo> reg = nhvk::builtin_model_registry();
+    ASSERT_EQ(list.size(), reg.size());
+    for (std::size_t i = 0; i < reg.size(); ++i) {
+        const nhvk::ModelInfo& m = reg[i];
+        const nlohmann::json& o = list[i];
+        SCOPED_TRACE(m.name);
+        EXPECT_EQ(o["name"], m.name);
+        EXPECT_EQ(o["n"], m.n);
+        EXPECT_EQ(o["k"], m.k);
+        EXPECT_EQ(o["coordinates"], nlohmann::json(m.coords));
+        EXPECT_EQ(o["angles"], nlohmann::json(m.angles));
+        EXPECT_EQ(o["description"], m.description);
+        ASSERT_EQ(o["parameters"].size(), m.params.size());
+        for (std::size_t p = 0; p < m.params.size(); ++p) {
+            const nlohmann::json& q = o["parameters"][p];
+            EXPECT_EQ(q["name"], m.params[p].name);
+            EXPECT_EQ(q["boolean"], m.params[p].is_bool);
+            if (m.params[p].is_bool) EXPECT_EQ(q["default"], m.params[p].default_value != 0.0);
+            else EXPECT_EQ(q["default"].get<double>(), m.params[p].default_value);
+            EXPECT_EQ(q["range"].is_null(), m.params[p].is_bool || m.params[p].domain == nhvk::ParamDomain::any);
+        }
+    }
+    EXPECT_EQ(list[0]["name"], "nh_particle");
+}
+
 TEST(CliTrajectory, UnknownModelExitsTwoListingTheKnownOnes) {
     TempDir tmp;
     const CliRun r =

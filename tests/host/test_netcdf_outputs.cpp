@@ -256,8 +256,14 @@ TEST(NetcdfOutputs, SweepNcHoldsSweepCsvAndSweepPointsCsvBitForBit) {
         }
     }
     EXPECT_EQ(compared, 9u * (pts.header.size() - 2));
-    // the pooled statistics have their own twin
+    // the pooled statistics have their own twin; both files hold summary.json without the points' part, whose
+    // numbers are sweep.nc's variables
     EXPECT_TRUE(fs::exists(out / "stats.nc"));
+    nlohmann::json summary = nhvk_test::read_json(out / "summary.json");
+    ASSERT_EQ(summary["sweep"]["points"].size(), 9u);
+    summary["sweep"].erase("points");
+    EXPECT_EQ(nlohmann::json::parse(nc.attribute("", "summary_json")), summary);
+    EXPECT_EQ(nlohmann::json::parse(Nc(out / "stats.nc").attribute("", "summary_json")), summary);
 }
 
 TEST(NetcdfOutputs, MergeWritesTheNcFilesOfTheUnshardedRun) {

@@ -7,7 +7,7 @@ import subprocess
 
 import nhvk
 import pytest
-from nhvk._cli import parse_models
+from nhvk._cli import models_from_json
 from nhvk._toml import toml_value, tomllib
 
 
@@ -49,9 +49,11 @@ def test_models_agrees_with_the_text_line_count(executable: str) -> None:
     assert [m["name"] for m in nhvk.models()] == [line.split()[0] for line in headers]
 
 
-def test_parse_models_refuses_a_line_it_cannot_read() -> None:
-    with pytest.raises(nhvk.NhvkError, match="cannot read this line"):
-        parse_models("nh_particle n=3 k=1 q=(x, y, z)\n    a description\n")
+def test_models_refuses_output_that_is_not_its_json() -> None:
+    with pytest.raises(nhvk.NhvkError, match="printed no JSON"):
+        models_from_json("nh_particle n=3 k=1 q=(x, y, z)\n    a description\n")
+    with pytest.raises(nhvk.NhvkError, match="other than a list"):
+        models_from_json("{}")
 
 
 def test_inspect_returns_the_classification(executable: str) -> None:
