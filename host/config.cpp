@@ -53,7 +53,7 @@ const std::vector<ConfigTable>& config_sections() {
         {"times", {"t_end", "spacing", "count", "t_first", "list"}},
         {"divergence",
          {"coordinates", "weights", "metric", "onset_threshold", "growth_t_max", "stop_at", "fit", "rate"}},
-        {"divergence.fit", {"statistic", "window", "exponent"}},
+        {"divergence.fit", {"statistic", "window", "exponent", "exponent_v"}},
         {"divergence.rate", {"window", "statistic"}},
         {"statistics", {"population", "low_population_fraction", "replicas"}},
         {"diagnostics", {"balance_tolerance"}},
@@ -850,7 +850,7 @@ void parse_divergence(const Reader& rd, const toml::table& root, RunConfig& cfg)
     rd.require(cfg.growth_t_max > cfg.t0, t, "growth_t_max", p, "a time > t0 = " + format_number(cfg.t0));
     cfg.growth_t_min = cfg.t0;
     cfg.growth_statistic = "median";
-    cfg.growth_exponent = std::numeric_limits<double>::quiet_NaN();
+    cfg.growth_exponent = cfg.growth_exponent_v = std::numeric_limits<double>::quiet_NaN();
     // A window [t_min, t_max] of times, t0 <= t_min < t_max, read from `key`.
     const auto window = [&](const toml::node& n, const std::string& key, double& lo, double& hi) {
         const toml::array* a = n.as_array();
@@ -886,6 +886,12 @@ void parse_divergence(const Reader& rd, const toml::table& root, RunConfig& cfg)
         if (const toml::node* e = f->get("exponent")) {
             cfg.growth_exponent = rd.number(*e, q + ".exponent");
             if (!std::isfinite(cfg.growth_exponent)) rd.report().expected(*e, q + ".exponent", "a finite number");
+            // NOTE: Δv is the time derivative of Δq, so d_q ~ C t^p gives d_v ~ pC t^(p − 1) at small times
+            cfg.growth_exponent_v = cfg.growth_exponent - 1.0;
+        }
+        if (const toml::node* e = f->get("exponent_v")) {
+            cfg.growth_exponent_v = rd.number(*e, q + ".exponent_v");
+            if (!std::isfinite(cfg.growth_exponent_v)) rd.report().expected(*e, q + ".exponent_v", "a finite number");
         }
     }
     cfg.rate_fit = false;
@@ -1021,7 +1027,8 @@ nlohmann::json RunConfig::resolved_json() const {
           {"fit",
            {{"statistic", growth_statistic},
             {"window", {growth_t_min, growth_t_max}},
-            {"exponent", std::isfinite(growth_exponent) ? json(growth_exponent) : json(nullptr)}}},
+            {"exponent", std::isfinite(growth_exponent) ? json(growth_exponent) : json(nullptr)},
+            {"exponent_v", std::isfinite(growth_exponent_v) ? json(growth_exponent_v) : json(nullptr)}}},
           {"rate",
            rate_fit ? json{{"statistic", rate_statistic}, {"window", {rate_t_min, rate_t_max}}} : json(nullptr)}}},
         {"statistics",

@@ -64,7 +64,8 @@
  *                                  #   "p05" … "p95" (batch means); default "median"
  *  window = [0.0, 0.25]            # [t_min, t_max], t0 <= t_min < t_max: fit over t_min < t <= t_max; instead of
  *                                  #   growth_t_max (both only where they agree); default [t0, growth_t_max]
- *  exponent = 2.0                  # a fixed exponent: only C is fitted; default: p is fitted
+ *  exponent = 2.0                  # d_q's exponent, fixed: only C is fitted; default: p is fitted
+ *  exponent_v = 1.0                # d_v's, fixed; default exponent − 1 (Δv is Δq's derivative), or fitted
  *
  *  [divergence.rate]               # the long-time rate d ≈ A·e^{λ(t − t0)}; off unless given
  *  window = [1.0, 3.0]             # required, [t_min, t_max] with t0 <= t_min < t_max
@@ -249,6 +250,8 @@ struct RunConfig {
     double growth_t_min = 0.0;
     std::string growth_statistic = "median";
     double growth_exponent = std::numeric_limits<double>::quiet_NaN();
+    /// divergence.fit.exponent_v: d_v's fixed exponent (NaN: fitted); exponent − 1 where only exponent is given
+    double growth_exponent_v = std::numeric_limits<double>::quiet_NaN();
     /// [divergence.rate]: d ≈ A·e^{λ(t − t0)} fitted to rate_statistic over (rate_t_min, rate_t_max]; off by default
     bool rate_fit = false;
     double rate_t_min = 0.0, rate_t_max = 0.0;

@@ -479,8 +479,10 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
     stats::FitSpec growth;
     growth.t_min = cfg_.growth_t_min - cfg_.t0;
     growth.t_max = cfg_.growth_t_max - cfg_.t0;
+    stats::FitSpec growth_v = growth;
     growth.fixed_slope = cfg_.growth_exponent;
-    FittedLaw g = law_fits(growth, cfg_.growth_statistic, rs, rel_t);
+    growth_v.fixed_slope = cfg_.growth_exponent_v;
+    FittedLaw g = law_fits(growth, growth_v, cfg_.growth_statistic, rs, rel_t);
     r_.growth_fit_q = g.q;
     r_.growth_fit_v = g.v;
     r_.growth_q = g.q.slope;
@@ -500,7 +502,7 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
         rate.law = stats::FitLaw::exponential;
         rate.t_min = cfg_.rate_t_min - cfg_.t0;
         rate.t_max = cfg_.rate_t_max - cfg_.t0;
-        r_.rate = law_fits(rate, cfg_.rate_statistic, rs, rel_t);
+        r_.rate = law_fits(rate, rate, cfg_.rate_statistic, rs, rel_t);
     } else {
         // NOTE: no rate asked for: NaN (an empty field in sweep_points.csv), not a rate of 0
         stats::GrowthFit none;
@@ -523,19 +525,23 @@ double fit_statistic(const stats::SeriesSummary& s, const std::string& name) {
 }
 } // namespace
 
-FittedLaw ReduceStage::law_fits(const stats::FitSpec& spec, const std::string& statistic,
-                                const std::vector<stats::SeriesSummary>& rs, const std::vector<double>& rel_t) {
+FittedLaw ReduceStage::law_fits(const stats::FitSpec& spec_q, const stats::FitSpec& spec_v,
+                                const std::string& statistic, const std::vector<stats::SeriesSummary>& rs,
+                                const std::vector<double>& rel_t) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const std::size_t R = shape_.replicas, nt = cfg_.times.size();
     FittedLaw out;
     out.slope_ci_q = out.slope_ci_v = out.amplitude_ci_q = out.amplitude_ci_v = {0u, nan, nan, nan};
+    // NOTE: the two specs differ only in a fixed slope: one window for both metrics
+    const stats::FitSpec& spec = spec_q;
+    const auto spec_of = [&](int metric) -> const stats::FitSpec& { return metric == metric_dq ? spec_q : spec_v; };
     const auto in_window = [&](std::size_t i) {
         return rel_t[i] > spec.t_min && rel_t[i] <= spec.t_max && (spec.law != stats::FitLaw::power || rel_t[i] > 0.0);
     };
     std::vector<double> y(nt);
     for (int metric : {metric_dq, metric_dv}) {
         for (std::size_t i = 0; i < nt; ++i) y[i] = fit_statistic(r_.at(metric, static_cast<int>(i)), statistic);
-        (metric == metric_dq ? out.q : out.v) = stats::fit_law(rel_t, y, spec);
+        (metric == metric_dq ? out.q : out.v) = stats::fit_law(rel_t, y, spec_of(metric));
     }
     const auto group = [&](std::size_t g, std::size_t s0) -> const stats::SeriesSummary& {
         return rs[shape_.replica_series(g, s0) - shape_.base];
@@ -577,14 +583,14 @@ FittedLaw ReduceStage::law_fits(const stats::FitSpec& spec, const std::string& s
         for (std::size_t g = 0; g < R; ++g) {
             for (std::size_t i = 0; i < nt; ++i)
                 own[i] = fit_statistic(group(g, static_cast<std::size_t>(metric) * nt + i), statistic);
-            const stats::GrowthFit f = stats::fit_law(rel_t, own, spec);
+            const stats::GrowthFit f = stats::fit_law(rel_t, own, spec_of(metric));
             slopes[g] = f.slope;
             amplitudes[g] = f.amplitude;
             log_c[g] = log_amplitude(f);
         }
         // NOTE: a fixed exponent has no sampling error of its own: its interval is the value itself
-        p_ci = spec.fixed() ? stats::ReplicaInterval{R, 0.0, pooled.slope, pooled.slope}
-                            : stats::replica_interval(pooled.slope, slopes);
+        p_ci = spec_of(metric).fixed() ? stats::ReplicaInterval{R, 0.0, pooled.slope, pooled.slope}
+                                       : stats::replica_interval(pooled.slope, slopes);
         c_ci = exp_bounds(stats::replica_interval(log_amplitude(pooled), log_c));
     };
     own_fits(metric_dq, out.q, out.group_slopes_q, out.group_amplitudes_q, out.slope_ci_q, out.amplitude_ci_q);
@@ -658,13 +664,13 @@ FittedLaw ReduceStage::law_fits(const stats::FitSpec& spec, const std::string& s
                 for (std::size_t g = 0; g < R; ++g) left_out[g][at[k]] = m[k][g];
         }
         for (std::size_t g = 0; g < R; ++g) {
-            const stats::GrowthFit f = stats::fit_law(rel_t, left_out[g], spec);
+            const stats::GrowthFit f = stats::fit_law(rel_t, left_out[g], spec_of(metric));
             ps[g] = f.slope;
             log_c[g] = log_amplitude(f);
             if (!std::isfinite(ps[g]) || !std::isfinite(log_c[g])) return false;
         }
-        p_ci = spec.fixed() ? stats::ReplicaInterval{R, 0.0, pooled.slope, pooled.slope}
-                            : stats::jackknife_interval(pooled.slope, ps);
+        p_ci = spec_of(metric).fixed() ? stats::ReplicaInterval{R, 0.0, pooled.slope, pooled.slope}
+                                       : stats::jackknife_interval(pooled.slope, ps);
         c_ci = exp_bounds(stats::jackknife_interval(log_amplitude(pooled), log_c));
         return true;
     };

@@ -77,10 +77,11 @@ private:
      *         each group's medians with the intervals of the exponent and the amplitude. */
     void replica_intervals(const std::vector<stats::SeriesSummary>& replica_series, const std::vector<double>& rel_t);
 
-    /** @brief `spec` fitted to `statistic` (fit_statistics()) of the pooled d_q and d_v, each replica group's own
+    /** @brief `spec_q` and `spec_v` (the same window; a fixed slope each) fitted to `statistic` (fit_statistics())
+     *         of the pooled d_q and d_v, each replica group's own
      *         fit (`replica_series`), and the intervals: the delete-one-group jackknife for the median and the mean,
      *         the batch means otherwise or where a leave-one-out fit is not finite. */
-    FittedLaw law_fits(const stats::FitSpec& spec, const std::string& statistic,
+    FittedLaw law_fits(const stats::FitSpec& spec_q, const stats::FitSpec& spec_v, const std::string& statistic,
                        const std::vector<stats::SeriesSummary>& replica_series, const std::vector<double>& rel_t);
 
     /** @brief A sweep state's points (snapshot's layout: each point's tally and statistics) into the points: a resume

@@ -258,14 +258,15 @@ nlohmann::json summary_json(const RunConfig& cfg, const EnsembleResult& r, bool 
     j["growth_exponent"]["t_max"] = cfg.growth_t_max;
     j["growth_exponent"]["statistic"] = cfg.growth_statistic;
     j["growth_exponent"]["window"] = {cfg.growth_t_min, cfg.growth_t_max};
-    j["growth_exponent"]["exponent_fixed"] =
-        std::isfinite(cfg.growth_exponent) ? nlohmann::json(cfg.growth_exponent) : nlohmann::json(nullptr);
-    j["growth_exponent"]["law"] = law_text(cfg, "d", false, true);
+    j["growth_exponent"]["exponent_fixed"] = {
+        {"q", std::isfinite(cfg.growth_exponent) ? nlohmann::json(cfg.growth_exponent) : nlohmann::json(nullptr)},
+        {"v", std::isfinite(cfg.growth_exponent_v) ? nlohmann::json(cfg.growth_exponent_v) : nlohmann::json(nullptr)}};
+    j["growth_exponent"]["law"] = {{"q", law_text(cfg, "d_q", false, true)}, {"v", law_text(cfg, "d_v", false, true)}};
     j["growth_exponent"]["definition"] =
         "statistic d ~ C (t - t0)^p (divergence.fit.statistic, the median by default): p the least-squares slope of "
-        "log d against log(t - t0) over window[0] < t <= window[1] (t_max), or the value exponent_fixed where that "
-        "is set (only log C fitted: the mean of log d - p log(t - t0)), C = exp(intercept), in the unit of d per "
-        "(time unit)^p";
+        "log d against log(t - t0) over window[0] < t <= window[1] (t_max), or the value exponent_fixed.q (d_q) or "
+        "exponent_fixed.v (d_v) where that is set (only log C fitted: the mean of log d - p log(t - t0)), "
+        "C = exp(intercept), in the unit of d per (time unit)^p";
     j["growth_exponent"]["amplitude"]["q"] = num(r.growth_fit_q.amplitude);
     j["growth_exponent"]["amplitude"]["v"] = num(r.growth_fit_v.amplitude);
     j["growth_exponent"]["fit"]["interval_definition"] =
@@ -721,7 +722,8 @@ std::string law_text(const RunConfig& cfg, const std::string& name, bool rate, b
     if (rate) os << (ascii ? " ~ A e^(lambda (t - t0))" : " ≈ A·e^(λ(t − t0))");
     else {
         os << (ascii ? " ~ C (t - t0)^" : " ≈ C·(t − t0)^");
-        if (std::isfinite(cfg.growth_exponent)) os << cfg.growth_exponent << " (exponent fixed)";
+        const double fixed = name == "d_v" ? cfg.growth_exponent_v : cfg.growth_exponent;
+        if (std::isfinite(fixed)) os << fixed << " (exponent fixed)";
         else os << "p";
     }
     const double lo = rate ? cfg.rate_t_min : cfg.growth_t_min, hi = rate ? cfg.rate_t_max : cfg.growth_t_max;

@@ -88,6 +88,7 @@ stop_at = 3.0
 statistic = "mean"
 window = [0.1, 0.5]
 exponent = 2.0
+exponent_v = 1.5
 [divergence.rate]
 window = [0.5, 1.0]
 statistic = "p75"

@@ -97,7 +97,9 @@ TEST(Fits, AFixedExponentOverAWindowFitsTheAmplitudeAlone) {
         run_config(tmp, write_config(tmp, "c.toml", "[divergence.fit]\nexponent = 2.0\nwindow = [0.002, 0.05]"), "out");
     const nlohmann::json& g = r.summary["growth_exponent"];
     EXPECT_EQ(g["q"].get<double>(), 2.0);
-    EXPECT_EQ(g["exponent_fixed"].get<double>(), 2.0);
+    // d_v, the derivative's divergence, one power lower unless exponent_v says otherwise
+    EXPECT_EQ(g["v"].get<double>(), 1.0);
+    EXPECT_EQ(g["exponent_fixed"], (nlohmann::json{{"q", 2.0}, {"v", 1.0}}));
     EXPECT_EQ(g["window"], nlohmann::json::array({0.002, 0.05}));
     EXPECT_EQ(g["statistic"], "median");
     std::vector<double> t, y;
@@ -116,6 +118,13 @@ TEST(Fits, AFixedExponentOverAWindowFitsTheAmplitudeAlone) {
     EXPECT_GT(s["q"]["amplitude_ci95"][1].get<double>(), g["amplitude"]["q"].get<double>());
     EXPECT_NE(r.err.find("growth of median d_q ~ C (t - t0)^2 (exponent fixed) (0.002 < t <= 0.05)"), std::string::npos)
         << r.err;
+    EXPECT_NE(r.err.find("growth of median d_v ~ C (t - t0)^1 (exponent fixed) (0.002 < t <= 0.05)"), std::string::npos)
+        << r.err;
+    // exponent_v alone fixes d_v's and leaves d_q's fitted
+    const FitRun v = run_config(tmp, write_config(tmp, "v.toml", "[divergence.fit]\nexponent_v = 1.5"), "v");
+    EXPECT_EQ(v.summary["growth_exponent"]["v"].get<double>(), 1.5);
+    EXPECT_NE(v.summary["growth_exponent"]["q"].get<double>(), 2.0);
+    EXPECT_EQ(v.summary["growth_exponent"]["exponent_fixed"], (nlohmann::json{{"q", nullptr}, {"v", 1.5}}));
 }
 
 TEST(Fits, TheMeanIsFittedWithJackknifeIntervalsAndAQuantileWithBatchMeans) {
@@ -172,7 +181,21 @@ TEST(Fits, TheLongTimeRateIsTheSlopeOfTheLogStatisticAgainstTime) {
     const FitRun plain = run_config(tmp, write_config(tmp, "plain.toml", ""), "plain");
     EXPECT_TRUE(plain.summary["growth_rate"].is_null());
     EXPECT_EQ(plain.summary["growth_exponent"]["statistic"], "median");
-    EXPECT_TRUE(plain.summary["growth_exponent"]["exponent_fixed"].is_null());
+    EXPECT_EQ(plain.summary["growth_exponent"]["exponent_fixed"], (nlohmann::json{{"q", nullptr}, {"v", nullptr}}));
+}
+
+// Physics (docs/physics.md §4.2): with μ0 ≠ 0 each member's Δq grows as c t² at small times, so Δv = 2c t: the mean
+// d_q is C t² and the mean d_v is 2C t. With the exponents fixed at 2 and 1 (the default exponent_v) the fitted
+// amplitudes must stand in the ratio 2 up to the next order in t over the window.
+TEST(Fits, FixedExponentsGiveTheDerivativesAmplitude) {
+    TempDir tmp;
+    const FitRun r = run_config(
+        tmp,
+        write_config(tmp, "d.toml", "[divergence.fit]\nstatistic = \"mean\"\nwindow = [0.0, 0.05]\nexponent = 2.0"),
+        "d");
+    const nlohmann::json& a = r.summary["growth_exponent"]["amplitude"];
+    EXPECT_NEAR(a["v"].get<double>() / (2.0 * a["q"].get<double>()), 1.0, 0.02);
+    EXPECT_GT(r.summary["growth_exponent"]["fit"]["v"]["r_squared"].get<double>(), 0.99);
 }
 
 TEST(Fits, BadFitSettingsAreRefusedByKey) {
