@@ -36,8 +36,8 @@ namespace {
 class NcFile {
 public:
     NcFile(const std::string& path, std::string name) : name_(std::move(name)) {
-        // NOTE: the library reads a path as more than a file name (an output folder named `we"ird\dir = x'` was
-        // refused), so it is given the file through a descriptor this process opened: /proc/self/fd/N, a plain name
+        // NOTE: the library does not take every path literally (quotes, backslashes and `=` in a folder's name make
+        // it fail), so it is given the file through a descriptor this process opened: /proc/self/fd/N, a plain name
         // for the same file. NC_NETCDF4 (HDF5) for strings, 64-bit unsigned counts and compression; NC_CLOBBER
         // because the output folder has already created the (empty) temporary this writes into.
         fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);

@@ -437,6 +437,14 @@ stats::ReplicaInterval exp_bounds(stats::ReplicaInterval iv) {
 }
 } // namespace
 
+stats::FitSpec growth_fit_spec(const RunConfig& cfg, bool v) {
+    stats::FitSpec spec;
+    spec.t_min = cfg.growth_t_min - cfg.t0;
+    spec.t_max = cfg.growth_t_max - cfg.t0;
+    spec.fixed_slope = v ? cfg.growth_exponent_v : cfg.growth_exponent;
+    return spec;
+}
+
 void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs, const std::vector<double>& rel_t) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const std::size_t R = shape_.replicas;
@@ -476,13 +484,7 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
            << " there (of " << R << " groups), fewer than the " << stats::min_group_members << " an interval needs";
         r_.std_interval_withheld = os.str();
     }
-    stats::FitSpec growth;
-    growth.t_min = cfg_.growth_t_min - cfg_.t0;
-    growth.t_max = cfg_.growth_t_max - cfg_.t0;
-    stats::FitSpec growth_v = growth;
-    growth.fixed_slope = cfg_.growth_exponent;
-    growth_v.fixed_slope = cfg_.growth_exponent_v;
-    FittedLaw g = law_fits(growth, growth_v, cfg_.growth_statistic, rs, rel_t);
+    FittedLaw g = law_fits(growth_fit_spec(cfg_, false), growth_fit_spec(cfg_, true), cfg_.growth_statistic, rs, rel_t);
     r_.growth_fit_q = g.q;
     r_.growth_fit_v = g.v;
     r_.growth_q = g.q.slope;
@@ -513,18 +515,6 @@ void ReduceStage::replica_intervals(const std::vector<stats::SeriesSummary>& rs,
     }
 }
 
-namespace {
-/** @brief The statistic `name` (fit_statistics()) of a series. */
-double fit_statistic(const stats::SeriesSummary& s, const std::string& name) {
-    if (name == "mean") return s.mean;
-    if (name == "p05") return s.p05;
-    if (name == "p25") return s.p25;
-    if (name == "p75") return s.p75;
-    if (name == "p95") return s.p95;
-    return s.p50;
-}
-} // namespace
-
 FittedLaw ReduceStage::law_fits(const stats::FitSpec& spec_q, const stats::FitSpec& spec_v,
                                 const std::string& statistic, const std::vector<stats::SeriesSummary>& rs,
                                 const std::vector<double>& rel_t) {
@@ -535,12 +525,10 @@ FittedLaw ReduceStage::law_fits(const stats::FitSpec& spec_q, const stats::FitSp
     // NOTE: the two specs differ only in a fixed slope: one window for both metrics
     const stats::FitSpec& spec = spec_q;
     const auto spec_of = [&](int metric) -> const stats::FitSpec& { return metric == metric_dq ? spec_q : spec_v; };
-    const auto in_window = [&](std::size_t i) {
-        return rel_t[i] > spec.t_min && rel_t[i] <= spec.t_max && (spec.law != stats::FitLaw::power || rel_t[i] > 0.0);
-    };
+    const auto in_window = [&](std::size_t i) { return spec.holds(rel_t[i]); };
     std::vector<double> y(nt);
     for (int metric : {metric_dq, metric_dv}) {
-        for (std::size_t i = 0; i < nt; ++i) y[i] = fit_statistic(r_.at(metric, static_cast<int>(i)), statistic);
+        for (std::size_t i = 0; i < nt; ++i) y[i] = stats::fit_statistic(r_.at(metric, static_cast<int>(i)), statistic);
         (metric == metric_dq ? out.q : out.v) = stats::fit_law(rel_t, y, spec_of(metric));
     }
     const auto group = [&](std::size_t g, std::size_t s0) -> const stats::SeriesSummary& {
@@ -582,7 +570,7 @@ FittedLaw ReduceStage::law_fits(const stats::FitSpec& spec_q, const stats::FitSp
         amplitudes.assign(R, 0.0);
         for (std::size_t g = 0; g < R; ++g) {
             for (std::size_t i = 0; i < nt; ++i)
-                own[i] = fit_statistic(group(g, static_cast<std::size_t>(metric) * nt + i), statistic);
+                own[i] = stats::fit_statistic(group(g, static_cast<std::size_t>(metric) * nt + i), statistic);
             const stats::GrowthFit f = stats::fit_law(rel_t, own, spec_of(metric));
             slopes[g] = f.slope;
             amplitudes[g] = f.amplitude;

@@ -19,6 +19,9 @@
 
 namespace nhvk {
 
+/** @brief The growth law's fit as [divergence.fit] sets it, of d_q, or of d_v (`v`: its own fixed exponent). */
+stats::FitSpec growth_fit_spec(const RunConfig& cfg, bool v);
+
 /** A sweep's statistics are one stage per point over that point's configuration (`r.points[p]`), fed the chunk's
  *  members of that point as a run of the point alone would be (member indices within the point, which key the
  *  replica groups), so that each point's statistics are those of that run. Their counts and statistics also make the

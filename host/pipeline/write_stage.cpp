@@ -3,6 +3,7 @@
 
 #include "pipeline/netcdf_output.hpp"
 #include "pipeline/partial_state.hpp"
+#include "pipeline/reduce_stage.hpp"
 #include "pipeline/result_columns.hpp"
 #include "report/report.hpp"
 #include "stats/byte_io.hpp"
@@ -503,8 +504,8 @@ std::string md_code(const std::string& text) {
 
 /** @brief Appends `x` as the CSV outputs write a number: "%.17g" (std::to_chars promises printf's text), nothing
  *         for NaN or ±inf.
- *  NOTE: not an ostringstream per number: a large sweep's sweep.csv (2000 points, 450 MB) took longer to format
- *  than its ensemble took to integrate and reduce. */
+ *  NOTE: into one string, not an ostringstream per number: a large sweep's CSV holds hundreds of millions of
+ *  numbers, and formatting them is the write's cost. */
 void append_number(std::string& out, double x) {
     if (!std::isfinite(x)) return;
     char b[32];
@@ -737,14 +738,14 @@ std::string law_text(const RunConfig& cfg, const std::string& name, bool rate, b
 std::string fit_undefined_reason(const RunConfig& cfg, const EnsembleResult& r, bool q) {
     const stats::GrowthFit& f = q ? r.growth_fit_q : r.growth_fit_v;
     if (std::isfinite(f.slope)) return "";
+    const stats::FitSpec spec = growth_fit_spec(cfg, !q);
     std::size_t window = 0, empty = 0, zero = 0;
     for (std::size_t i = 0; i < r.times.size(); ++i) {
-        const double t = r.times[i] - cfg.t0;
-        if (!(t > 0.0 && t > cfg.growth_t_min - cfg.t0 && t <= cfg.growth_t_max - cfg.t0)) continue;
+        if (!spec.holds(r.times[i] - cfg.t0)) continue;
         ++window;
         const stats::SeriesSummary& m = r.at(q ? metric_dq : metric_dv, static_cast<int>(i));
         if (m.count == 0u) ++empty;
-        else if (!((cfg.growth_statistic == "mean" ? m.mean : m.p50) > 0.0)) ++zero;
+        else if (!(stats::fit_statistic(m, cfg.growth_statistic) > 0.0)) ++zero;
     }
     std::ostringstream os;
     os << std::setprecision(4) << "p and C undefined: ";
@@ -1110,8 +1111,8 @@ void write_statistics(const RunConfig& cfg, const EnsembleResult& r, OutputFolde
         put("sweep_points.csv", sweep_points_csv(cfg, r));
     }
     // NOTE: the library writes a file by its path: into the temporary the folder created, which the commit moves.
-    // A sweep's summary.json grows with its points (about 17 kB each), whose numbers sweep.nc holds as variables: the
-    // files' copy of it leaves sweep.points out.
+    // A sweep's summary.json grows with its points, whose numbers sweep.nc holds as variables: the files' copy of it
+    // leaves sweep.points out.
     if (netcdf_outputs_built()) {
         std::string nc_summary = summary_text;
         if (cfg.sweep) {

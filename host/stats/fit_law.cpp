@@ -7,6 +7,15 @@
 
 namespace nhvk::stats {
 
+double fit_statistic(const SeriesSummary& s, const std::string& name) {
+    if (name == "mean") return s.mean;
+    if (name == "p05") return s.p05;
+    if (name == "p25") return s.p25;
+    if (name == "p75") return s.p75;
+    if (name == "p95") return s.p95;
+    return s.p50;
+}
+
 GrowthFit fit_law(const std::vector<double>& t, const std::vector<double>& y_in, const FitSpec& spec) {
     if (t.size() != y_in.size()) throw std::invalid_argument("fit: t and the statistic differ in length");
     const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -16,9 +25,7 @@ GrowthFit fit_law(const std::vector<double>& t, const std::vector<double>& y_in,
     f.amplitude_ci_low = f.amplitude_ci_high = nan;
     std::vector<double> x, y;
     for (std::size_t i = 0; i < t.size(); ++i) {
-        // NOTE: the power law needs t − t0 > 0 (its log) whatever the window
-        if (t[i] > spec.t_min && t[i] <= spec.t_max && (!power || t[i] > 0.0) && y_in[i] > 0.0 &&
-            std::isfinite(y_in[i])) {
+        if (spec.holds(t[i]) && y_in[i] > 0.0 && std::isfinite(y_in[i])) {
             x.push_back(power ? std::log(t[i]) : t[i]);
             y.push_back(std::log(y_in[i]));
             f.max_median = std::max(f.max_median, y_in[i]);

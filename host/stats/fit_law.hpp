@@ -28,7 +28,13 @@ struct FitSpec {
     /// finite: the slope (p, or λ) is fixed at this value and only the amplitude is fitted
     double fixed_slope = std::numeric_limits<double>::quiet_NaN();
     bool fixed() const { return !std::isnan(fixed_slope); }
+    /** True for a time t − t0 inside the window (and > 0 for the power law, which takes its log). */
+    bool holds(double t) const { return t > t_min && t <= t_max && (law != FitLaw::power || t > 0.0); }
 };
+
+/** @brief The statistic `name` of a series ("median", "mean", "p05", "p25", "p75", "p95": config.hpp's
+ *         fit_statistics()); the median for any other name. */
+double fit_statistic(const SeriesSummary& s, const std::string& name);
 
 /** @brief The fit of `spec` to the points (t[i], y[i]) in its window with y > 0 and finite: `slope` p (or λ),
  *         `amplitude` C (or A) = exp(intercept), R², and the intervals from the scatter about the line (Student t:
