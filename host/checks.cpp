@@ -167,13 +167,13 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, bool device_backend) {
     // uses (ChunkLayout::host_inputs, host_metrics: see device_layout in host/ensemble.cpp).
     const double inputs = capacity * 8.0 * (2.0 * n + k + n_params), statuses = capacity * 11.0;
     const double metrics = capacity * 8.0 * metric_series;
-    const bool host_inputs = cfg.run.save_samples || cfg.run.save_trajectories > 0;
+    const bool host_inputs = cfg.run.save_samples || cfg.run.save_members || cfg.run.save_trajectories > 0;
     // a sweep's points reduce on the host: the device backend brings every metric back
     const double P = static_cast<double>(cfg.points());
     const bool sweep = cfg.sweep != nullptr;
-    e.chunk = device_backend
-                  ? 2.0 * (statuses + (host_inputs ? inputs : 0.0) + (cfg.run.save_samples || sweep ? metrics : 0.0))
-                  : inputs + statuses + metrics;
+    e.chunk = device_backend ? 2.0 * (statuses + (host_inputs ? inputs : 0.0) +
+                                      (cfg.run.save_samples || cfg.run.save_members || sweep ? metrics : 0.0))
+                             : inputs + statuses + metrics;
     // a sweep's points share the budget equally (pipeline/reduce_stage)
     const double budget = static_cast<double>(cfg.run.exact_memory_mb) * 1024.0 * 1024.0 / P;
     // the accumulator's own rule (a replica group's values are a part of its row's, not a copy)

@@ -21,9 +21,12 @@
 #include "ensemble.hpp"
 #include "input_limits.hpp"
 #include "modelfile/file_models.hpp"
+#include "pipeline/members_output.hpp"
 #include "pipeline/output_folder.hpp"
 #include "pipeline/partial_state.hpp"
 #include "pipeline/reduce_stage.hpp"
+#include "pipeline/resume_record.hpp"
+#include "pipeline/run_plan.hpp"
 #include "pipeline/write_stage.hpp"
 #include "registry.hpp"
 
@@ -113,6 +116,7 @@ std::vector<Part> read_parts(const std::vector<std::string>& dirs) {
 struct PartFiles {
     std::uint64_t samples_bytes = 0;       ///< samples.csv's length (0: the run wrote none)
     std::vector<std::string> trajectories; ///< the names of its saved trajectories, relative to the folder
+    MembersSource members;                 ///< its members.nc (run.save_members)
 };
 
 /** @brief Checks a part's files against its partial state before anything is written: samples.csv present with the
@@ -134,6 +138,21 @@ PartFiles check_part_files(const Part& part, const RunConfig& cfg) {
                              "records " + std::to_string(part.state.samples_bytes) +
                              " (cut short or changed since the run)");
         f.samples_bytes = size;
+    }
+    if (cfg.run.save_members) {
+        const fs::path p = dir / "members.nc";
+        if (!fs::exists(p, ec))
+            throw UsageError("'" + p.string() + "' is missing: the parts' configuration sets run.save_members");
+        try {
+            f.members = read_members_extent(p);
+        } catch (const std::runtime_error& e) {
+            throw UsageError(e.what());
+        }
+        const IndexRange range = part.state.range;
+        if (f.members.count != range.size() || (f.members.count > 0 && f.members.first != range.first))
+            throw UsageError("'" + p.string() + "' holds " + std::to_string(f.members.count) +
+                             " members from trajectory " + std::to_string(f.members.first) +
+                             "; the part's partial.nhvk covers trajectories " + range_text(range));
     }
     std::set<std::string> expected;
     for (std::uint64_t g : saved_trajectory_indices(part.state.saved, (dir / "partial.nhvk").string()))
@@ -291,6 +310,13 @@ EnsembleResult merge_parts(const std::vector<std::string>& dirs, const std::stri
         for (std::size_t i = 0; i < parts.size(); ++i)
             append_samples(fs::path(parts[i].dir) / "samples.csv", files[i].samples_bytes, parts[i].state.range.size(),
                            header, f.stream(), i == 0);
+        f.close();
+    }
+    if (cfg.run.save_members) {
+        std::vector<MembersSource> sources;
+        for (const PartFiles& pf : files) sources.push_back(pf.members);
+        OutputFile& f = out->create("members.nc");
+        write_members_netcdf(f.temp_path(), cfg, member_record_shape(cfg, make_run_plan(cfg, 1).layout), sources);
         f.close();
     }
     for (std::size_t i = 0; i < parts.size(); ++i)

@@ -42,7 +42,7 @@ struct RunCliOptions {
     std::string config;
     std::vector<std::string> sets;
     std::string trajectories, seed, backend, threads, out, chunk, save_trajectories;
-    bool save_samples = false;
+    bool save_samples = false, save_members = false;
     bool quiet = false;
     std::string shard, progress_every, checkpoint_every, summary_md;
     bool resume = false;
@@ -252,6 +252,7 @@ void prepare_run(const RunCliOptions& o, const CLI::App& cmd, RunConfig& cfg, En
     option(o.save_trajectories, "--save-trajectories", "run.save_trajectories", false);
     std::vector<std::string> sets = o.sets;
     if (o.save_samples) sets.push_back("run.save_samples=true");
+    if (o.save_members) sets.push_back("run.save_members=true");
     modelfile::quiet_compiles(o.quiet);
     try {
         cfg = load_config(o.config, sets, model_registry(), options);
@@ -354,6 +355,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--chunk", o->chunk, "trajectories per chunk (run.chunk)");
     cmd->add_option("--save-trajectories", o->save_trajectories, "write the first M trajectories in full");
     cmd->add_flag("--save-samples", o->save_samples, "write samples.csv: initial state, status, final divergence");
+    cmd->add_flag("--save-members", o->save_members,
+                  "write members.nc: every member's metrics at every output time, initial state and status");
     cmd->add_option("--set", o->sets, "override any config key: dotted.key=value (TOML value), repeatable");
     cmd->add_flag("-q,--quiet", o->quiet, "no progress line and no summary on stderr");
     cmd->add_option("--shard", o->shard,

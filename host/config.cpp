@@ -59,7 +59,7 @@ const std::vector<ConfigTable>& config_sections() {
         {"diagnostics", {"balance_tolerance"}},
         {"run",
          {"trajectories", "seed", "backend", "chunk", "threads", "out", "exact_memory_mb", "save_trajectories",
-          "save_samples"}},
+          "save_samples", "save_members", "member_metrics", "members_deflate"}},
         {"sweep", {"combine", "points", "axes"}},
         {"sweep.axes", {"key", "name", "values", "range", "count", "spacing"}},
     };
@@ -958,6 +958,31 @@ void parse_run(const Reader& rd, const toml::table& root, RunConfig& cfg) {
     rd.require(s.save_trajectories >= 0, t, "save_trajectories", p, "an integer >= 0");
     s.save_trajectories = std::min(s.save_trajectories, s.trajectories);
     s.save_samples = rd.boolean_or(t, "save_samples", p, false);
+    s.save_members = rd.boolean_or(t, "save_members", p, false);
+    if (const toml::node* n = rd.get(t, "member_metrics")) {
+        std::vector<std::string> names;
+        for (int m = 0; m < metric_count; ++m) names.push_back(metric_info(m).name);
+        const toml::array* a = n->as_array();
+        if (!a || a->empty())
+            rd.report().expected(*n, "run.member_metrics", "a non-empty array of metric names (" + join(names) + ")");
+        s.member_metrics.clear();
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const toml::node& e = *a->get(i);
+            const std::string key = "run.member_metrics[" + std::to_string(i) + "]";
+            const std::string name = rd.string(e, key);
+            const auto it = std::find(names.begin(), names.end(), name);
+            if (it == names.end())
+                rd.report().fail(
+                    e, key, "unknown metric " + quote(name) + suggestion(name, names) + "; metrics: " + join(names));
+            const int m = static_cast<int>(it - names.begin());
+            if (std::find(s.member_metrics.begin(), s.member_metrics.end(), m) != s.member_metrics.end())
+                rd.report().fail(e, key, "metric " + quote(name) + " is listed twice");
+            s.member_metrics.push_back(m);
+        }
+    }
+    const std::int64_t deflate = rd.integer_or(t, "members_deflate", p, 0);
+    rd.require(deflate >= 0 && deflate <= 9, t, "members_deflate", p, "an integer in [0, 9] (0: not compressed)");
+    s.members_deflate = static_cast<int>(deflate);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1045,7 +1070,15 @@ nlohmann::json RunConfig::resolved_json() const {
           {"out", run.out},
           {"exact_memory_mb", run.exact_memory_mb},
           {"save_trajectories", run.save_trajectories},
-          {"save_samples", run.save_samples}}},
+          {"save_samples", run.save_samples},
+          {"save_members", run.save_members},
+          {"member_metrics",
+           [&] {
+               json a = json::array();
+               for (int m : run.member_metrics) a.push_back(metric_info(m).name);
+               return a;
+           }()},
+          {"members_deflate", run.members_deflate}}},
     };
     if (sweep) {
         json axes = json::array();

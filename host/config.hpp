@@ -95,6 +95,9 @@
  *  exact_memory_mb = 1024          # 0 … 2^40: exact quantiles while all values fit, else log histogram; default 1024
  *  save_trajectories = 0           # >= 0: write the first M trajectories in full (M is capped at trajectories)
  *  save_samples = false            # per-trajectory initial state, status, final divergence; default false
+ *  save_members = false            # members.nc: every member's metrics at every output time; default false
+ *  member_metrics = ["d_q", "d_v"] # the metrics members.nc holds (stats.csv's names); default d_q and d_v
+ *  members_deflate = 0             # 0 … 9: members.nc's deflate level (with shuffle); default 0 (not compressed)
  *  @endcode
  *
  *  Distributions: `{ dist = "fixed", value = x }`, `{ dist = "uniform", low = a, high = b }` (a < b),
@@ -125,6 +128,7 @@
 #include <nlohmann/json.hpp>
 
 #include <nhvk/distribution.hpp>
+#include <nhvk/metrics.hpp>
 #include <nhvk/numerics.hpp> // Method, Precision: the core's own enums, so a config maps onto a run directly
 
 #include "model_info.hpp"
@@ -215,6 +219,9 @@ struct RunSettings {
     std::int64_t exact_memory_mb = 1024;
     std::int64_t save_trajectories = 0; ///< already capped at `trajectories`
     bool save_samples = false;
+    bool save_members = false;                                ///< members.nc (pipeline/members_output.hpp)
+    std::vector<int> member_metrics = {metric_dq, metric_dv}; ///< the Metric series members.nc holds, in this order
+    int members_deflate = 0;                                  ///< members.nc's deflate level (0: not compressed)
 };
 
 struct Sweep; // below

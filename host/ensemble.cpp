@@ -28,6 +28,8 @@
 #include "modelfile/file_models.hpp"
 #include "nhvk/backend/cuda_device.hpp"
 #include "pipeline/comm.hpp"
+#include "pipeline/members_output.hpp"
+#include "pipeline/netcdf_output.hpp"
 #include "pipeline/output_folder.hpp"
 #include "pipeline/partial_state.hpp"
 #include "pipeline/progress.hpp"
@@ -58,12 +60,13 @@ bool runs_on_device(const RunConfig& cfg) {
 
 namespace {
 
-/** @brief `layout` with the host regions a device backend needs for `cfg`: the inputs for samples.csv and saved
- *         trajectories, the metrics for samples.csv (the values of exact quantiles stay on the device). */
+/** @brief `layout` with the host regions a device backend needs for `cfg`: the inputs for samples.csv, members.nc
+ *         and saved trajectories, the metrics for samples.csv and members.nc (the values of exact quantiles stay on
+ *         the device). */
 ChunkLayout device_layout(const RunConfig& cfg, ChunkLayout layout) {
-    layout.host_inputs = cfg.run.save_samples || cfg.run.save_trajectories > 0;
+    layout.host_inputs = cfg.run.save_samples || cfg.run.save_members || cfg.run.save_trajectories > 0;
     // NOTE: a sweep's per-point statistics are reduced on the host (pipeline/reduce_stage)
-    layout.host_metrics = cfg.run.save_samples || cfg.sweep != nullptr;
+    layout.host_metrics = cfg.run.save_samples || cfg.run.save_members || cfg.sweep != nullptr;
     return layout;
 }
 
@@ -189,7 +192,9 @@ private:
     std::optional<ReduceStage> reduce_;
     std::optional<SavedTrajectories> saved_;
     std::unique_ptr<SamplesWriter> samples_;
-    std::uint64_t next_ = 0; ///< the first trajectory index of this process's part not done
+    std::unique_ptr<MembersWriter> members_;
+    std::vector<std::uint64_t> members_bytes_; ///< rank 0: every rank's scratch bytes, in rank order (merge)
+    std::uint64_t next_ = 0;                   ///< the first trajectory index of this process's part not done
     std::optional<Progress> progress_;
     std::optional<HostStages> host_;
     std::optional<SlotPipeline> slots_;
@@ -202,6 +207,7 @@ private:
     void merge();
     void write();
     void write_record();
+    void write_members();
     PartialState state() const;
     void release_stages();
 };
@@ -212,6 +218,9 @@ EnsembleRun::EnsembleRun(const RunConfig& cfg, const EnsembleOptions& opt) : cfg
     mine_ = split_range(shard_, comm_.rank(), comm_.size());
     if (comm_.parallel())
         if (const std::string problem = parallel_run_problem(cfg); !problem.empty()) throw std::runtime_error(problem);
+    if (cfg.run.save_members && !netcdf_outputs_built())
+        throw std::runtime_error("run.save_members writes members.nc, and this nhvk was built without the netCDF "
+                                 "library (libnetcdf-dev; CMake option NHVK_ENABLE_NETCDF)");
     threads_.emplace(cfg, comm_, !opt.quiet && root_);
 
     plan_.emplace(
@@ -226,6 +235,12 @@ EnsembleRun::EnsembleRun(const RunConfig& cfg, const EnsembleOptions& opt) : cfg
         try {
             out_ = claim_output_folder(cfg, opt.sharded);
             ResumeRecord::tidy(cfg.run.out, opt.resume, comm_.size());
+            // NOTE: checked once the folder exists (its file system's free space), before any work
+            if (cfg.run.save_members)
+                if (const std::string problem =
+                        members_disk_problem(cfg, member_record_shape(cfg, plan_->layout), shard_.size(), cfg.run.out);
+                    !problem.empty())
+                    throw std::runtime_error(problem);
         } catch (...) {
             if (!comm_.parallel()) throw;
             claim_failure = std::current_exception();
@@ -263,6 +278,8 @@ EnsembleResult EnsembleRun::run() {
         if (!recorded) {
             const fs::path dir = cfg_.run.out;
             if (root_) fs::remove(dir / "samples.csv.resume", ec);
+            if (cfg_.run.save_members)
+                fs::remove(members_scratch_path(dir, comm_.rank(), comm_.size()).string() + ".resume", ec);
             if (log_ && log_->created()) {
                 log_.reset();
                 fs::remove(dir / "run.log", ec);
@@ -292,7 +309,7 @@ void EnsembleRun::start() {
     saved_.emplace(cfg_, *plan_);
 
     next_ = mine_.first;
-    std::uint64_t samples_bytes = 0;
+    std::uint64_t samples_bytes = 0, members_bytes = 0;
     std::optional<PartialState> st;
     // NOTE: every rank learns whether any rank's record was refused, so that all end with that exit code instead of
     // one ending the job with MPI_Abort, after which mpiexec itself can crash in its own shutdown and lose the exit
@@ -317,6 +334,7 @@ void EnsembleRun::start() {
         saved_->load(st->saved, record_->path().string());
         next_ = st->next;
         samples_bytes = st->samples_bytes;
+        members_bytes = st->members_bytes;
         r_.resumed = true;
         r_.resumed_at = next_;
     } else if (opt_.resume && !opt_.quiet && root_) {
@@ -327,6 +345,15 @@ void EnsembleRun::start() {
     if (cfg_.run.save_samples) {
         try {
             samples_ = std::make_unique<SamplesWriter>(cfg_, plan_->layout, *out_, samples_bytes, next_ - mine_.first);
+        } catch (const ResumableTooShort& e) {
+            throw unusable_resume(e);
+        }
+    }
+    if (cfg_.run.save_members) {
+        try {
+            members_ = std::make_unique<MembersWriter>(cfg_, plan_->layout,
+                                                       members_scratch_path(cfg_.run.out, comm_.rank(), comm_.size()),
+                                                       members_bytes, next_ - mine_.first);
         } catch (const ResumableTooShort& e) {
             throw unusable_resume(e);
         }
@@ -352,7 +379,7 @@ void EnsembleRun::start() {
 bool EnsembleRun::loop() {
     Progress& progress = progress_.emplace(comm_, shard_.size(), next_ - mine_.first,
                                            opt_.progress && !opt_.quiet && root_, opt_.progress_seconds, log_.get());
-    host_.emplace(*reduce_, samples_.get(), *saved_);
+    host_.emplace(*reduce_, samples_.get(), members_.get(), *saved_);
     SlotPipeline& slots =
         slots_.emplace(*backend_, *host_, progress, plan_->layout.capacity, stop_.flag(), stop_.finished());
 
@@ -435,6 +462,7 @@ void EnsembleRun::merge() {
     if (comm_.parallel()) {
         if (!root_) {
             comm_.send_to_root(encode_state(state()));
+            if (members_) members_->close();
             return;
         }
         r_.requested = shard_.size();
@@ -445,6 +473,7 @@ void EnsembleRun::merge() {
             const PartialState st = decode_state(comm_.receive_from(k), what);
             reduce_->add_part(st, what); // NOTE: the job's stage times are the ranks' sums (CPU or device seconds)
             saved_->load(st.saved, what);
+            members_bytes_.push_back(st.members_bytes);
         }
     }
     reduce_->finish();
@@ -454,6 +483,7 @@ void EnsembleRun::merge() {
 /** @brief Rank 0: every output into the claimed folder, committed together; then the resume records removed. */
 void EnsembleRun::write() {
     saved_->write(*out_);
+    if (members_) write_members();
     r_.seconds = seconds_since(t_start_);
     if (opt_.sharded) {
         // NOTE: state() takes r_'s counts and the statistics, the other ranks' included; the stage times are r_'s
@@ -473,6 +503,9 @@ void EnsembleRun::write() {
     // NOTE: the records go within the commit, after summary.json and before samples.csv.resume
     for (int k = 0; k < comm_.size(); ++k)
         out_->remove_after_commit(fs::path(cfg_.run.out) / ResumeRecord::name(k, comm_.size()));
+    if (members_)
+        for (int k = 0; k < comm_.size(); ++k)
+            out_->remove_after_commit(members_scratch_path(cfg_.run.out, k, comm_.size()).string() + ".resume");
     if (const std::string note =
             removed_note(cfg_.run.out, out_->commit(), "the earlier run's outputs that this run does not write");
         !note.empty())
@@ -486,6 +519,25 @@ void EnsembleRun::write() {
                    (r_.diverged ? ", diverged " + std::to_string(r_.diverged) : std::string()) + ", failed " +
                    std::to_string(r_.failed()));
     }
+}
+
+/** @brief Rank 0: members.nc from every rank's scratch file, in rank order (their ranges are consecutive). */
+void EnsembleRun::write_members() {
+    members_bytes_.insert(members_bytes_.begin(), members_->sync_size());
+    members_->close();
+    std::vector<MembersSource> sources;
+    for (int k = 0; k < comm_.size(); ++k) {
+        MembersSource s;
+        s.path = members_scratch_path(cfg_.run.out, k, comm_.size()).string() + ".resume";
+        const IndexRange part = split_range(shard_, k, comm_.size());
+        s.first = part.first;
+        s.count = part.size();
+        s.bytes = members_bytes_[static_cast<std::size_t>(k)];
+        sources.push_back(s);
+    }
+    OutputFile& f = out_->create("members.nc");
+    write_members_netcdf(f.temp_path(), cfg_, members_->shape(), sources);
+    f.close();
 }
 
 /** @brief The state of [mine_.first, next_) (every slot finished): a resume record, or an MPI rank's part. */
@@ -510,6 +562,7 @@ PartialState EnsembleRun::state() const {
     st.statistics = reduce_->snapshot(*backend_);
     st.saved = saved_->save();
     if (samples_) st.samples_bytes = samples_->sync_size();
+    if (members_) st.members_bytes = members_->sync_size();
     return st;
 }
 
@@ -519,6 +572,7 @@ void EnsembleRun::release_stages() {
     host_.reset();
     progress_.reset();
     samples_.reset();
+    members_.reset();
     saved_.reset();
     reduce_.reset();
 }

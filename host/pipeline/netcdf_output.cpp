@@ -17,11 +17,10 @@
 #include <vector>
 
 #include "nhvk/metrics.hpp"
-#include "nhvk_version.hpp"
 #include "pipeline/result_columns.hpp"
 
 #if NHVK_HAVE_NETCDF
-#include <netcdf.h>
+#include "pipeline/nc_file.hpp"
 #endif
 
 namespace nhvk {
@@ -31,87 +30,6 @@ namespace nhvk {
 bool netcdf_outputs_built() { return true; }
 
 namespace {
-
-/** One NetCDF-4 file being written; every call checked, the library's message in the exception. */
-class NcFile {
-public:
-    NcFile(const std::string& path, std::string name) : name_(std::move(name)) {
-        // NOTE: the library does not take every path literally (quotes, backslashes and `=` in a folder's name make
-        // it fail), so it is given the file through a descriptor this process opened: /proc/self/fd/N, a plain name
-        // for the same file. NC_NETCDF4 (HDF5) for strings, 64-bit unsigned counts and compression; NC_CLOBBER
-        // because the output folder has already created the (empty) temporary this writes into.
-        fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-        if (fd_ < 0) throw std::runtime_error(name_ + ": cannot open '" + path + "': " + std::strerror(errno));
-        const std::string by_fd = "/proc/self/fd/" + std::to_string(fd_);
-        const std::string& use = ::access(by_fd.c_str(), F_OK) == 0 ? by_fd : path;
-        check(nc_create(use.c_str(), NC_NETCDF4 | NC_CLOBBER, &id_), "cannot create '" + path + "'");
-        open_ = true;
-    }
-    ~NcFile() {
-        if (open_) nc_close(id_);
-        if (fd_ >= 0) ::close(fd_);
-    }
-    NcFile(const NcFile&) = delete;
-    NcFile& operator=(const NcFile&) = delete;
-
-    int dim(const std::string& n, std::size_t len) {
-        int d = 0;
-        check(nc_def_dim(id_, n.c_str(), len, &d), "dimension " + n);
-        return d;
-    }
-    /** A variable over `dims`; doubles get _FillValue NaN (the CSV's empty field: no valid value). */
-    int var(const std::string& n, nc_type type, const std::vector<int>& dims, const std::string& long_name,
-            const std::vector<std::size_t>& chunks = {}) {
-        int v = 0;
-        check(nc_def_var(id_, n.c_str(), type, static_cast<int>(dims.size()), dims.data(), &v), "variable " + n);
-        if (!chunks.empty()) {
-            check(nc_def_var_chunking(id_, v, NC_CHUNKED, chunks.data()), "chunking of " + n);
-            check(nc_def_var_deflate(id_, v, 1, 1, 1), "compression of " + n);
-        }
-        if (type == NC_DOUBLE) {
-            const double nan = std::numeric_limits<double>::quiet_NaN();
-            check(nc_put_att_double(id_, v, "_FillValue", NC_DOUBLE, 1, &nan), "_FillValue of " + n);
-        }
-        if (!long_name.empty()) text(v, "long_name", long_name);
-        return v;
-    }
-    void text(int var, const std::string& key, const std::string& value) {
-        check(nc_put_att_text(id_, var, key.c_str(), value.size(), value.data()), "attribute " + key);
-    }
-    void end_definitions() { check(nc_enddef(id_), "end of the definitions"); }
-    void put(int var, const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
-             const double* data) {
-        check(nc_put_vara_double(id_, var, start.data(), count.data(), data), "values");
-    }
-    void put(int var, const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
-             const std::uint64_t* data) {
-        static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t), "64-bit counts");
-        check(nc_put_vara_ulonglong(id_, var, start.data(), count.data(),
-                                    reinterpret_cast<const unsigned long long*>(data)),
-              "values");
-    }
-    void put(int var, const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
-             const long long* data) {
-        check(nc_put_vara_longlong(id_, var, start.data(), count.data(), data), "values");
-    }
-    void put_strings(int var, const std::vector<std::string>& values) {
-        std::vector<const char*> p;
-        for (const std::string& s : values) p.push_back(s.c_str());
-        check(nc_put_var_string(id_, var, p.data()), "strings");
-    }
-    void close() {
-        open_ = false;
-        check(nc_close(id_), "cannot finish the file");
-    }
-
-private:
-    std::string name_;
-    int id_ = -1, fd_ = -1;
-    bool open_ = false;
-    void check(int status, const std::string& what) const {
-        if (status != NC_NOERR) throw std::runtime_error(name_ + ": " + what + ": " + nc_strerror(status));
-    }
-};
 
 /** The variables of a series block (stats.csv's columns over [point ×] time × metric). */
 struct SeriesVars {
@@ -214,18 +132,10 @@ void put_axes(NcFile& f, const Axes& a, const EnsembleResult& r) {
 
 void global_attributes(NcFile& f, const RunConfig& cfg, const EnsembleResult& r, const std::string& summary_text,
                        const std::string& title, const std::string& schema) {
-    f.text(NC_GLOBAL, "title", title);
-    f.text(NC_GLOBAL, "schema", schema);
-    f.text(NC_GLOBAL, "nhvk_version", nhvk_version);
-    f.text(NC_GLOBAL, "model", cfg.model.name);
-    std::string coords;
-    for (int i : cfg.divergence_coords) coords += (coords.empty() ? "" : " ") + cfg.model.coords[i];
-    f.text(NC_GLOBAL, "divergence_coordinates", coords);
-    f.text(NC_GLOBAL, "divergence_metric", cfg.divergence_kinetic ? "kinetic" : "euclidean");
+    run_attributes(f, cfg, title, schema);
     f.text(NC_GLOBAL, "quantiles", r.exact_quantiles ? "exact" : "histogram");
     f.text(NC_GLOBAL, "missing_values",
            "NaN (_FillValue) where a statistic has no valid value, as an empty field of the CSV twin");
-    f.text(NC_GLOBAL, "config", cfg.resolved_json().dump());
     f.text(NC_GLOBAL, "summary_json", summary_text);
 }
 

@@ -92,7 +92,7 @@ std::string temp_name(const std::string& path) {
 bool is_output_name(const std::string& rel) {
     if (rel == "summary.json" || rel == "stats.csv" || rel == "samples.csv" || rel == "partial.nhvk" ||
         rel == "summary.md" || rel == "report.html" || rel == "sweep.csv" || rel == "sweep_points.csv" ||
-        rel == "stats.nc" || rel == "sweep.nc")
+        rel == "stats.nc" || rel == "sweep.nc" || rel == "members.nc")
         return true;
     const std::string pre = "trajectories/trajectory_", suf = ".csv";
     return rel.size() > pre.size() + suf.size() && rel.compare(0, pre.size(), pre) == 0 &&
@@ -172,7 +172,7 @@ OutputFile::OutputFile(fs::path final_path, std::string rel, std::uint64_t keep_
         throw ResumableTooShort("cannot resume '" + tmp_ + "': it holds " + std::to_string(st.st_size) +
                                 " bytes, fewer than the " + std::to_string(keep_bytes) + " the resume record counted");
     }
-    if (keep_bytes > 0) {
+    if (keep_bytes > 0 && keep_lines != binary) {
         // The kept part must be the counted lines, whole: a changed or damaged file would splice wrong rows in.
         errno = 0;
         const int rd = ::open(tmp_.c_str(), O_RDONLY | O_CLOEXEC);

@@ -64,6 +64,9 @@ public:
      *         cut off. With `keep_bytes` > 0 the file must exist and its first `keep_bytes` bytes must be exactly
      *         `keep_lines` whole lines, else `ResumableTooShort` and the file is left as it was. */
     OutputFile(std::filesystem::path final_path, std::string rel, std::uint64_t keep_bytes, std::uint64_t keep_lines);
+    /** @brief `keep_lines` of a file of binary records: its kept bytes are not checked for lines (the caller checks
+     *         their count against its record size). */
+    static constexpr std::uint64_t binary = ~std::uint64_t{0};
     ~OutputFile();
     OutputFile(const OutputFile&) = delete;
     OutputFile& operator=(const OutputFile&) = delete;

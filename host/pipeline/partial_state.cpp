@@ -26,7 +26,8 @@ namespace {
 // NOTE: v4: the tally counts members stopped at divergence.stop_at, and the statistics carry the replica groups'
 // series; v3 had neither; v3 and later carry the signed histogram rows (log_histogram.hpp); v2 carried the [1e-30,
 // 1e10) bins.
-constexpr char magic[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '4', '\n', '\0', '\0'};
+constexpr char magic[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '5', '\n', '\0', '\0'};
+constexpr char magic_v4[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '4', '\n', '\0', '\0'};
 constexpr char magic_v3[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '3', '\n', '\0', '\0'};
 constexpr char magic_v2[16] = {'N', 'H', 'V', 'K', '-', 'S', 'T', 'A', 'T', 'E', '-', 'v', '2', '\n', '\0', '\0'};
 
@@ -145,7 +146,7 @@ namespace {
 struct StatePieces {
     std::string before;            ///< magic, payload length, the fields up to the statistics' length
     const std::string* statistics; ///< the statistics' bytes
-    std::string between;           ///< samples_bytes, the saved trajectories' length
+    std::string between;           ///< samples_bytes, members_bytes, the saved trajectories' length
     const std::string* saved;      ///< the saved trajectories' bytes
     std::string after;             ///< the checksum of the payload
     std::vector<std::string_view> views() const { return {before, *statistics, between, *saved, after}; }
@@ -176,12 +177,13 @@ StatePieces state_pieces(const PartialState& s) {
     for (double v : {s.seconds, s.sampling_seconds, s.integration_seconds, s.reduction_seconds, s.transfer_seconds})
         bytes::put(p, v);
     put_tally(p, s.tally);
-    // NOTE: the layout is that of put_string(statistics), put(samples_bytes), put_string(saved)
+    // NOTE: the layout is that of put_string(statistics), put(samples_bytes), put(members_bytes), put_string(saved)
     bytes::put<std::uint64_t>(p, s.statistics.size());
     StatePieces r;
     r.statistics = &s.statistics;
     r.saved = &s.saved;
     bytes::put(r.between, s.samples_bytes);
+    bytes::put(r.between, s.members_bytes);
     bytes::put<std::uint64_t>(r.between, s.saved.size());
     const std::uint64_t length = p.size() + s.statistics.size() + r.between.size() + s.saved.size();
     std::uint64_t h = bytes::fnv1a64(p.data(), p.size());
@@ -215,8 +217,12 @@ PartialState decode_state(const std::string& data, const std::string& what) {
         throw std::runtime_error(what + ": a state file of an older nhvk (NHVK-STATE-v3, without the replica groups' "
                                         "statistics and the diverged count); this nhvk cannot continue or merge it: "
                                         "rerun that part");
+    if (data.size() >= sizeof magic_v4 && std::memcmp(data.data(), magic_v4, sizeof magic_v4) == 0)
+        throw std::runtime_error(what +
+                                 ": a state file of an older nhvk (NHVK-STATE-v4, without the byte count of "
+                                 "members.nc's records); this nhvk cannot continue or merge it: rerun that part");
     if (data.size() < sizeof magic + 16 || std::memcmp(data.data(), magic, sizeof magic) != 0)
-        throw std::runtime_error(what + ": not an nhvk state file (no NHVK-STATE-v4 header)");
+        throw std::runtime_error(what + ": not an nhvk state file (no NHVK-STATE-v5 header)");
     std::uint64_t n = 0;
     std::memcpy(&n, data.data() + sizeof magic, sizeof n);
     if (n != data.size() - sizeof magic - 16)
@@ -265,6 +271,7 @@ PartialState decode_state(const std::string& data, const std::string& what) {
     get_tally(in, s.tally);
     s.statistics = in.get_string();
     s.samples_bytes = in.get<std::uint64_t>();
+    s.members_bytes = in.get<std::uint64_t>();
     s.saved = in.get_string();
     if (in.remaining() != 0) throw std::runtime_error(what + ": unexpected bytes after the state");
     if (s.range.first > s.range.end || s.next < s.range.first || s.next > s.range.end ||

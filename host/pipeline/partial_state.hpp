@@ -6,7 +6,7 @@
  *         counts, exact sums, min/max, stored values), so any set of parts covering [0, N) merges, in index order,
  *         into the statistics of one run bit for bit.
  *
- *  File layout (README "Partial states and resume records"): the 16-byte magic `NHVK-STATE-v4\n\0\0`, the payload
+ *  File layout (README "Partial states and resume records"): the 16-byte magic `NHVK-STATE-v5\n\0\0`, the payload
  *  length (8 bytes), the payload, and its FNV-1a-64 checksum (8 bytes). Little-endian, this build's layout: a state
  *  is read back by the same nhvk version on the same kind of machine (the version is checked).
  */
@@ -77,6 +77,7 @@ struct PartialState {
     EnsembleResult tally;            ///< valid, failed_*, sampling, onset (the rest unused)
     std::string statistics;          ///< stats::EnsembleAccumulator::save
     std::uint64_t samples_bytes = 0; ///< resume: bytes of samples.csv written by [range.first, next)
+    std::uint64_t members_bytes = 0; ///< resume / MPI: bytes of the members' scratch file (pipeline/members_output)
     std::string saved;               ///< resume / MPI: SavedTrajectories::save
 
     bool complete() const { return next == range.end; }

@@ -2,6 +2,7 @@
 #include "pipeline/resume_record.hpp"
 
 #include "input_limits.hpp"
+#include "pipeline/members_output.hpp"
 #include "pipeline/output_folder.hpp"
 
 #include <cstdio>
@@ -35,9 +36,14 @@ void ResumeRecord::tidy(const fs::path& dir, bool resume, int ranks) {
     bool any_own = false;
     for (fs::directory_iterator it(dir, ec), e; !ec && it != e; it.increment(ec)) {
         const std::string file = it->path().filename().string();
+        std::error_code ec2;
+        // NOTE: the members' scratch files are resume state too (their byte counts are in the records)
+        if (is_members_scratch_name(file)) {
+            if (!resume && fs::remove(it->path(), ec2)) removed.push_back(file);
+            continue;
+        }
         if (file.rfind("resume", 0) != 0) continue;
         const bool record = file.size() > 5 && file.compare(file.size() - 5, 5, ".nhvk") == 0;
-        std::error_code ec2;
         if (record && !resume && fs::remove(it->path(), ec2)) removed.push_back(file);
         else if (file.find(".nhvk.tmp.") != std::string::npos) fs::remove(it->path(), ec2);
         else if (record && own.count(file)) any_own = true;

@@ -5,14 +5,15 @@ namespace nhvk {
 
 Downloads HostStages::downloads(const Chunk& c) const {
     Downloads d;
-    d.metrics = reduce_.on_host() || samples_ != nullptr;
-    d.inputs = samples_ != nullptr || saved_.wants(c.first, c.m);
+    d.metrics = reduce_.on_host() || samples_ != nullptr || members_ != nullptr;
+    d.inputs = samples_ != nullptr || members_ != nullptr || saved_.wants(c.first, c.m);
     return d;
 }
 
 void HostStages::add(const ChunkArgs& a, const Chunk& c) {
     reduce_.add_chunk(a, c.m);
     if (samples_) samples_->add_chunk(a, c.first, c.m);
+    if (members_) members_->add_chunk(a, c.first, c.m);
     if (saved_.wants(c.first, c.m)) saved_.add_chunk(a, c.first, c.m);
 }
 

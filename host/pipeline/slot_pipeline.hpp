@@ -12,6 +12,7 @@
 
 #include "nhvk/backend/backend.hpp"
 #include "pipeline/chunk_sizer.hpp"
+#include "pipeline/members_output.hpp"
 #include "pipeline/progress.hpp"
 #include "pipeline/reduce_stage.hpp"
 #include "pipeline/write_stage.hpp"
@@ -24,12 +25,12 @@ struct Chunk {
     long long m = 0;
 };
 
-/** @brief The host's stages of a completed chunk: the reduce stage, and the rows of samples.csv (none when `samples`
- *         is null) and of the saved trajectories. */
+/** @brief The host's stages of a completed chunk: the reduce stage, the rows of samples.csv (none when `samples`
+ *         is null), the records of members.nc (none when `members` is null) and the saved trajectories. */
 class HostStages {
 public:
-    HostStages(ReduceStage& reduce, SamplesWriter* samples, SavedTrajectories& saved)
-        : reduce_(reduce), samples_(samples), saved_(saved) {}
+    HostStages(ReduceStage& reduce, SamplesWriter* samples, MembersWriter* members, SavedTrajectories& saved)
+        : reduce_(reduce), samples_(samples), members_(members), saved_(saved) {}
     /** @brief True when the backend reduces each chunk on its side (only its partials come back). */
     bool reduce_on_backend() const { return !reduce_.on_host(); }
     /** @brief The regions of chunk `c` the host needs back. */
@@ -40,6 +41,7 @@ public:
 private:
     ReduceStage& reduce_;
     SamplesWriter* samples_;
+    MembersWriter* members_;
     SavedTrajectories& saved_;
 };
 

@@ -902,6 +902,7 @@ std::vector<std::string> run_output_names(const RunConfig& cfg) {
     }
     names.push_back("report.html");
     if (cfg.run.save_samples) names.push_back("samples.csv");
+    if (cfg.run.save_members) names.push_back("members.nc");
     if (cfg.run.save_trajectories > 0) names.push_back("trajectories/");
     return names;
 }

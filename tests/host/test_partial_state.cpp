@@ -49,6 +49,7 @@ PartialState sample_state() {
     s.tally.diverged_at = {0, 2, 3};
     s.statistics = std::string("\0\1\2 statistics", 15);
     s.samples_bytes = 12345;
+    s.members_bytes = 67890;
     s.saved = "saved";
     return s;
 }
@@ -78,6 +79,7 @@ TEST(PartialState, RoundTripKeepsEveryField) {
     EXPECT_EQ(b.tally.diverged_at, (std::vector<std::uint64_t>{0, 2, 3}));
     EXPECT_EQ(b.statistics, a.statistics);
     EXPECT_EQ(b.samples_bytes, 12345u);
+    EXPECT_EQ(b.members_bytes, 67890u);
     EXPECT_EQ(b.saved, "saved");
 }
 
@@ -113,6 +115,10 @@ TEST(PartialState, DamagedCutForeignAndOtherVersionsAreRefused) {
     std::string v3 = good;
     v3[12] = '3';
     expect_refused(v3, "NHVK-STATE-v3");
+    // and one without members.nc's byte count (v4)
+    std::string v4 = good;
+    v4[12] = '4';
+    expect_refused(v4, "NHVK-STATE-v4");
     PartialState inconsistent = sample_state();
     inconsistent.next = 800; // beyond its range
     expect_refused(encode_state(inconsistent), "inconsistent index range");

@@ -124,6 +124,30 @@ def test_cli_options_as_keywords(executable: str, tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.netcdf
+def test_save_members_gives_every_members_series_as_a_dataset(executable: str, tmp_path: Path) -> None:
+    res = nhvk.run(
+        CONFIGS / "quickstart.toml",
+        out=tmp_path / "out",
+        progress=False,
+        trajectories=40,
+        save_members=True,
+        save_samples=True,
+    )
+    members = res.members
+    assert members is not None
+    assert dict(members["d_q"].sizes) == {"member": 40, "time": len(res.stats["time"])}
+    assert list(members["member"].values) == list(range(40))
+    # the last output time's d_q of each member is samples.csv's d_q_final (17 digits: the same double)
+    lines = (res.folder / "samples.csv").read_text().splitlines()
+    column = lines[0].split(",").index("d_q_final")
+    finals = [line.split(",")[column] for line in lines[1:]]
+    assert sum(1 for text in finals if text) > 30
+    for j, text in enumerate(finals):
+        if text:
+            assert float(members["d_q"].values[j, -1]) == float(text)
+
+
 def test_bad_key_raises_nhvk_error_with_the_cli_text(executable: str, tmp_path: Path) -> None:
     with pytest.raises(nhvk.NhvkError) as info:
         nhvk.run(CONFIGS / "quickstart.toml", out=tmp_path / "out", progress=False, run__bogus=1)

@@ -28,7 +28,8 @@ def _load_dataset(path: Path) -> xarray.Dataset:
 class Result:
     """The outputs of one ``nhvk run`` (or ``nhvk merge``): a folder holding ``summary.json``.
 
-    The Datasets are read on first access and kept; each is loaded whole into memory and its file closed.
+    The Datasets are read on first access and kept; the statistics are loaded whole into memory and their files
+    closed, ``members`` is opened lazily.
 
     Attributes:
         folder: the output folder.
@@ -85,9 +86,18 @@ class Result:
 
     @cached_property
     def members(self) -> xarray.Dataset | None:
-        """``members.nc`` (values per member), or ``None`` when the run wrote none."""
+        """``members.nc`` (every member's metrics at every output time), or ``None`` when the run wrote none.
+
+        Opened lazily, unlike the statistics: it can be larger than memory (712 MB for 10^6 members at 40 output
+        times and two metrics). Values are read as they are used; ``.load()`` reads them all, ``.close()`` closes
+        the file.
+        """
         path = self.folder / "members.nc"
-        return _load_dataset(path) if path.is_file() else None
+        if not path.is_file():
+            return None
+        import xarray as xr
+
+        return xr.open_dataset(path, engine="netcdf4", decode_times=False, decode_timedelta=False)
 
     # --- conveniences from summary.json -----------------------------------------------------------------------
     @property

@@ -98,6 +98,7 @@ def _option_args(
     shard: str | tuple[int, int] | None,
     resume: bool,
     save_samples: bool,
+    save_members: bool,
     save_trajectories: int | None,
 ) -> list[str]:
     args: list[str] = []
@@ -122,6 +123,8 @@ def _option_args(
         args.append("--resume")
     if save_samples:
         args.append("--save-samples")
+    if save_members:
+        args.append("--save-members")
     return args
 
 
@@ -140,6 +143,7 @@ def run(
     shard: str | tuple[int, int] | None = None,
     resume: bool = False,
     save_samples: bool = False,
+    save_members: bool = False,
     save_trajectories: int | None = None,
     **overrides: Any,
 ) -> Result:
@@ -159,6 +163,8 @@ def run(
         shard: ``"i/N"`` or ``(i, N)``: run part i of N (``--shard``) for ``nhvk merge``.
         resume: go on from the output folder's resume record (``--resume``), e.g. after an interruption.
         save_samples: write ``samples.csv`` (``--save-samples``).
+        save_members: write ``members.nc``, every member's metrics at every output time (``--save-members``);
+            the result's ``.members`` opens it.
         **overrides: config overrides with ``__`` for the dots: ``run__seed=3`` is ``set={"run.seed": 3}``.
 
     Returns:
@@ -176,7 +182,9 @@ def run(
     set_args: list[str] = []
     for key, value in settings.items():
         set_args += ["--set", f"{key}={toml_value(value)}"]
-    options = _option_args(trajectories, seed, backend, threads, chunk, shard, resume, save_samples, save_trajectories)
+    options = _option_args(
+        trajectories, seed, backend, threads, chunk, shard, resume, save_samples, save_members, save_trajectories
+    )
 
     with tempfile.TemporaryDirectory(prefix="nhvk-config-") as tmp:
         if isinstance(config, Mapping):
