@@ -357,7 +357,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
     cmd->add_flag("--save-samples", o->save_samples, "write samples.csv: initial state, status, final divergence");
     cmd->add_flag("--save-members", o->save_members,
                   "write members.nc: every member's metrics at every output time, initial state and status");
-    cmd->add_option("--set", o->sets, "override any config key: dotted.key=value (TOML value), repeatable");
+    // NOTE: one value per use (a vector option takes every following word by default): `--set k=v CONFIG` leaves
+    // CONFIG to the positional argument
+    cmd->add_option("--set", o->sets, "override any config key: dotted.key=value (TOML value), repeatable")
+        ->allow_extra_args(false);
     cmd->add_flag("-q,--quiet", o->quiet, "no progress line and no summary on stderr");
     cmd->add_option("--shard", o->shard,
                     "run part i of N (0 <= i < N) and write partial.nhvk for `nhvk merge` (e.g. a job-array task)");

@@ -129,7 +129,7 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("inspect", "Classify the constraints of a model (linear/affine/nonlinear, "
                                               "homogeneity, integrability) and state the consequences");
     cmd->add_option("model", opt->model, "model name (see `nhvk models`) or model file (*.toml)")->required();
-    cmd->add_option("--param", opt->params, "model parameter name=value (repeatable)");
+    cmd->add_option("--param", opt->params, "model parameter name=value (repeatable)")->allow_extra_args(false);
     cmd->add_flag("--json", opt->json, "print the classification as JSON");
     cmd->callback([opt, cmd, &exit_code]() {
         // NOTE: first, while this is the only thread: a signal during a model file's compile ends the compiler too

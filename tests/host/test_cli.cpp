@@ -402,6 +402,21 @@ TEST(CliRunOptions, OutTakesAnyPathLiterally) {
     EXPECT_EQ(read_json(fs::path(out) / "summary.json")["config"]["run"]["out"], out);
 }
 
+// A repeatable option takes one value each time: the config after `--set k=v` is the config, not a second override.
+TEST(CliRunOptions, RepeatableOptionsTakeOneValueEach) {
+    TempDir tmp;
+    const std::string out = tmp.str("out");
+    const CliRun r = nhvk(
+        {"run", "--set", "run.trajectories=3", "--set", "run.seed=5", fixture("small.toml"), "--out", out, "-q"}, tmp);
+    ASSERT_EQ(r.rc, nhvk::exit_ok) << r.err;
+    const auto summary = read_json(fs::path(out) / "summary.json");
+    EXPECT_EQ(summary["config"]["run"]["trajectories"], 3);
+    EXPECT_EQ(summary["config"]["run"]["seed"], 5);
+    const CliRun i = nhvk({"inspect", "--param", "sub_riemannian=true", "heisenberg"}, tmp);
+    EXPECT_EQ(i.rc, nhvk::exit_ok) << i.err;
+    EXPECT_NE(i.out.find("heisenberg"), std::string::npos) << i.out;
+}
+
 // A thread count above the cores is lowered to them (said on stderr and in summary.json), not attempted.
 TEST(CliRunOptions, ThreadsAboveTheCoresAreLoweredToThem) {
     TempDir tmp;
