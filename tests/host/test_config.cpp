@@ -181,6 +181,9 @@ TEST(Config, FullConfigResolvesEveryField) {
     EXPECT_EQ(c.run.exact_memory_mb, 512);
     EXPECT_EQ(c.run.save_trajectories, 16);
     EXPECT_TRUE(c.run.save_samples);
+    EXPECT_TRUE(c.run.save_members);
+    EXPECT_EQ(c.run.member_metrics, (std::vector<int>{nhvk::metric_dv, nhvk::metric_energy_nh}));
+    EXPECT_EQ(c.run.members_deflate, 3);
 }
 
 TEST(Config, ResolvedJsonHasTheTomlLayout) {
@@ -206,10 +209,11 @@ TEST(Config, ResolvedJsonHasTheTomlLayout) {
     EXPECT_TRUE(j["divergence"]["rate"].is_null());
     EXPECT_EQ(j["run"]["seed"], 12345678901ULL);
     EXPECT_EQ(j["run"]["backend"], "cuda");
+    EXPECT_EQ(j["run"]["member_metrics"], (nlohmann::json{"d_v", "energy_nh"}));
     // Every section, every key.
     const std::vector<std::pair<std::string, std::size_t>> sizes = {
         {"model", 2},      {"initial", 5},    {"integrator", 9},  {"times", 4},
-        {"divergence", 8}, {"statistics", 3}, {"diagnostics", 1}, {"run", 9}};
+        {"divergence", 8}, {"statistics", 3}, {"diagnostics", 1}, {"run", 12}};
     EXPECT_EQ(j.size(), sizes.size());
     for (const auto& [section, n] : sizes) EXPECT_EQ(j[section].size(), n) << section;
 
@@ -302,6 +306,9 @@ TEST(Config, DefaultsFilledWhenAbsent) {
     EXPECT_EQ(c.run.exact_memory_mb, 1024);
     EXPECT_EQ(c.run.save_trajectories, 0);
     EXPECT_FALSE(c.run.save_samples);
+    EXPECT_FALSE(c.run.save_members);
+    EXPECT_EQ(c.run.member_metrics, (std::vector<int>{nhvk::metric_dq, nhvk::metric_dv}));
+    EXPECT_EQ(c.run.members_deflate, 0);
 
     // rk4's default step
     EXPECT_EQ(parse(std::string(minimal) + "[integrator]\nmethod = \"rk4\"\n").integrator.dt, 1e-3);
@@ -703,6 +710,14 @@ INSTANTIATE_TEST_SUITE_P(
         InlineCase{"backend", head + "[run]\nbackend = \"gpu\"\n", 6, "run.backend",
                    "expected \"cpu\", \"cuda\" or \"auto\", got \"gpu\""},
         InlineCase{"chunk", head + "[run]\nchunk = 0\n", 6, "run.chunk", "expected an integer >= 1, got 0"},
+        InlineCase{"member_metrics_unknown", head + "[run]\nmember_metrics = [\"d_v\", \"dq\"]\n", 6,
+                   "run.member_metrics[1]", "unknown metric \"dq\" (did you mean \"d_q\"?)"},
+        InlineCase{"member_metrics_twice", head + "[run]\nmember_metrics = [\"d_v\", \"d_v\"]\n", 6,
+                   "run.member_metrics[1]", "metric \"d_v\" is listed twice"},
+        InlineCase{"member_metrics_empty", head + "[run]\nmember_metrics = []\n", 6, "run.member_metrics",
+                   "expected a non-empty array of metric names"},
+        InlineCase{"members_deflate", head + "[run]\nmembers_deflate = 10\n", 6, "run.members_deflate",
+                   "expected an integer in [0, 9] (0: not compressed), got 10"},
         InlineCase{"threads", head + "[run]\nthreads = -2\n", 6, "run.threads", "expected an integer in [0, 65536]"},
         InlineCase{"out_empty", head + "[run]\nout = \"\"\n", 6, "run.out", "expected a non-empty folder name"},
         InlineCase{"memory", head + "[run]\nexact_memory_mb = -1\n", 6, "run.exact_memory_mb",

@@ -108,6 +108,9 @@ out = "fuzz_out"
 exact_memory_mb = 16
 save_trajectories = 1
 save_samples = true
+save_members = true
+member_metrics = ["d_q", "res_nh"]
+members_deflate = 1
 [sweep]
 combine = "latin_hypercube"
 points = 3
