@@ -58,9 +58,10 @@ std::string divergence_label(const ModelInfo& m, const std::vector<int>& coords,
 }
 
 std::optional<SettingProblem> check_integrator(const IntegratorSettings& s) {
-    const bool rk4 = s.method == Method::rk4;
+    const bool adaptive = adaptive_method(s.method);
+    const std::string method = to_string(s.method);
     if (!(std::isfinite(s.rtol) && s.rtol > 0.0)) return SettingProblem{"integrator.rtol", "a number > 0"};
-    if (!rk4 && !(s.rtol >= min_rtol(s.precision)))
+    if (adaptive && !(s.rtol >= min_rtol(s.precision)))
         return SettingProblem{"integrator.rtol", std::string("rtol >= ") + format_number(min_rtol(s.precision)) +
                                                      " (about 17 units of roundoff: the least precision = \"" +
                                                      to_string(s.precision) + "\" can reach)"};
@@ -68,9 +69,10 @@ std::optional<SettingProblem> check_integrator(const IntegratorSettings& s) {
     // norm); Hairer's codes refuse it too.
     if (!(std::isfinite(s.atol) && s.atol > 0.0))
         return SettingProblem{"integrator.atol", "a number > 0 (the error scale atol + rtol·|y| must not vanish)"};
-    if (rk4 && !(std::isfinite(s.dt) && s.dt > 0.0)) return SettingProblem{"integrator.dt", "a step > 0 (rk4)"};
-    if (!rk4 && !(std::isfinite(s.dt) && s.dt >= 0.0))
-        return SettingProblem{"integrator.dt", "an initial step >= 0 (dopri5; 0 = automatic)"};
+    if (!adaptive && !(std::isfinite(s.dt) && s.dt > 0.0))
+        return SettingProblem{"integrator.dt", "a step > 0 (" + method + ")"};
+    if (adaptive && !(std::isfinite(s.dt) && s.dt >= 0.0))
+        return SettingProblem{"integrator.dt", "an initial step >= 0 (" + method + "; 0 = automatic)"};
     if (!(std::isfinite(s.min_step) && s.min_step >= 0.0))
         return SettingProblem{"integrator.min_step", "a number >= 0"};
     if (!(s.max_steps >= 1)) return SettingProblem{"integrator.max_steps", "an integer >= 1"};
@@ -79,7 +81,7 @@ std::optional<SettingProblem> check_integrator(const IntegratorSettings& s) {
 
 std::optional<SettingProblem> check_step_count(const IntegratorSettings& s, double t0,
                                                const std::vector<double>& times) {
-    if (s.method != Method::rk4 || !(s.dt > 0.0)) return std::nullopt;
+    if (adaptive_method(s.method) || !(s.dt > 0.0)) return std::nullopt;
     // NOTE: in double, as the stepper plans them (⌈Δ/dt⌉ per output interval, at least one); a count beyond 2^63 is
     // just a large double here, never an integer overflow.
     double steps = 0.0;

@@ -85,7 +85,7 @@ void add_compile_command(CLI::App& app, int& exit_code) {
         refuse_empty_values(*cmd);
         const std::vector<Precision> precisions =
             choices<Precision>(opt->precision, "--precision", {Precision::f64, Precision::f32});
-        const std::vector<Method> methods = choices<Method>(opt->method, "--method", {Method::rk4, Method::dopri5});
+        const std::vector<Method> methods = choices<Method>(opt->method, "--method", all_methods());
         std::vector<std::string> archs;
         for (const std::string& a : opt->arch) archs.push_back(parse_arch(a));
         if (opt->arch.empty() && cuda_available()) archs.push_back(cuda_device_arch());

@@ -274,9 +274,9 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     req.t0 = o.t0;
     req.times = resolve_times(o.times, o.t0, o.t_end);
     resolve_divergence(o, *info, req);
-    if (o.method != "rk4" && o.method != "dopri5")
-        throw UsageError("--method: expected rk4 or dopri5, got '" + o.method + "'");
-    req.method = o.method == "rk4" ? Method::rk4 : Method::dopri5;
+    const MethodInfo* method = find_method(o.method);
+    if (!method) throw UsageError("--method: expected " + method_names() + ", got '" + o.method + "'");
+    req.method = method->id;
     if (o.precision != "double" && o.precision != "float")
         throw UsageError("--precision: expected double or float, got '" + o.precision + "'");
     req.precision = o.precision == "float" ? Precision::f32 : Precision::f64;
@@ -291,7 +291,7 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     is.precision = req.precision;
     is.rtol = o.rtol_given ? o.rtol : default_rtol(req.precision);
     is.atol = o.atol_given ? o.atol : default_atol(req.precision);
-    is.dt = o.dt_given ? o.dt : (req.method == Method::rk4 ? 1e-3 : 0.0);
+    is.dt = o.dt_given ? o.dt : (adaptive_method(req.method) ? 0.0 : StepDefaults::rk4_dt);
     is.max_steps = o.max_steps_given ? o.max_steps : default_max_steps(static_cast<long long>(req.times.size()));
     std::optional<SettingProblem> problem = check_integrator(is);
     if (!problem) problem = check_step_count(is, req.t0, req.times);
@@ -383,7 +383,7 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--mu0", opt->mu0, "initial vakonomic multipliers (default zeros)");
     cmd->add_option("--t0", opt->t0, "initial time")->capture_default_str();
     cmd->add_option("--t-end", opt->t_end, "final time")->required();
-    cmd->add_option("--method", opt->method, "rk4 | dopri5")->capture_default_str();
+    cmd->add_option("--method", opt->method, method_names(" | ", " | "))->capture_default_str();
     cmd->add_option("--dt", opt->dt, "rk4 step (default 1e-3); dopri5 first step (default automatic)");
     cmd->add_option("--rtol", opt->rtol, "dopri5 relative tolerance (default 1e-10; 1e-6 with --precision float)");
     cmd->add_option("--atol", opt->atol, "dopri5 absolute tolerance, > 0 (default 1e-12; 1e-8 with --precision float)");

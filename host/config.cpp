@@ -674,17 +674,19 @@ void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg)
     if (t) rd.check_keys(*t, p, config_keys(config_sections(), p));
     IntegratorSettings& s = cfg.integrator;
     s = IntegratorSettings{};
-    if (const toml::node* n = rd.get(t, "method"))
-        s.method = rd.choice(*n, "integrator.method", {"rk4", "dopri5"}) == 0 ? Method::rk4 : Method::dopri5;
+    if (const toml::node* n = rd.get(t, "method")) {
+        std::vector<std::string> names;
+        for (const MethodInfo& m : method_table) names.push_back(m.name);
+        s.method = method_table[rd.choice(*n, "integrator.method", names)].id;
+    }
     if (const toml::node* n = rd.get(t, "precision"))
         s.precision = rd.choice(*n, "integrator.precision", {"double", "float"}) == 0 ? Precision::f64 : Precision::f32;
     if (const toml::node* n = rd.get(t, "equations"))
         s.equations = rd.choice(*n, "integrator.equations", {"generated", "ad"}) == 0 ? EquationsKind::generated
                                                                                       : EquationsKind::ad;
-    const bool rk4 = s.method == Method::rk4;
     s.rtol = rd.number_or(t, "rtol", p, default_rtol(s.precision));
     s.atol = rd.number_or(t, "atol", p, default_atol(s.precision));
-    s.dt = rd.number_or(t, "dt", p, rk4 ? StepDefaults::rk4_dt : 0.0);
+    s.dt = rd.number_or(t, "dt", p, adaptive_method(s.method) ? 0.0 : StepDefaults::rk4_dt);
     s.min_step = rd.number_or(t, "min_step", p, StepDefaults::min_step);
     const bool max_steps_given = rd.get(t, "max_steps") != nullptr;
     s.max_steps = rd.integer_or(t, "max_steps", p, 1);

@@ -172,8 +172,27 @@ enum class Backend { cpu, cuda, automatic };
 
 // NOTE: inline, as the combination's name below: a model file's compiled object (host/model_ops_impl.hpp) spells them
 // too, and calls nothing of the nhvk binary.
-/** @brief The spelling in configs of `integrator.method` (core enum `nhvk::Method`): "dopri5", "rk4". */
-inline const char* to_string(Method m) { return m == Method::rk4 ? "rk4" : "dopri5"; }
+/** @brief The spelling in configs of `integrator.method` (core enum `nhvk::Method`): its `method_table` name. */
+inline const char* to_string(Method m) { return method_info(m).name; }
+/** @brief Every method, in `method_table`'s order. */
+inline std::vector<Method> all_methods() {
+    std::vector<Method> v;
+    for (const MethodInfo& m : method_table) v.push_back(m.id);
+    return v;
+}
+/** @brief The method named `name` (a `method_table` name), or nullptr. */
+inline const MethodInfo* find_method(std::string_view name) {
+    for (const MethodInfo& m : method_table)
+        if (name == m.name) return &m;
+    return nullptr;
+}
+/** @brief The method names as a message lists them: "dopri5 or rk4" (`sep` between all but the last two). */
+inline std::string method_names(const char* sep = ", ", const char* last = " or ") {
+    std::string s;
+    for (int i = 0; i < method_count; ++i)
+        s += (i == 0 ? "" : i + 1 == method_count ? last : sep) + std::string(method_table[i].name);
+    return s;
+}
 /** @brief `integrator.precision` (core enum `nhvk::Precision`): "double", "float". */
 inline const char* to_string(Precision p) { return p == Precision::f32 ? "float" : "double"; }
 /** @brief `integrator.equations` (core enum `nhvk::EquationsKind`): "generated", "ad". */
@@ -192,7 +211,9 @@ struct IntegratorSettings {
     Method method = Method::dopri5;
     double rtol = StepDefaults::rtol; ///< default_rtol(precision) after parsing
     double atol = StepDefaults::atol; ///< default_atol(precision) after parsing
-    double dt = 0.0; ///< rk4: the step (> 0, default StepDefaults::rk4_dt); dopri5: initial step, 0 = automatic
+    /// a fixed-step method (rk4): the step (> 0, default StepDefaults::rk4_dt); an adaptive one: the first step, 0 =
+    /// automatic
+    double dt = 0.0;
     double min_step = StepDefaults::min_step;
     std::int64_t max_steps = 0; ///< after parsing: the key's value or default_max_steps(output times)
     bool project = false;

@@ -159,7 +159,7 @@ template <class M> Classification classify_model(const double* params) { return 
 
 /** @brief A run-time choice as the types of the templates. */
 template <Precision P> using ScalarOf = std::conditional_t<P == Precision::f64, double, float>;
-template <Method Me> using StepperOf = std::conditional_t<Me == Method::dopri5, StepperTag<Dopri5>, StepperTag<Rk4>>;
+template <Method Me> using StepperOf = StepperTag<MethodStepper<Me>::template tmpl>;
 template <EquationsKind E>
 using EquationsOf = std::conditional_t<E == EquationsKind::ad, EquationsTag<AdEquations>, EquationsTag<GenEquations>>;
 

@@ -282,7 +282,7 @@ std::string emit_model_unit(const FileModel& m, const Scope& scope) {
     if (scope.kind == Scope::one)
         make = std::string("nhvk::make_model_ops_one<nhvk::file_model::Model, nhvk::Precision::") +
                (scope.precision == Precision::f64 ? "f64" : "f32") +
-               ", nhvk::Method::" + (scope.method == Method::dopri5 ? "dopri5" : "rk4") +
+               ", nhvk::Method::" + method_info(scope.method).name +
                ", nhvk::EquationsKind::" + (scope.equations == EquationsKind::ad ? "ad" : "generated") + ">()";
     std::ostringstream o;
     o << emit_model_equations(m, scope.kind != Scope::inspection);
@@ -311,7 +311,7 @@ std::string emit_model_cuda_unit(const FileModel& m) {
 std::vector<std::string> cuda_kernel_names(CudaKernels which, Precision precision, Method method,
                                            const std::string& M) {
     const std::string T = precision == Precision::f64 ? "double" : "float";
-    const std::string St = method == Method::dopri5 ? "nhvk::Dopri5" : "nhvk::Rk4";
+    const std::string St = method_info(method).stepper;
     if (which == CudaKernels::trajectory)
         return {"&nhvk::cuda_detail::trajectory_flat_kernel<" + M + ", " + T + ", " + St + ">"};
     return {"&nhvk::cuda_detail::ensemble_chunk_kernel<" + M + ", " + T + ", " + St + ">",

@@ -30,7 +30,7 @@ double precision_epsilon(Precision p) { return p == Precision::f32 ? 1.192092895
  *  divergence of a short fit window; two integrations of coinciding dynamics differ by about their tolerance, not by
  *  max_steps roundings (the measurements are in the commit that made this floor). */
 double accuracy_floor(const IntegratorSettings& s) {
-    const double tol = s.method == Method::rk4 ? std::pow(s.dt, 4) : s.rtol;
+    const double tol = adaptive_method(s.method) ? s.rtol : std::pow(s.dt, method_info(s.method).order);
     return std::max(tol, 10.0 * precision_epsilon(s.precision));
 }
 
@@ -717,7 +717,10 @@ void ReduceStage::coincidence(double rounding) {
         r_.coincide = "rounding_level";
         os << "the two dynamics coincide for this ensemble to rounding: the median d_q stays at or below "
            << r_.growth_fit_q.max_median << " for t <= " << cfg_.growth_t_max
-           << " (under the integration's accuracy, max(" << (cfg_.integrator.method == Method::rk4 ? "dt^4" : "rtol")
+           << " (under the integration's accuracy, max("
+           << (adaptive_method(cfg_.integrator.method)
+                   ? std::string("rtol")
+                   : "dt^" + std::to_string(method_info(cfg_.integrator.method).order))
            << ", 10 eps) = " << rounding << ")";
     } else {
         r_.coincide.clear();

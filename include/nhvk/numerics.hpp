@@ -8,8 +8,50 @@
 
 namespace nhvk {
 
-/** @brief Integration method (`integrator.method`), dispatched to a stepper template. */
+/** @brief Integration method (`integrator.method`), dispatched to a stepper template (`MethodStepper`,
+ *         nhvk/steppers.hpp); each has its row of `method_table`, in this order. */
 enum class Method : std::uint8_t { dopri5 = 0, rk4 = 1 };
+
+/** @brief The description of one integration method. Every path that names, parses, dispatches or documents a method
+ *         reads it from here: the config and `nhvk trajectory --method`, `nhvk compile --method`, the dispatch to the
+ *         stepper templates, a model file's units and the CUDA kernels' names, summary.json and the README (whose
+ *         table tests/host/test_method_table.cpp checks against this one). Adding a method adds a row here, its
+ *         stepper's file and its `MethodStepper`. */
+struct MethodInfo {
+    Method id;
+    const char* name;    ///< `integrator.method`, `--method`, and the enumerator's name
+    const char* stepper; ///< its stepper template as C++ spells it (a model file's units, NVRTC's kernel names)
+    int order;           ///< the order of the solution it advances
+    int error_order;     ///< the order of its embedded error estimate; 0: a fixed step, no estimate
+    int stages;          ///< right-hand sides per step, the first included
+    bool fsal;           ///< the last stage of a step is the first of the next (one right-hand side saved per step)
+    bool dense_output;   ///< output times reached by interpolation (else every step is clipped to land on them)
+    const char* summary; ///< one line for the README's table
+};
+
+inline constexpr MethodInfo method_table[] = {
+    {Method::dopri5, "dopri5", "nhvk::Dopri5", 5, 4, 7, true, false,
+     "Dormand–Prince 5(4): adaptive step (rtol, atol), the standard controller, steps clipped to land on each output "
+     "time"},
+    {Method::rk4, "rk4", "nhvk::Rk4", 4, 0, 4, false, false,
+     "classical Runge–Kutta: fixed step dt, shortened uniformly to land on each output time"},
+};
+inline constexpr int method_count = static_cast<int>(sizeof(method_table) / sizeof(method_table[0]));
+
+/** @brief The row of `m`. */
+constexpr const MethodInfo& method_info(Method m) { return method_table[static_cast<int>(m)]; }
+/** @brief True for a method with step-size control (an embedded error estimate): it takes rtol and atol, and dt is
+ *         its first step; false for a fixed step dt. */
+constexpr bool adaptive_method(Method m) { return method_info(m).error_order > 0; }
+
+namespace detail {
+constexpr bool methods_in_enum_order() {
+    for (int i = 0; i < method_count; ++i)
+        if (static_cast<int>(method_table[i].id) != i) return false;
+    return true;
+}
+} // namespace detail
+static_assert(detail::methods_in_enum_order(), "method_table in the order of Method");
 /** @brief Scalar type of the integration (`integrator.precision`: "double" = f64, "float" = f32). */
 enum class Precision : std::uint8_t { f64 = 0, f32 = 1 };
 /** @brief How the right-hand sides are derived (`integrator.equations`): the code generated at build time from the
@@ -26,7 +68,7 @@ struct StepDefaults {
     /// in float: rtol_float / 100, as atol is rtol / 100 in double. Far below it, the step control chases the
     /// rounding noise of the error estimate of a component near zero: steps shrink until the step limit.
     static constexpr double atol_float = 1e-8;
-    static constexpr double rk4_dt = 1e-3;    ///< rk4's step
+    static constexpr double rk4_dt = 1e-3;    ///< a fixed-step method's step (rk4's)
     static constexpr double min_step = 1e-14; ///< dopri5: a proposed step below this is a step-size underflow
 };
 

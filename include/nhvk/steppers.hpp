@@ -35,9 +35,51 @@ struct StepControl {
     bool project = false; ///< project `v` onto `φ = 0` after each accepted step
 };
 
+/**
+ * @brief The error norm of an embedded pair: ‖e / (atol + rtol · max(|y|, |y_new|))‖_RMS, in the precision of the run,
+ *        summed component by component as the estimate comes.
+ *
+ * NOTE: each finite ratio is capped at 1e10 so that a float sum of squares cannot overflow on a bad step (any error
+ * above ~2e3 gives the controller's smallest factor, so the cap changes no decision); ±∞ and NaN pass it, and make
+ * the trajectory non-finite.
+ */
+template <class T> class ErrorNorm {
+public:
+    NHVK_HD explicit ErrorNorm(const StepControl& c) : atol_(T(c.atol)), rtol_(T(c.rtol)) {}
+    /** @brief Adds component `e` of the estimate, for the state components `y` (before) and `y_new` (after). */
+    NHVK_HD NHVK_FORCEINLINE void add(T e, T y, T y_new) {
+        const T ay = abs(y), ay_new = abs(y_new), cap = T(1e10);
+        const T sc = atol_ + rtol_ * (ay > ay_new ? ay : ay_new);
+        T r = abs(e / sc);
+        r = (r > cap && is_finite(r)) ? cap : r;
+        sum_ += r * r;
+    }
+    /** @brief The norm over `n` components. */
+    NHVK_HD NHVK_FORCEINLINE T value(int n) const { return sqrt(sum_ / T(n)); }
+
+private:
+    T atol_, rtol_, sum_ = T(0);
+};
+
+/**
+ * @brief The step-size controller of a method whose error estimate has order `EstimateOrder` (HNW I, §II.4): the
+ *        factor `clamp(0.9 · err^(−1/(EstimateOrder + 1)), 0.2, 10)` (the standard, integral controller; no growth
+ *        right after a rejection is the stepper's).
+ */
+template <class T, int EstimateOrder> struct StepController {
+    static constexpr double exponent = 1.0 / (EstimateOrder + 1);
+    /** @brief The factor of the next step from the norm `err` of this one's error (accepted when err <= 1). */
+    NHVK_HD NHVK_FORCEINLINE static T factor(T err) {
+        T fac = err > T(0) ? T(0.9) * pow(err, T(-exponent)) : T(10);
+        return fac < T(0.2) ? T(0.2) : (fac > T(10) ? T(10) : fac);
+    }
+};
+
 /** @brief Classical 4th-order Runge–Kutta with a fixed step, shortened uniformly to land on output times. */
 template <class Sys, class T> class Rk4 {
 public:
+    static constexpr Method method = Method::rk4;
+    static constexpr int order = 4;
     static constexpr int dim = Sys::dim;
     static constexpr bool fixed_step = true; ///< plan/step/finish: two systems can be stepped in lockstep
     T t;
@@ -168,6 +210,8 @@ private:
  */
 template <class Sys, class T> class Dopri5 {
 public:
+    static constexpr Method method = Method::dopri5;
+    static constexpr int order = 5;
     static constexpr int dim = Sys::dim;
     static constexpr int err_dim = detail::ErrDim<Sys>::value;
     static constexpr bool fixed_step = false;
@@ -267,25 +311,13 @@ public:
             if ((s = sys.rhs(t_new, tmp, k)) != Status::ok) return s;
             ++steps;
 
-            // err = ‖(y5 − y4) / (atol + rtol · max(|y|, |y5|))‖_RMS, in the precision of the run.
-            // NOTE: each finite ratio is capped at 1e10 so that a float sum of squares cannot overflow on a bad step
-            // (any err above ~2e3 gives the same smallest factor 0.2, so the cap changes no decision); ±∞ and NaN pass
-            // it, and make the trajectory non-finite as before.
-            const T atol = T(ctl_.atol), rtol = T(ctl_.rtol), cap = T(1e10);
-            T err2 = T(0);
+            // err = ‖(y5 − y4) / (atol + rtol · max(|y|, |y5|))‖_RMS
+            ErrorNorm<T> norm(ctl_);
             NHVK_UNROLL
-            for (int j = 0; j < err_dim; ++j) {
-                const T ej = h * (se[j] + e7 * k[j]);
-                const T ay = abs(y[j]), ay5 = abs(tmp[j]);
-                const T sc = atol + rtol * (ay > ay5 ? ay : ay5);
-                T r = abs(ej / sc);
-                r = (r > cap && is_finite(r)) ? cap : r;
-                err2 += r * r;
-            }
-            const T err = sqrt(err2 / T(err_dim));
+            for (int j = 0; j < err_dim; ++j) norm.add(h * (se[j] + e7 * k[j]), y[j], tmp[j]);
+            const T err = norm.value(err_dim);
             if (!is_finite(err)) return Status::non_finite;
-            T fac = err > T(0) ? T(0.9) * pow(err, T(-0.2)) : T(10);
-            fac = fac < T(0.2) ? T(0.2) : (fac > T(10) ? T(10) : fac);
+            T fac = Controller::factor(err);
             if (err <= T(1)) {
                 t = t_new;
                 NHVK_UNROLL
@@ -315,6 +347,7 @@ public:
     }
 
 private:
+    using Controller = StepController<T, 4>; ///< the embedded 4th-order solution's estimate
     StepControl ctl_;
     T h_ = T(0);
 
@@ -340,10 +373,15 @@ private:
         for (int j = 0; j < dim; ++j) diff[j] = f1[j] - k1[j];
         const double d2 = scaled_norm(diff, y) / h0;
         const double dm = d1 > d2 ? d1 : d2;
-        const double h1 = dm <= 1e-15 ? (h0 * 1e-3 > 1e-6 ? h0 * 1e-3 : 1e-6) : pow(0.01 / dm, 0.2);
+        const double h1 = dm <= 1e-15 ? (h0 * 1e-3 > 1e-6 ? h0 * 1e-3 : 1e-6) : pow(0.01 / dm, 1.0 / order);
         const double h = 100.0 * h0 < h1 ? 100.0 * h0 : h1;
         return T(h);
     }
 };
+
+/** @brief The stepper template of method `M` (a row of `method_table`): `MethodStepper<M>::tmpl<Sys, T>`. */
+template <Method M> struct MethodStepper;
+template <> struct MethodStepper<Method::dopri5> { template <class Sys, class T> using tmpl = Dopri5<Sys, T>; };
+template <> struct MethodStepper<Method::rk4> { template <class Sys, class T> using tmpl = Rk4<Sys, T>; };
 
 } // namespace nhvk

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+// The method table (include/nhvk/numerics.hpp, issue 43 item 1): every method of the enum has its row, and every path
+// reaches it by that row: the config and `nhvk trajectory --method` parse its name, the dispatch runs its stepper
+// (whose own order and step kind are the row's), a model file's kernels are named with its stepper, the README's table
+// lists the same rows. A fixed-step method's error falls as dt^order on the nonholonomic particle's closed form, and
+// every method reaches that closed form.
+#include "config.hpp"
+#include "csv_table.hpp"
+#include "modelfile/model_file.hpp"
+#include "nhvk/dispatch.hpp"
+#include "nhvk_cli.hpp"
+#include "registry.hpp"
+#include "temp_dir.hpp"
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef NHVK_BINARY
+#error "tests/CMakeLists.txt defines NHVK_BINARY"
+#endif
+
+namespace {
+
+using nhvk::Method;
+using nhvk::method_table;
+using nhvk::MethodInfo;
+
+struct TempDir : nhvk_test::TempDir {
+    TempDir() : nhvk_test::TempDir("nhvk_methods_") {}
+};
+
+nhvk_test::CliRun run_nhvk(const std::vector<std::string>& args, const TempDir& tmp) {
+    return nhvk_test::run_captured("", NHVK_BINARY, args, tmp.path() / "io");
+}
+
+/** A system the steppers can be instantiated on (their constants are read, nothing is integrated). */
+struct TwoStates {
+    static constexpr int dim = 2;
+    nhvk::Status rhs(double, const double*, double*) const { return nhvk::Status::ok; }
+    nhvk::Status project(double, double*) const { return nhvk::Status::ok; }
+};
+
+TEST(MethodTable, EveryMethodIsARowInEnumOrderWithAConsistentDescription) {
+    ASSERT_GE(nhvk::method_count, 2);
+    for (int i = 0; i < nhvk::method_count; ++i) {
+        const MethodInfo& m = method_table[i];
+        EXPECT_EQ(static_cast<int>(m.id), i) << m.name;
+        EXPECT_EQ(&nhvk::method_info(m.id), &m);
+        EXPECT_GT(m.order, 0) << m.name;
+        EXPECT_LT(m.error_order, m.order) << m.name << ": the embedded estimate is of lower order";
+        EXPECT_GE(m.stages, m.order <= 4 ? m.order : m.order + 1) << m.name << ": the Butcher barriers";
+        EXPECT_EQ(nhvk::adaptive_method(m.id), m.error_order > 0) << m.name;
+        EXPECT_EQ(std::string(nhvk::to_string(m.id)), m.name);
+        ASSERT_NE(nhvk::find_method(m.name), nullptr) << m.name;
+        EXPECT_EQ(nhvk::find_method(m.name)->id, m.id);
+    }
+    EXPECT_EQ(nhvk::find_method("rk45"), nullptr);
+}
+
+TEST(MethodTable, DispatchRunsTheStepperOfTheRow) {
+    for (const MethodInfo& m : method_table)
+        for (const nhvk::Precision p : {nhvk::Precision::f64, nhvk::Precision::f32}) {
+            int calls = 0;
+            nhvk::dispatch_numeric(m.id, p, [&](auto tt, auto st) {
+                using T = decltype(tt);
+                using S = typename decltype(st)::template tmpl<TwoStates, T>;
+                ++calls;
+                EXPECT_EQ(S::method, m.id) << m.name;
+                EXPECT_EQ(S::order, m.order) << m.name;
+                EXPECT_EQ(S::fixed_step, !nhvk::adaptive_method(m.id)) << m.name;
+                EXPECT_EQ(sizeof(T), p == nhvk::Precision::f64 ? sizeof(double) : sizeof(float));
+            });
+            EXPECT_EQ(calls, 1) << m.name;
+        }
+}
+
+TEST(MethodTable, ConfigAndKernelNamesFollowTheRows) {
+    std::string names;
+    for (const MethodInfo& m : method_table) {
+        const std::string text = "[model]\nname = \"nh_particle\"\n[times]\nt_end = 1.0\n[integrator]\nmethod = \"" +
+                                 std::string(m.name) + "\"\n";
+        const nhvk::RunConfig c = nhvk::parse_config(text, "inline.toml", {}, nhvk::model_registry());
+        EXPECT_EQ(c.integrator.method, m.id);
+        EXPECT_EQ(c.resolved_json()["integrator"]["method"], m.name);
+        // a fixed step gets the default step, an adaptive method the automatic first step
+        EXPECT_EQ(c.integrator.dt, nhvk::adaptive_method(m.id) ? 0.0 : nhvk::StepDefaults::rk4_dt) << m.name;
+        for (const std::string& k : nhvk::modelfile::cuda_kernel_names(nhvk::modelfile::CudaKernels::ensemble,
+                                                                       nhvk::Precision::f64, m.id, "M"))
+            if (k.find("ensemble_chunk_kernel") != std::string::npos)
+                EXPECT_NE(k.find(std::string(", ") + m.stepper + ">"), std::string::npos) << k;
+        names += std::string(names.empty() ? "" : ", ") + "\"" + m.name + "\"";
+    }
+    try {
+        nhvk::parse_config("[model]\nname = \"nh_particle\"\n[times]\nt_end = 1.0\n[integrator]\nmethod = \"rk45\"\n",
+                           "inline.toml", {}, nhvk::model_registry());
+        ADD_FAILURE() << "an unknown method loaded";
+    } catch (const nhvk::ConfigError& e) {
+        for (const MethodInfo& m : method_table)
+            EXPECT_NE(std::string(e.what()).find(std::string("\"") + m.name + "\""), std::string::npos) << e.what();
+    }
+}
+
+/** The README's table: the rows of "### Integration methods", cells trimmed. */
+std::vector<std::vector<std::string>> readme_rows() {
+    std::ifstream in(std::string(NHVK_SOURCE_DIR) + "/README.md");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    const std::size_t at = text.find("\n### Integration methods\n");
+    std::vector<std::vector<std::string>> rows;
+    if (at == std::string::npos) return rows;
+    std::istringstream sec(text.substr(at + 1, text.find("\n## ", at + 1) - at - 1));
+    for (std::string line; std::getline(sec, line);) {
+        if (line.size() < 2 || line.front() != '|' || line.rfind("|---", 0) == 0 || line.rfind("| method", 0) == 0)
+            continue;
+        std::vector<std::string> cells;
+        std::istringstream cs(line.substr(1));
+        for (std::string c; std::getline(cs, c, '|');) {
+            const std::size_t a = c.find_first_not_of(' '), b = c.find_last_not_of(' ');
+            cells.push_back(a == std::string::npos ? "" : c.substr(a, b - a + 1));
+        }
+        rows.push_back(cells);
+    }
+    return rows;
+}
+
+TEST(MethodTable, ReadmeListsEveryRowAsTheTableDoes) {
+    const auto rows = readme_rows();
+    ASSERT_EQ(rows.size(), static_cast<std::size_t>(nhvk::method_count));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const MethodInfo& m = method_table[i];
+        ASSERT_EQ(rows[i].size(), 7u);
+        EXPECT_EQ(rows[i][0], "`" + std::string(m.name) + "`");
+        EXPECT_EQ(rows[i][1], std::to_string(m.order)) << m.name;
+        EXPECT_EQ(rows[i][2], m.error_order ? std::to_string(m.error_order) : "none") << m.name;
+        EXPECT_EQ(rows[i][3], std::to_string(m.stages)) << m.name;
+        EXPECT_EQ(rows[i][4], m.fsal ? "yes" : "no") << m.name;
+        EXPECT_EQ(rows[i][5], m.dense_output ? "yes" : "no") << m.name;
+        EXPECT_EQ(rows[i][6], m.summary) << m.name;
+    }
+}
+
+/** `nhvk trajectory` of the nonholonomic particle with `method` and `extra` options: the largest error of x, y, z at
+ *  t = 5 against the closed form (docs/models.md), or NaN when the run failed. */
+double particle_error(const TempDir& tmp, const std::string& method, const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"trajectory", "--model", "nh_particle", "--q0", "0,0.5,0",  "--v0", "1,0.7,0.5",
+                                     "--t-end",    "5",       "--times",     "1",    "--method", method};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const nhvk_test::CliRun r = run_nhvk(args, tmp);
+    EXPECT_EQ(r.rc, 0) << method << ": " << r.err;
+    if (r.rc != 0) return NAN;
+    const nhvk_test::Csv csv = nhvk_test::parse_csv(r.out);
+    const std::size_t last = csv.rows.size() - 1;
+    const double t = std::stod(csv.at(last, "t")), y0 = 0.5, C = std::sqrt(1.0 + y0 * y0), y = y0 + 0.7 * t;
+    const double x = C / 0.7 * (std::asinh(y) - std::asinh(y0)), z = C / 0.7 * (std::sqrt(1.0 + y * y) - C);
+    return std::max({std::fabs(std::stod(csv.at(last, "nh_q0")) - x), std::fabs(std::stod(csv.at(last, "nh_q1")) - y),
+                     std::fabs(std::stod(csv.at(last, "nh_q2")) - z)});
+}
+
+TEST(MethodTable, EveryMethodReachesTheClosedFormAndAFixedStepConvergesAtItsOrder) {
+    TempDir tmp;
+    {
+        const nhvk_test::CliRun r = run_nhvk({"trajectory", "--model", "nh_particle", "--q0", "0,0,0", "--v0", "1,0,0",
+                                              "--t-end", "1", "--method", "rk45"},
+                                             tmp);
+        EXPECT_EQ(r.rc, 2);
+        for (const MethodInfo& m : method_table) EXPECT_NE(r.err.find(m.name), std::string::npos) << r.err;
+    }
+    for (const MethodInfo& m : method_table) {
+        if (nhvk::adaptive_method(m.id)) {
+            EXPECT_LT(particle_error(tmp, m.name, {"--rtol", "1e-12", "--atol", "1e-14"}), 1e-9) << m.name;
+            continue;
+        }
+        const double coarse = particle_error(tmp, m.name, {"--dt", "0.04"}),
+                     fine = particle_error(tmp, m.name, {"--dt", "0.02"});
+        EXPECT_LT(fine, 1e-4) << m.name;
+        // halving the step divides the global error by about 2^order
+        const double ratio = coarse / fine, expected = std::pow(2.0, m.order);
+        EXPECT_GT(ratio, 0.7 * expected) << m.name << ": errors " << coarse << ", " << fine;
+        EXPECT_LT(ratio, 1.4 * expected) << m.name << ": errors " << coarse << ", " << fine;
+    }
+}
+
+} // namespace
