@@ -139,20 +139,19 @@ struct Case {
 };
 
 std::string case_name(const Case& c) {
-    return c.model + (c.precision == Precision::f64 ? "_double" : "_float") +
-           (c.method == Method::rk4 ? "_rk4" : "_dopri5");
+    return c.model + (c.precision == Precision::f64 ? "_double" : "_float") + "_" + nhvk::to_string(c.method);
 }
 
 /** How GoogleTest (and so ctest's test list) shows a case. */
 void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
 
-/** Every model × double, float × RK4, DOPRI5 (the chunk and trajectory tests). */
+/** Every model × double, float × every method of the method table (the chunk and trajectory tests). */
 const std::vector<Case>& all_cases() {
     static const std::vector<Case> v = [] {
         std::vector<Case> r;
         for (const nhvk::ModelInfo& m : nhvk::builtin_model_registry())
             for (Precision p : {Precision::f64, Precision::f32})
-                for (Method me : {Method::rk4, Method::dopri5}) r.push_back({m.name, p, me});
+                for (Method me : nhvk::all_methods()) r.push_back({m.name, p, me});
         return r;
     }();
     return v;
@@ -198,7 +197,7 @@ RunConfig case_config(const Case& c, long long trajectories, bool sweep = true) 
     const std::string path = std::string(NHVK_SOURCE_DIR) + "/configs/" + config_model + ".toml";
     std::vector<std::string> sets = {
         "model.name=\"" + c.model + "\"",
-        std::string("integrator.method=\"") + (c.method == Method::rk4 ? "rk4" : "dopri5") + "\"",
+        std::string("integrator.method=\"") + nhvk::to_string(c.method) + "\"",
         std::string("integrator.precision=\"") + (c.precision == Precision::f64 ? "double" : "float") + "\"",
         set_number("times.t_end", t_end),
         "times.count=" + std::to_string(output_times),
