@@ -34,6 +34,7 @@ double min_rtol(Precision p) { return p == Precision::f32 ? 1e-6 : 2e-15; }
 
 double default_rtol(Precision p) { return p == Precision::f32 ? StepDefaults::rtol_float : StepDefaults::rtol; }
 double default_atol(Precision p) { return p == Precision::f32 ? StepDefaults::atol_float : StepDefaults::atol; }
+double default_dt(Method m) { return adaptive_method(m) ? 0.0 : StepDefaults::rk4_dt; }
 
 std::vector<int> default_divergence_coords(const ModelInfo& m) {
     // NOTE: metres and radians are not mixed unless asked: a model with both leaves its angles out by default.

@@ -38,6 +38,8 @@ double min_rtol(Precision p);
 double default_rtol(Precision p);
 /** @brief The default `atol` in precision `p`: 1e-12 in double, 1e-8 in float. */
 double default_atol(Precision p);
+/** @brief integrator.dt's default: a fixed-step method's step, or 0 (the automatic first step) for an adaptive one. */
+double default_dt(Method m);
 
 /** @brief The coordinates d_q and d_v cover by default (`divergence.coordinates` unset, `nhvk trajectory` without
  *         `--coordinates`): all of them, but a model that mixes angles and lengths leaves its angles out. */

@@ -291,7 +291,7 @@ int run_trajectory_command(const TrajectoryOptions& o) {
     is.precision = req.precision;
     is.rtol = o.rtol_given ? o.rtol : default_rtol(req.precision);
     is.atol = o.atol_given ? o.atol : default_atol(req.precision);
-    is.dt = o.dt_given ? o.dt : (adaptive_method(req.method) ? 0.0 : StepDefaults::rk4_dt);
+    is.dt = o.dt_given ? o.dt : default_dt(req.method);
     is.max_steps = o.max_steps_given ? o.max_steps : default_max_steps(static_cast<long long>(req.times.size()));
     std::optional<SettingProblem> problem = check_integrator(is);
     if (!problem) problem = check_step_count(is, req.t0, req.times);

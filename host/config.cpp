@@ -686,7 +686,7 @@ void parse_integrator(const Reader& rd, const toml::table& root, RunConfig& cfg)
                                                                                       : EquationsKind::ad;
     s.rtol = rd.number_or(t, "rtol", p, default_rtol(s.precision));
     s.atol = rd.number_or(t, "atol", p, default_atol(s.precision));
-    s.dt = rd.number_or(t, "dt", p, adaptive_method(s.method) ? 0.0 : StepDefaults::rk4_dt);
+    s.dt = rd.number_or(t, "dt", p, default_dt(s.method));
     s.min_step = rd.number_or(t, "min_step", p, StepDefaults::min_step);
     const bool max_steps_given = rd.get(t, "max_steps") != nullptr;
     s.max_steps = rd.integer_or(t, "max_steps", p, 1);

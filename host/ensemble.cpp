@@ -278,8 +278,7 @@ EnsembleResult EnsembleRun::run() {
         if (!recorded) {
             const fs::path dir = cfg_.run.out;
             if (root_) fs::remove(dir / "samples.csv.resume", ec);
-            if (cfg_.run.save_members)
-                fs::remove(members_scratch_path(dir, comm_.rank(), comm_.size()).string() + ".resume", ec);
+            if (cfg_.run.save_members) fs::remove(members_scratch_file(dir, comm_.rank(), comm_.size()), ec);
             if (log_ && log_->created()) {
                 log_.reset();
                 fs::remove(dir / "run.log", ec);
@@ -505,7 +504,7 @@ void EnsembleRun::write() {
         out_->remove_after_commit(fs::path(cfg_.run.out) / ResumeRecord::name(k, comm_.size()));
     if (members_)
         for (int k = 0; k < comm_.size(); ++k)
-            out_->remove_after_commit(members_scratch_path(cfg_.run.out, k, comm_.size()).string() + ".resume");
+            out_->remove_after_commit(members_scratch_file(cfg_.run.out, k, comm_.size()));
     if (const std::string note =
             removed_note(cfg_.run.out, out_->commit(), "the earlier run's outputs that this run does not write");
         !note.empty())
@@ -528,7 +527,7 @@ void EnsembleRun::write_members() {
     std::vector<MembersSource> sources;
     for (int k = 0; k < comm_.size(); ++k) {
         MembersSource s;
-        s.path = members_scratch_path(cfg_.run.out, k, comm_.size()).string() + ".resume";
+        s.path = members_scratch_file(cfg_.run.out, k, comm_.size());
         const IndexRange part = split_range(shard_, k, comm_.size());
         s.first = part.first;
         s.count = part.size();

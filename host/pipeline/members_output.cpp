@@ -36,8 +36,6 @@ constexpr std::size_t block_members = 4096;
 /** Members per write of a chunk's records: the buffer stays small whatever the chunk size. */
 constexpr long long write_members = 1024;
 
-std::string errno_text(int e) { return std::strerror(e); }
-
 } // namespace
 
 std::size_t MemberRecordShape::doubles() const {
@@ -59,6 +57,10 @@ MemberRecordShape member_record_shape(const RunConfig& cfg, const ChunkLayout& l
 fs::path members_scratch_path(const fs::path& dir, int rank, int ranks) {
     return dir / (ranks > 1 ? "members.rank" + std::to_string(rank) + "-of-" + std::to_string(ranks) + ".raw"
                             : std::string("members.raw"));
+}
+
+fs::path members_scratch_file(const fs::path& dir, int rank, int ranks) {
+    return members_scratch_path(dir, rank, ranks).string() + ".resume";
 }
 
 bool is_members_scratch_name(const std::string& file) {
@@ -179,7 +181,7 @@ void read_raw(int fd, const MembersSource& src, const MemberRecordShape& s, std:
         const ssize_t r = ::pread(fd, buf.data() + got, buf.size() - got, static_cast<off_t>(at * R + got));
         if (r < 0 && errno == EINTR) continue;
         if (r < 0)
-            throw std::runtime_error("members.nc: cannot read '" + src.path.string() + "': " + errno_text(errno));
+            throw std::runtime_error("members.nc: cannot read '" + src.path.string() + "': " + std::strerror(errno));
         if (r == 0)
             throw std::runtime_error("members.nc: '" + src.path.string() + "' ends before the " +
                                      std::to_string(src.count) + " members the run counted in it");
@@ -329,7 +331,7 @@ void write_members_netcdf(const std::string& path, const RunConfig& cfg, const M
     for (const MembersSource& src : sources) {
         const int fd = src.netcdf ? -1 : ::open(src.path.c_str(), O_RDONLY | O_CLOEXEC);
         if (!src.netcdf && fd < 0)
-            throw std::runtime_error("members.nc: cannot open '" + src.path.string() + "': " + errno_text(errno));
+            throw std::runtime_error("members.nc: cannot open '" + src.path.string() + "': " + std::strerror(errno));
         struct Closer {
             int fd;
             ~Closer() {

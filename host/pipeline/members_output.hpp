@@ -37,6 +37,8 @@ MemberRecordShape member_record_shape(const RunConfig& cfg, const ChunkLayout& l
 
 /** @brief The scratch file of `rank` of `ranks` in the folder `dir` (the name a resumed run finds again). */
 std::filesystem::path members_scratch_path(const std::filesystem::path& dir, int rank, int ranks);
+/** @brief The file on disk of that scratch output (`OutputFile` adds `.resume` to its path). */
+std::filesystem::path members_scratch_file(const std::filesystem::path& dir, int rank, int ranks);
 /** @brief True for the name of a scratch file (any number of ranks): what a run without --resume removes. */
 bool is_members_scratch_name(const std::string& file);
 

@@ -1,15 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "pipeline/netcdf_output.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
