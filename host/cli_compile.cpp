@@ -76,7 +76,7 @@ void add_compile_command(CLI::App& app, int& exit_code) {
                     "CUDA architectures to compile kernels for, e.g. sm_90 (repeatable; default: this machine's "
                     "device, or none without one)");
     cmd->add_option("--precision", opt->precision, "double, float or all (default all)");
-    cmd->add_option("--method", opt->method, "rk4, dopri5 or all (default all)");
+    cmd->add_option("--method", opt->method, method_names(", ", ", ") + " or all (default all)");
     cmd->add_flag("--trajectory", opt->trajectory, "also the kernels of `nhvk trajectory --backend cuda`");
     cmd->add_flag("--no-cpu", opt->no_cpu, "skip the CPU code of model files (CUDA kernels only)");
     cmd->callback([opt, cmd, &exit_code]() {

@@ -384,9 +384,11 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--t0", opt->t0, "initial time")->capture_default_str();
     cmd->add_option("--t-end", opt->t_end, "final time")->required();
     cmd->add_option("--method", opt->method, method_names(" | ", " | "))->capture_default_str();
-    cmd->add_option("--dt", opt->dt, "rk4 step (default 1e-3); dopri5 first step (default automatic)");
-    cmd->add_option("--rtol", opt->rtol, "dopri5 relative tolerance (default 1e-10; 1e-6 with --precision float)");
-    cmd->add_option("--atol", opt->atol, "dopri5 absolute tolerance, > 0 (default 1e-12; 1e-8 with --precision float)");
+    cmd->add_option("--dt", opt->dt, "rk4 step (default 1e-3); an adaptive method's first step (default automatic)");
+    cmd->add_option("--rtol", opt->rtol,
+                    "relative tolerance of an adaptive method (default 1e-10; 1e-6 with --precision float)");
+    cmd->add_option("--atol", opt->atol,
+                    "absolute tolerance of an adaptive method, > 0 (default 1e-12; 1e-8 with --precision float)");
     cmd->add_option("--times", opt->times, "output times: a count N (uniform in (t0, t_end]) or a list t1,t2,...")
         ->capture_default_str();
     cmd->add_flag("--project", opt->project, "project v0 and, after every step, v onto phi = 0");

@@ -93,10 +93,10 @@ template <class O> struct ObserverStops<O, std::void_t<decltype(std::declval<con
  * @brief Integrate both dynamics of one member to `times[0..nt)` and call `obs(i, t_i, y_nh, y_vk)` at each.
  *
  * `times` is strictly increasing and > t0 (double also for float runs). `Stepper` is a stepper template (`Rk4`,
- * `Dopri5`); `Equations` the derivation of the right-hand sides (`AdEquations`, the dual-number reference, or
- * `GenEquations`, the generated code). The observer is called with `i = -1` at `t0` first (after the optional
- * projection). The two dynamics are advanced independently, each with its own adaptive steps. An observer that asks to
- * stop at an output time before the last (ObserverStops) ends the member there with `Status::diverged` and
+ * `Dopri5`, `Tsit5`, `Dop853`); `Equations` the derivation of the right-hand sides (`AdEquations`, the dual-number
+ * reference, or `GenEquations`, the generated code). The observer is called with `i = -1` at `t0` first (after the
+ * optional projection). The two dynamics are advanced independently, each with its own adaptive steps. An observer that
+ * asks to stop at an output time before the last (ObserverStops) ends the member there with `Status::diverged` and
  * `time_index` the number of output times it reached.
  */
 template <template <class, class> class Stepper, template <class, class> class Equations = AdEquations, class M,
@@ -141,6 +141,14 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
     if ((out.failed = source_breach(model, a.y, b.y, t0)) != Dynamics::none) {
         out.status = Status::chart_singular;
         return out;
+    }
+    if constexpr (dense_stepper<Stepper<NH, T>>) {
+        // NOTE: a step past the last output time would evaluate the dynamics where the run does not ask for them
+        // (and could fail there); interpolating steppers end their last step on it.
+        if (nt > 0) {
+            a.land_last_on(T(times[nt - 1]));
+            b.land_last_on(T(times[nt - 1]));
+        }
     }
     obs(-1, t0, a.y, b.y);
     for (int i = 0; i < nt; ++i) {

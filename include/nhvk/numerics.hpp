@@ -10,7 +10,7 @@ namespace nhvk {
 
 /** @brief Integration method (`integrator.method`), dispatched to a stepper template (`MethodStepper`,
  *         nhvk/steppers.hpp); each has its row of `method_table`, in this order. */
-enum class Method : std::uint8_t { dopri5 = 0, rk4 = 1 };
+enum class Method : std::uint8_t { dopri5 = 0, rk4 = 1, tsit5 = 2, dop853 = 3 };
 
 /** @brief The description of one integration method. Every path that names, parses, dispatches or documents a method
  *         reads it from here: the config and `nhvk trajectory --method`, `nhvk compile --method`, the dispatch to the
@@ -35,6 +35,12 @@ inline constexpr MethodInfo method_table[] = {
      "time"},
     {Method::rk4, "rk4", "nhvk::Rk4", 4, 0, 4, false, false,
      "classical Runge–Kutta: fixed step dt, shortened uniformly to land on each output time"},
+    {Method::tsit5, "tsit5", "nhvk::Tsit5", 5, 4, 7, true, true,
+     "Tsitouras 5(4): adaptive step (rtol, atol), the standard controller, output times by its free 4th-order "
+     "interpolant (no step shortened for them)"},
+    {Method::dop853, "dop853", "nhvk::Dop853", 8, 7, 13, true, true,
+     "Dormand–Prince 8(5,3): adaptive step for tight tolerances, output times by its 7th-order interpolant (3 more "
+     "right-hand sides in a step that contains one)"},
 };
 inline constexpr int method_count = static_cast<int>(sizeof(method_table) / sizeof(method_table[0]));
 

@@ -1,79 +1,22 @@
 // SPDX-License-Identifier: MIT
 /** @file
- *  @brief Steppers, templated on the system and the scalar (the stepper/system separation of Boost.Odeint):
- *         classical RK4 with a fixed step and Dormand–Prince 5(4) with per-trajectory adaptive step control.
- *         Both land exactly on every requested output time and can project `v` onto `φ = 0` after each step.
- *
- *  A system provides `static constexpr int dim`, `Status rhs(T t, const T* y, T* dy) const` and
- *  `Status project(T t, T* y) const`; optionally `static constexpr int err_dim` (< dim): only the first `err_dim`
- *  components enter the adaptive error norm (the rest are integrals carried along, e.g. an energy balance).
+ *  @brief The steppers, templated on the system and the scalar (the stepper/system separation of Boost.Odeint), one
+ *         per row of `method_table`: classical RK4 with a fixed step and Dormand–Prince 5(4) with per-trajectory
+ *         adaptive step control here, both landing exactly on every requested output time; Tsitouras 5(4)
+ *         (nhvk/methods/tsit5.hpp) and Dormand–Prince 8(5,3) (nhvk/methods/dop853.hpp), which reach output times by
+ *         their dense output. Each can project `v` onto `φ = 0` after each step. What they share (the systems'
+ *         interface, `StepControl`, the error norm and controller) is in nhvk/step_control.hpp.
  */
 #pragma once
 
 #include "nhvk/config.hpp"
-#include "nhvk/dual.hpp"
-#include "nhvk/linalg.hpp"
+#include "nhvk/methods/dop853.hpp"
+#include "nhvk/methods/tsit5.hpp"
 #include "nhvk/numerics.hpp"
 #include "nhvk/status.hpp"
+#include "nhvk/step_control.hpp"
 
 namespace nhvk {
-
-namespace detail {
-template <class Sys, class = void> struct ErrDim { static constexpr int value = Sys::dim; };
-template <class Sys> struct ErrDim<Sys, decltype(void(Sys::err_dim))> { static constexpr int value = Sys::err_dim; };
-} // namespace detail
-
-/** @brief Integrator settings shared by both steppers (doubles also for float runs). */
-struct StepControl {
-    double rtol = StepDefaults::rtol; ///< dopri5 relative tolerance
-    double atol = StepDefaults::atol; ///< dopri5 absolute tolerance
-    /// rk4: the step; dopri5: the first step (0 = automatic, the config's default for dopri5)
-    double dt = StepDefaults::rk4_dt;
-    double min_step = StepDefaults::min_step; ///< dopri5: a proposed step below this is a step-size underflow
-    /// attempted steps per trajectory and dynamics (a config's default is `default_max_steps` of its output times)
-    long long max_steps = 10000000;
-    bool project = false; ///< project `v` onto `φ = 0` after each accepted step
-};
-
-/**
- * @brief The error norm of an embedded pair: ‖e / (atol + rtol · max(|y|, |y_new|))‖_RMS, in the precision of the run,
- *        summed component by component as the estimate comes.
- *
- * NOTE: each finite ratio is capped at 1e10 so that a float sum of squares cannot overflow on a bad step (any error
- * above ~2e3 gives the controller's smallest factor, so the cap changes no decision); ±∞ and NaN pass it, and make
- * the trajectory non-finite.
- */
-template <class T> class ErrorNorm {
-public:
-    NHVK_HD explicit ErrorNorm(const StepControl& c) : atol_(T(c.atol)), rtol_(T(c.rtol)) {}
-    /** @brief Adds component `e` of the estimate, for the state components `y` (before) and `y_new` (after). */
-    NHVK_HD NHVK_FORCEINLINE void add(T e, T y, T y_new) {
-        const T ay = abs(y), ay_new = abs(y_new), cap = T(1e10);
-        const T sc = atol_ + rtol_ * (ay > ay_new ? ay : ay_new);
-        T r = abs(e / sc);
-        r = (r > cap && is_finite(r)) ? cap : r;
-        sum_ += r * r;
-    }
-    /** @brief The norm over `n` components. */
-    NHVK_HD NHVK_FORCEINLINE T value(int n) const { return sqrt(sum_ / T(n)); }
-
-private:
-    T atol_, rtol_, sum_ = T(0);
-};
-
-/**
- * @brief The step-size controller of a method whose error estimate has order `EstimateOrder` (HNW I, §II.4): the
- *        factor `clamp(0.9 · err^(−1/(EstimateOrder + 1)), 0.2, 10)` (the standard, integral controller; no growth
- *        right after a rejection is the stepper's).
- */
-template <class T, int EstimateOrder> struct StepController {
-    static constexpr double exponent = 1.0 / (EstimateOrder + 1);
-    /** @brief The factor of the next step from the norm `err` of this one's error (accepted when err <= 1). */
-    NHVK_HD NHVK_FORCEINLINE static T factor(T err) {
-        T fac = err > T(0) ? T(0.9) * pow(err, T(-exponent)) : T(10);
-        return fac < T(0.2) ? T(0.2) : (fac > T(10) ? T(10) : fac);
-    }
-};
 
 /** @brief Classical 4th-order Runge–Kutta with a fixed step, shortened uniformly to land on output times. */
 template <class Sys, class T> class Rk4 {
@@ -234,7 +177,7 @@ public:
         for (int i = 0; i < dim; ++i)
             if (!is_finite(k1[i])) return Status::non_finite;
         h_ = T(c.dt);
-        if (!(c.dt > 0.0)) h_ = initial_step(sys, k1);
+        if (!(c.dt > 0.0)) h_ = hairer_initial_step<order, err_dim>(sys, ctl_, t, y, k1);
         return is_finite(h_) ? Status::ok : Status::non_finite;
     }
 
@@ -350,37 +293,8 @@ private:
     using Controller = StepController<T, 4>; ///< the embedded 4th-order solution's estimate
     StepControl ctl_;
     T h_ = T(0);
-
-    NHVK_HD double scaled_norm(const T* x, const T* ref) const {
-        double s = 0.0;
-        NHVK_UNROLL
-        for (int j = 0; j < err_dim; ++j) {
-            const double r = double(x[j]) / (ctl_.atol + ctl_.rtol * double(abs(ref[j])));
-            s += r * r;
-        }
-        return sqrt(s / err_dim);
-    }
-
-    /** @brief Hairer's starting step (HNW I, §II.4): an Euler probe of the second derivative. */
-    NHVK_HD T initial_step(const Sys& sys, const T* k1) const {
-        const double d0 = scaled_norm(y, y), d1 = scaled_norm(k1, y);
-        double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
-        T y1[dim], f1[dim], diff[dim];
-        NHVK_UNROLL
-        for (int j = 0; j < dim; ++j) y1[j] = y[j] + T(h0) * k1[j];
-        if (sys.rhs(t + T(h0), y1, f1) != Status::ok) return T(h0);
-        NHVK_UNROLL
-        for (int j = 0; j < dim; ++j) diff[j] = f1[j] - k1[j];
-        const double d2 = scaled_norm(diff, y) / h0;
-        const double dm = d1 > d2 ? d1 : d2;
-        const double h1 = dm <= 1e-15 ? (h0 * 1e-3 > 1e-6 ? h0 * 1e-3 : 1e-6) : pow(0.01 / dm, 1.0 / order);
-        const double h = 100.0 * h0 < h1 ? 100.0 * h0 : h1;
-        return T(h);
-    }
 };
 
-/** @brief The stepper template of method `M` (a row of `method_table`): `MethodStepper<M>::tmpl<Sys, T>`. */
-template <Method M> struct MethodStepper;
 template <> struct MethodStepper<Method::dopri5> { template <class Sys, class T> using tmpl = Dopri5<Sys, T>; };
 template <> struct MethodStepper<Method::rk4> { template <class Sys, class T> using tmpl = Rk4<Sys, T>; };
 

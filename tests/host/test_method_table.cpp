@@ -3,7 +3,8 @@
 // reaches it by that row: the config and `nhvk trajectory --method` parse its name, the dispatch runs its stepper
 // (whose own order and step kind are the row's), a model file's kernels are named with its stepper, the README's table
 // lists the same rows. A fixed-step method's error falls as dt^order on the nonholonomic particle's closed form, and
-// every method reaches that closed form.
+// every method reaches that closed form. An ensemble of every method gives the same statistics under other chunks and
+// threads, and its members' final divergence is that of `nhvk trajectory` from the same state.
 #include "config.hpp"
 #include "csv_table.hpp"
 #include "modelfile/model_file.hpp"
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -183,6 +185,68 @@ TEST(MethodTable, EveryMethodReachesTheClosedFormAndAFixedStepConvergesAtItsOrde
         const double ratio = coarse / fine, expected = std::pow(2.0, m.order);
         EXPECT_GT(ratio, 0.7 * expected) << m.name << ": errors " << coarse << ", " << fine;
         EXPECT_LT(ratio, 1.4 * expected) << m.name << ": errors " << coarse << ", " << fine;
+    }
+}
+
+/** `x` written so that it reads back exactly. */
+std::string number(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", x);
+    return buf;
+}
+
+/** A run of configs/rolling_disc.toml, short, with `method` in `dir`; its exit code. */
+int run_rolling_disc(const TempDir& tmp, const std::string& method, const std::string& dir, const std::string& chunk,
+                     const std::string& threads) {
+    const nhvk_test::CliRun r =
+        run_nhvk({"run", std::string(NHVK_SOURCE_DIR) + "/configs/rolling_disc.toml", "--trajectories", "40", "--chunk",
+                  chunk, "--threads", threads, "--save-samples", "-q", "--out", (tmp.path() / dir).string(), "--set",
+                  "integrator.method=\"" + method + "\"", "--set", "times.t_end=1.0", "--set", "times.count=12"},
+                 tmp);
+    EXPECT_EQ(r.rc, 0) << method << ": " << r.err;
+    return r.rc;
+}
+
+TEST(MethodTable, EveryMethodsEnsembleIsDeterministicAndItsMembersAreTheirTrajectories) {
+    TempDir tmp;
+    for (const MethodInfo& m : method_table) {
+        SCOPED_TRACE(m.name);
+        const std::string a = std::string(m.name) + "_a", b = std::string(m.name) + "_b";
+        if (run_rolling_disc(tmp, m.name, a, "7", "1") != 0 || run_rolling_disc(tmp, m.name, b, "40", "2") != 0)
+            continue;
+        EXPECT_EQ(nhvk_test::read_text(tmp.path() / a / "stats.csv"),
+                  nhvk_test::read_text(tmp.path() / b / "stats.csv"));
+        const std::string samples = nhvk_test::read_text(tmp.path() / a / "samples.csv");
+        EXPECT_EQ(samples, nhvk_test::read_text(tmp.path() / b / "samples.csv"));
+        // member 0 again, alone, through `nhvk trajectory` with the run's parameters, output times and tolerances:
+        // the same d_q at the last output time, to the bit
+        const nhvk_test::Csv members = nhvk_test::parse_csv(samples);
+        const nlohmann::json summary = nhvk_test::read_json(tmp.path() / a / "summary.json");
+        const nlohmann::json& cfg = summary["config"];
+        std::string q0, v0, mu0, times;
+        for (const std::string& col : members.header) {
+            std::string* into = col.rfind("q0_", 0) == 0    ? &q0
+                                : col.rfind("v0_", 0) == 0  ? &v0
+                                : col.rfind("mu0_", 0) == 0 ? &mu0
+                                                            : nullptr;
+            if (into) *into += (into->empty() ? "" : ",") + members.at(0, col);
+        }
+        for (const double t : summary["times"]) times += (times.empty() ? "" : ",") + number(t);
+        std::vector<std::string> args = {"trajectory", "--model", "rolling_disc", "--q0",     q0,
+                                         "--v0",       v0,        "--mu0",        mu0,        "--t-end",
+                                         "1.0",        "--times", times,          "--method", m.name};
+        for (const auto& [name, value] : cfg["model"]["params"].items())
+            args.insert(args.end(), {"--param", name + "=" + number(value.get<double>())});
+        args.insert(args.end(),
+                    {"--rtol", number(cfg["integrator"]["rtol"]), "--atol", number(cfg["integrator"]["atol"]),
+                     "--max-steps", number(cfg["integrator"]["max_steps"])});
+        if (cfg["integrator"]["dt"].get<double>() > 0.0)
+            args.insert(args.end(), {"--dt", number(cfg["integrator"]["dt"])});
+        const nhvk_test::CliRun r = run_nhvk(args, tmp);
+        ASSERT_EQ(r.rc, 0) << r.err;
+        const nhvk_test::Csv traj = nhvk_test::parse_csv(r.out);
+        ASSERT_TRUE(traj.col.count("d_q")) << r.out.substr(0, r.out.find('\n'));
+        EXPECT_EQ(std::stod(traj.at(traj.rows.size() - 1, "d_q")), std::stod(members.at(0, "d_q_final")));
     }
 }
 

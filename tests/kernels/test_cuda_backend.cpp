@@ -204,12 +204,12 @@ RunConfig case_config(const Case& c, long long trajectories, bool sweep = true) 
         "run.trajectories=" + std::to_string(trajectories),
         "run.seed=7",
     };
-    if (c.method == Method::dopri5 && c.precision == Precision::f64) {
+    if (nhvk::adaptive_method(c.method) && c.precision == Precision::f64) {
         sets.push_back(set_number("integrator.rtol", rtol_f64));
         sets.push_back(set_number("integrator.atol", atol_f64));
     }
     const std::vector<nhvk::ModelInfo> registry = nhvk::model_registry();
-    if (sweep && c.method == Method::dopri5) {
+    if (sweep && nhvk::adaptive_method(c.method)) {
         const RunConfig plain = nhvk::load_config(path, sets, registry);
         const nhvk::ModelInfo* info = nhvk::find_model(registry, c.model);
         for (std::size_t p = 0; info && p < info->params.size(); ++p) {
@@ -348,7 +348,7 @@ void inject_edge_cases(const CaseRun& cr, Inputs& in) {
     for (int c = 0; c < n; ++c) in.v0[c * m + resting_member] = 0.0;
     for (int c = 0; c < k; ++c) in.mu0[c * m + resting_member] = 0.0;
     for (int c = 0; c < n; ++c) in.v0[c * m + fast_member] *= 100.0;
-    if (cr.c.method == Method::rk4)
+    if (!nhvk::adaptive_method(cr.c.method))
         for (int c = 0; c < n; ++c) in.v0[c * m + unstable_member] *= 1e4;
 }
 
@@ -400,7 +400,7 @@ class Tolerance {
 public:
     explicit Tolerance(const CaseRun& cr) : nt_(cr.nt()), thr_(cr.cfg.onset_threshold) {
         const nhvk::StepControl& ctl = cr.plan.common.ctl;
-        const bool adaptive = cr.c.method == Method::dopri5;
+        const bool adaptive = nhvk::adaptive_method(cr.c.method);
         const int d = 2 * cr.plan.layout.n + cr.plan.layout.k;
         k_ = adaptive ? 2.0 * 10.0 * std::sqrt(static_cast<double>(d)) : 2.0 * 2.0;
         rel_ = (adaptive ? ctl.rtol : 0.0) + 8.0 * cr.eps();
@@ -576,7 +576,7 @@ Reference make_reference(const CaseRun& cr, const Inputs& in, Budget budget) {
     const Tolerance tol(cr);
     std::vector<std::pair<long long, ChunkRun>> ladder; // DOPRI5: (budget, run), budgets increasing
     ref.ctl = base;
-    if (cr.c.method == Method::dopri5) {
+    if (nhvk::adaptive_method(cr.c.method)) {
         auto at_budget = [&](long long b) {
             nhvk::StepControl c = base;
             c.max_steps = b;
@@ -640,14 +640,14 @@ Reference make_reference(const CaseRun& cr, const Inputs& in, Budget budget) {
     ref.variants.push_back(run_cpu(cr, moved, ref.ctl));
     ref.variant_names.push_back("inputs moved by 4 ulp");
 
-    const long long rk4_n = cr.c.method == Method::rk4 ? rk4_steps(cr.cfg, base.dt) : 0;
+    const long long rk4_n = !nhvk::adaptive_method(cr.c.method) ? rk4_steps(cr.cfg, base.dt) : 0;
     ref.scales.resize(static_cast<std::size_t>(m));
     ref.at_margin.assign(static_cast<std::size_t>(m), false);
     for (long long j = 0; j < m; ++j) {
         Scales& sc = ref.scales[j];
         sc.y = tol.state_scale(in, j, cr.plan.layout.n, cr.plan.layout.k);
         sc.s = tol.energy_scale(ref.run, j, sc.y);
-        if (cr.c.method == Method::rk4) {
+        if (!nhvk::adaptive_method(cr.c.method)) {
             sc.steps = rk4_n;
         } else {
             sc.steps = ref.ctl.max_steps;
@@ -661,7 +661,7 @@ Reference make_reference(const CaseRun& cr, const Inputs& in, Budget budget) {
             if (!v.outcome[j].same_end(ref.run.outcome[j])) ref.at_margin[j] = true;
         // NOTE: only in float: in double the CPU has no more precise run to measure the rounding error against.
         const bool placed = in.sample_status[j] == static_cast<std::uint8_t>(nhvk::SampleStatus::ok);
-        const bool blows_up = cr.c.method == Method::rk4 && j == unstable_member;
+        const bool blows_up = !nhvk::adaptive_method(cr.c.method) && j == unstable_member;
         if (cr.c.precision == Precision::f32 && placed && !blows_up)
             sc.measured = measured_state_tolerance(cr, in, moved, j, ref.ctl);
     }
@@ -699,7 +699,7 @@ void expect_member_matches(const CaseRun& cr, const Reference& ref, const ChunkR
     // non-finite state, a singular saddle-point matrix or a state outside the chart is decided by the amplified
     // rounding, so one device may say non_finite where the other says singular. The dynamics that failed and the
     // output time it could not reach must still agree.
-    const bool blows_up = cr.c.method == Method::rk4 && j == unstable_member;
+    const bool blows_up = !nhvk::adaptive_method(cr.c.method) && j == unstable_member;
     const auto blow_up = [](const Outcome& o) {
         return o.status == static_cast<std::uint8_t>(nhvk::Status::non_finite) ||
                o.status == static_cast<std::uint8_t>(nhvk::Status::singular) ||
@@ -808,7 +808,7 @@ TEST_P(CudaVsCpuReference, EdgeCasesAndTolerancesHoldOnTheCpu) {
     EXPECT_GE(ok, chunk_members / 2);
     EXPECT_GT(never, 0) << "no member that never crosses the onset threshold";
     const Outcome& f = ref.run.outcome[fast_member];
-    if (cr.c.method == Method::dopri5 && ref.ctl.max_steps < cr.plan.common.ctl.max_steps) {
+    if (nhvk::adaptive_method(cr.c.method) && ref.ctl.max_steps < cr.plan.common.ctl.max_steps) {
         EXPECT_EQ(f.status, static_cast<std::uint8_t>(nhvk::Status::step_limit)) << f;
         EXPECT_GE(f.fail_index, 1) << "the fast member should fail late: " << f;
     }
@@ -817,7 +817,7 @@ TEST_P(CudaVsCpuReference, EdgeCasesAndTolerancesHoldOnTheCpu) {
         for (long long j = 0; j < in.m; ++j)
             if (ref.variants[v].outcome[j].same_end(ref.run.outcome[j]))
                 expect_member_matches(cr, ref, ref.variants[v], j, case_name(cr.c) + " " + ref.variant_names[v], tally);
-    if (cr.c.method == Method::rk4) {
+    if (!nhvk::adaptive_method(cr.c.method)) {
         const Outcome& u = ref.run.outcome[unstable_member];
         std::cout << "[ reference ] " << case_name(cr.c) << ": unstable member " << u << "\n";
     }
@@ -870,7 +870,7 @@ TEST_P(CudaVsCpuTolerance, WrongWellConditionedMemberIsCaught) {
     for (long long j = 0; j < in.m; ++j) {
         const Scales& sc = ref.scales[j];
         if (in.sample_status[j] != static_cast<std::uint8_t>(nhvk::SampleStatus::ok)) continue;
-        if (cr.c.method == Method::rk4 && j == unstable_member) continue;
+        if (!nhvk::adaptive_method(cr.c.method) && j == unstable_member) continue;
         ++placed;
         const double bound = tol.state(sc, 0.0, 0.0);
         ASSERT_EQ(sc.measured.size(), static_cast<std::size_t>(nt)) << "member " << j;
@@ -992,7 +992,7 @@ TEST_P(CudaVsCpu, TrajectoryMatches) {
         const nhvk::TrajectoryRequest req = trajectory_request(cr, in, j, cr.c.precision, cr.plan.common.ctl);
         Scales sc;
         sc.y = tol.state_scale(in, j, L.n, L.k);
-        if (cr.c.method == Method::rk4) {
+        if (!nhvk::adaptive_method(cr.c.method)) {
             sc.steps = rk4_steps(cr.cfg, req.ctl.dt);
         } else {
             nhvk::TrajectoryRequest probe = req;

@@ -137,7 +137,8 @@ TEST_F(CompileCommand, BadArgumentsAreRefusedBeforeAnythingCompiles) {
     } cases[] = {
         {{"compile", "nh_particle", "--arch", "sm_9x"}, "--arch: expected a CUDA architecture such as sm_90"},
         {{"compile", "nh_particle", "--precision", "half"}, "--precision: expected double, float or all, got 'half'"},
-        {{"compile", "nh_particle", "--method", "euler"}, "--method: expected dopri5, rk4 or all, got 'euler'"},
+        {{"compile", "nh_particle", "--method", "euler"},
+         "--method: expected dopri5, rk4, tsit5, dop853 or all, got 'euler'"},
         // the second model is unknown: the first is not compiled either
         {{"compile", "nh_particle", "no_such_model", "--arch", "sm_90"}, "no_such_model"},
         {{"compile", "missing.toml"}, "missing.toml"},

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The integration methods' throughput on a backend (issue 43: "the GPU throughput of each new method is measured in
+# the bench/ GPU script"): configs/rolling_disc.toml and configs/ball_on_turntable.toml at N members with each adaptive
+# method at rtol 1e-10 (the default) and 1e-12, in double, and at the float defaults; one Markdown row per run with
+# the run's integration seconds, its whole time and the members that failed. The first run of a combination includes
+# NVRTC's compile of its kernels on the device (cached after); each combination is run twice and the second is kept.
+# Usage: bench/gpu_methods.sh [build-dir] [N]      (defaults: build, 1000000; BACKEND=cuda|cpu|auto, default cuda;
+#        THREADS for --threads)
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$here/build}"
+n="${2:-1000000}"
+backend="${BACKEND:-cuda}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+threads=()
+[ -z "${THREADS:-}" ] || threads=(--threads "$THREADS")
+[ -x "$build/nhvk" ] || { echo "gpu_methods.sh: no $build/nhvk (build it first)" >&2; exit 2; }
+
+echo "| model | method | precision | rtol | integration s | run s | failed |"
+echo "|---|---|---|---|---|---|---|"
+for model in rolling_disc ball_on_turntable; do
+    for method in dopri5 tsit5 dop853; do
+        for setting in "double 1e-10" "double 1e-12" "float 1e-6"; do
+            read -r precision rtol <<<"$setting"
+            atol=$(python3 -c "print($rtol / 100)")
+            for pass in 1 2; do
+                rm -rf "$work/run"
+                "$build/nhvk" run "$here/configs/$model.toml" --backend "$backend" --trajectories "$n" -q \
+                    --out "$work/run" "${threads[@]}" --set "integrator.method=\"$method\"" \
+                    --set "integrator.precision=\"$precision\"" --set "integrator.rtol=$rtol" \
+                    --set "integrator.atol=$atol" >"$work/log" 2>&1 || { echo "| $model | $method | $precision | $rtol | failed: $(tail -n 1 "$work/log") | | |"; continue 2; }
+            done
+            python3 - "$work/run/summary.json" "$model" "$method" "$precision" "$rtol" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = s["timing"]
+print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {sys.argv[5]} | {t['integration_seconds']:.3f} | "
+      f"{t['seconds']:.3f} | {s['trajectories']['failed']['total']} |")
+PY
+        done
+    done
+done

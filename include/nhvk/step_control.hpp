@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief What every stepper shares: the step-control settings (`StepControl`), the error norm and step-size
+ *         controller of the adaptive methods, Hairer's starting step, and `MethodStepper`, the stepper template of each
+ *         row of `method_table` (specialized in the file of each method's stepper).
+ *
+ *  A system provides `static constexpr int dim`, `Status rhs(T t, const T* y, T* dy) const` and
+ *  `Status project(T t, T* y) const`; optionally `static constexpr int err_dim` (< dim): only the first `err_dim`
+ *  components enter the adaptive error norm (the rest are integrals carried along, e.g. an energy balance).
+ */
+#pragma once
+
+#include "nhvk/config.hpp"
+#include "nhvk/dual.hpp"
+#include "nhvk/linalg.hpp"
+#include "nhvk/numerics.hpp"
+#include "nhvk/status.hpp"
+
+namespace nhvk {
+
+namespace detail {
+template <class Sys, class = void> struct ErrDim { static constexpr int value = Sys::dim; };
+template <class Sys> struct ErrDim<Sys, decltype(void(Sys::err_dim))> { static constexpr int value = Sys::err_dim; };
+} // namespace detail
+
+/** @brief Integrator settings shared by both steppers (doubles also for float runs). */
+struct StepControl {
+    double rtol = StepDefaults::rtol; ///< dopri5 relative tolerance
+    double atol = StepDefaults::atol; ///< dopri5 absolute tolerance
+    /// rk4: the step; dopri5: the first step (0 = automatic, the config's default for dopri5)
+    double dt = StepDefaults::rk4_dt;
+    double min_step = StepDefaults::min_step; ///< dopri5: a proposed step below this is a step-size underflow
+    /// attempted steps per trajectory and dynamics (a config's default is `default_max_steps` of its output times)
+    long long max_steps = 10000000;
+    bool project = false; ///< project `v` onto `φ = 0` after each accepted step
+};
+
+/**
+ * @brief The error norm of an embedded pair: ‖e / (atol + rtol · max(|y|, |y_new|))‖_RMS, in the precision of the run,
+ *        summed component by component as the estimate comes.
+ *
+ * NOTE: each finite ratio is capped at 1e10 so that a float sum of squares cannot overflow on a bad step (any error
+ * above ~2e3 gives the controller's smallest factor, so the cap changes no decision); ±∞ and NaN pass it, and make
+ * the trajectory non-finite.
+ */
+template <class T> class ErrorNorm {
+public:
+    NHVK_HD explicit ErrorNorm(const StepControl& c) : atol_(T(c.atol)), rtol_(T(c.rtol)) {}
+    /** @brief Adds component `e` of the estimate, for the state components `y` (before) and `y_new` (after). */
+    NHVK_HD NHVK_FORCEINLINE void add(T e, T y, T y_new) {
+        const T ay = abs(y), ay_new = abs(y_new), cap = T(1e10);
+        const T sc = atol_ + rtol_ * (ay > ay_new ? ay : ay_new);
+        T r = abs(e / sc);
+        r = (r > cap && is_finite(r)) ? cap : r;
+        sum_ += r * r;
+    }
+    /** @brief The norm over `n` components. */
+    NHVK_HD NHVK_FORCEINLINE T value(int n) const { return sqrt(sum_ / T(n)); }
+
+private:
+    T atol_, rtol_, sum_ = T(0);
+};
+
+/**
+ * @brief The step-size controller of a method whose error estimate has order `EstimateOrder` (HNW I, §II.4): the
+ *        factor `clamp(0.9 · err^(−1/(EstimateOrder + 1)), 0.2, 10)` (the standard, integral controller; no growth
+ *        right after a rejection is the stepper's).
+ */
+template <class T, int EstimateOrder> struct StepController {
+    static constexpr double exponent = 1.0 / (EstimateOrder + 1);
+    /** @brief The factor of the next step from the norm `err` of this one's error (accepted when err <= 1). */
+    NHVK_HD NHVK_FORCEINLINE static T factor(T err) {
+        T fac = err > T(0) ? T(0.9) * pow(err, T(-exponent)) : T(10);
+        return fac < T(0.2) ? T(0.2) : (fac > T(10) ? T(10) : fac);
+    }
+};
+
+namespace detail {
+/** @brief ‖x / (atol + rtol · |ref|)‖_RMS over the first `N` components, in double (the starting step's probes). */
+template <int N, class T> NHVK_HD double scaled_rms(const T* x, const T* ref, const StepControl& c) {
+    double s = 0.0;
+    NHVK_UNROLL
+    for (int j = 0; j < N; ++j) {
+        const double r = double(x[j]) / (c.atol + c.rtol * double(abs(ref[j])));
+        s += r * r;
+    }
+    return sqrt(s / N);
+}
+} // namespace detail
+
+/**
+ * @brief Hairer's starting step (HNW I, §II.4) for a method of order `Order`: an Euler probe of the second derivative
+ *        from `(t, y)` with `k1 = f(t, y)`; the norms cover the first `ErrDim` components.
+ */
+template <int Order, int ErrDim, class Sys, class T>
+NHVK_HD T hairer_initial_step(const Sys& sys, const StepControl& c, T t, const T* y, const T* k1) {
+    constexpr int dim = Sys::dim;
+    const double d0 = detail::scaled_rms<ErrDim>(y, y, c), d1 = detail::scaled_rms<ErrDim>(k1, y, c);
+    double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    T y1[dim], f1[dim], diff[dim];
+    NHVK_UNROLL
+    for (int j = 0; j < dim; ++j) y1[j] = y[j] + T(h0) * k1[j];
+    if (sys.rhs(t + T(h0), y1, f1) != Status::ok) return T(h0);
+    NHVK_UNROLL
+    for (int j = 0; j < dim; ++j) diff[j] = f1[j] - k1[j];
+    const double d2 = detail::scaled_rms<ErrDim>(diff, y, c) / h0;
+    const double dm = d1 > d2 ? d1 : d2;
+    const double h1 = dm <= 1e-15 ? (h0 * 1e-3 > 1e-6 ? h0 * 1e-3 : 1e-6) : pow(0.01 / dm, 1.0 / Order);
+    const double h = 100.0 * h0 < h1 ? 100.0 * h0 : h1;
+    return T(h);
+}
+
+namespace detail {
+template <class S, class = void> struct IsDense { static constexpr bool value = false; };
+template <class S> struct IsDense<S, decltype(void(S::dense))> { static constexpr bool value = S::dense; };
+} // namespace detail
+/** @brief True for a stepper that reaches output times by interpolation (`DenseRk`): it takes the last output time
+ *         (`land_last_on`) so that no step goes past it. */
+template <class S> constexpr bool dense_stepper = detail::IsDense<S>::value;
+
+/** @brief The stepper template of method `M` (a row of `method_table`): `MethodStepper<M>::tmpl<Sys, T>`, specialized
+ *         beside each stepper. */
+template <Method M> struct MethodStepper;
+
+} // namespace nhvk
