@@ -2,7 +2,7 @@
 // The model files models/<name>.toml against the built-in models they re-express (include/nhvk/models/<name>.hpp):
 // one test per model (so ctest runs them in parallel), each with one compile of its file. A file and its header are
 // two independent spellings of the same model, so every comparison here is between them, never against a number
-// taken from either: the descriptions, trajectories from sampled constrained states (both steppers, both kinds of
+// taken from either: the descriptions, trajectories from sampled constrained states (every method, both kinds of
 // equations, every combination of the boolean parameters), the residuals and the chart decisions at random states,
 // and a whole `nhvk run` of the model's config with the file in place of the built-in. Each model twice: compiled (the
 // run-time compiler), and interpreted (modelfile/interpreted.hpp, what runs where no compiler does), which integrates
@@ -329,7 +329,7 @@ TEST_P(ModelFileTwin, EqualsTheBuiltinModel) {
     double worst = 0.0;
     for (const std::vector<double>& params : boolean_variants(info, cfg.params))
         for (const Member& m : members)
-            for (nhvk::Method method : {nhvk::Method::dopri5, nhvk::Method::rk4})
+            for (nhvk::Method method : nhvk::all_methods())
                 for (nhvk::EquationsKind eq : {nhvk::EquationsKind::generated, nhvk::EquationsKind::ad}) {
                     SCOPED_TRACE(std::string(nhvk::to_string(method)) + ", " + nhvk::to_string(eq) + "," +
                                  variant_label(info, params));
@@ -347,7 +347,7 @@ TEST_P(ModelFileTwin, EqualsTheBuiltinModel) {
                     req.ctl.atol = cfg.integrator.atol;
                     req.ctl.min_step = cfg.integrator.min_step;
                     req.ctl.max_steps = cfg.integrator.max_steps;
-                    req.ctl.dt = method == nhvk::Method::rk4 ? 1e-3 : 0.0;
+                    req.ctl.dt = nhvk::adaptive_method(method) ? 0.0 : 1e-3;
                     const nhvk::TrajectoryResult a = builtin->trajectory_cpu(req);
                     const nhvk::TrajectoryResult b = twin->trajectory_cpu(req);
                     EXPECT_EQ(nhvk::status_name(b.outcome.status), nhvk::status_name(a.outcome.status));

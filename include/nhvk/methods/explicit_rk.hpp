@@ -81,7 +81,7 @@ public:
         if (c.project && (s = sys.project(ts_, ys_)) != Status::ok) return s;
         NHVK_UNROLL
         for (int i = 0; i < dim; ++i) y[i] = ys_[i];
-        if ((s = sys.rhs(ts_, ys_, f_)) != Status::ok) return s;
+        if ((s = rhs(sys, ts_, ys_, f_)) != Status::ok) return s;
         NHVK_UNROLL
         for (int i = 0; i < dim; ++i)
             if (!is_finite(f_[i])) return Status::non_finite;
@@ -129,6 +129,10 @@ private:
     T t_last_ = T(0);
     bool clip_last_ = false;
 
+    /** @brief `sys.rhs`: on the host one out-of-line copy per system, called from every stage, instead of the
+     *         equations inlined into each of them (see NHVK_STEP_INLINE); inlined on the device. */
+    NHVK_HD NHVK_STEP_INLINE static Status rhs(const Sys& sys, T t, const T* y, T* dy) { return sys.rhs(t, y, dy); }
+
     /** @brief Stages `I … End − 1` of a step of `h` from `(ts_, ys_)`; the last regular stage's input is the new
      *         solution, written to `y_new`, and its time is `t_new` exactly. */
     template <int I, int End>
@@ -143,7 +147,7 @@ private:
                 in[j] = ys_[j] + h * rk::weighted<rk::StageRow<Tab, I>, I>(static_cast<const T(*)[dim]>(K), j);
             constexpr double ci = Tab::c(I);
             const T ti = I == stages - 1 ? t_new : ts_ + T(ci) * h;
-            const Status s = sys.rhs(ti, in, K[I]);
+            const Status s = rhs(sys, ti, in, K[I]);
             if (s != Status::ok) return s;
             return stages_from<I + 1, End>(sys, K, h, t_new, y_new);
         }
@@ -202,7 +206,7 @@ private:
             }
             if (ctl_.project) {
                 if ((s = sys.project(ts_, ys_)) != Status::ok) return s;
-                if ((s = sys.rhs(ts_, ys_, f_)) != Status::ok) return s;
+                if ((s = rhs(sys, ts_, ys_, f_)) != Status::ok) return s;
             }
             return Status::ok;
         }
