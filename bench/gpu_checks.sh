@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: MIT
 # bench/README.md's "On a GPU" list in one run, for a machine whose GPU time is short: the CUDA tests first, then issue
 # 21's benchmark (bench/gpu_statistics.sh), the replica groups' share of the device reduction, stop_at on the device
-# against the CPU, the one-core CPU reduction, a model file on the device, and last the rest of the suite. Each step
-# has a time limit, so a step that hangs costs only its own; every log goes to OUT-DIR, and a summary to stdout.
+# against the CPU, the one-core CPU reduction, a model file on the device, the integration methods' throughput, and
+# last the rest of the suite. Each step has a time limit, so a step that hangs costs only its own; every log goes to
+# OUT-DIR, and a summary to stdout.
 # Usage: bench/gpu_checks.sh [build-dir] [out-dir]        (default: build, gpu_checks)
 # Environment: N (the benchmarks' ensemble size, default 10000000), JOBS (ctest's parallel jobs, default nproc),
-#   SKIP_TESTS=1 (benchmarks only), CUDA_TESTS_S / REST_TESTS_S (the two ctest runs' limits, default 300 / 300 s).
+#   SKIP_TESTS=1 (benchmarks only), CUDA_TESTS_S / REST_TESTS_S (the two ctest runs' limits, default 300 / 300 s),
+#   METHODS_N (gpu_methods.sh's ensemble size, default 1000000).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$here/build}"
@@ -77,6 +79,9 @@ for i in 1 2 3; do run "cpu, 1 thread, exact" "$dopri" --backend cpu --threads 1
 step "a model file on the device against its built-in twin"
 BACKEND=cuda timeout 300 bash "$here/bench/model_file_throughput.sh" "$build" 1000000 "$jobs" 2 nh_particle 2>&1 |
     tee "$out/model_file_cuda.md"
+
+step "the integration methods on the device (bench/gpu_methods.sh, N = ${METHODS_N:-1000000})"
+timeout 300 bash "$here/bench/gpu_methods.sh" "$build" "${METHODS_N:-1000000}" 2>&1 | tee "$out/gpu_methods.md"
 
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
     step "the rest of the suite (the NVRTC model-file tests among them)"

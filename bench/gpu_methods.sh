@@ -3,8 +3,9 @@
 # The integration methods' throughput on a backend (issue 43: "the GPU throughput of each new method is measured in
 # the bench/ GPU script"): configs/rolling_disc.toml and configs/ball_on_turntable.toml at N members with each adaptive
 # method at rtol 1e-10 (the default) and 1e-12, in double, and at the float defaults; one Markdown row per run with
-# the run's integration seconds, its whole time and the members that failed. The first run of a combination includes
-# NVRTC's compile of its kernels on the device (cached after); each combination is run twice and the second is kept.
+# the run's integration seconds, its whole time and the members that failed. The kernels of every combination are
+# compiled first, in parallel (`nhvk compile`, one process per combination, into the run's cache), so the timed runs
+# compile nothing; each run has a 150 s limit.
 # Usage: bench/gpu_methods.sh [build-dir] [N]      (defaults: build, 1000000; BACKEND=cuda|cpu|auto, default cuda;
 #        THREADS for --threads)
 set -euo pipefail
@@ -18,6 +19,18 @@ threads=()
 [ -z "${THREADS:-}" ] || threads=(--threads "$THREADS")
 [ -x "$build/nhvk" ] || { echo "gpu_methods.sh: no $build/nhvk (build it first)" >&2; exit 2; }
 
+if [ "$backend" != cpu ]; then
+    echo "gpu_methods.sh: compiling the kernels of 12 combinations in parallel" >&2
+    for model in rolling_disc ball_on_turntable; do
+        for method in dopri5 tsit5 dop853; do
+            for precision in double float; do
+                "$build/nhvk" compile "$model" --method "$method" --precision "$precision" --no-cpu >/dev/null &
+            done
+        done
+    done
+    wait
+fi
+
 echo "| model | method | precision | rtol | integration s | run s | failed |"
 echo "|---|---|---|---|---|---|---|"
 for model in rolling_disc ball_on_turntable; do
@@ -25,13 +38,14 @@ for model in rolling_disc ball_on_turntable; do
         for setting in "double 1e-10" "double 1e-12" "float 1e-6"; do
             read -r precision rtol <<<"$setting"
             atol=$(python3 -c "print($rtol / 100)")
-            for pass in 1 2; do
-                rm -rf "$work/run"
-                "$build/nhvk" run "$here/configs/$model.toml" --backend "$backend" --trajectories "$n" -q \
-                    --out "$work/run" "${threads[@]}" --set "integrator.method=\"$method\"" \
-                    --set "integrator.precision=\"$precision\"" --set "integrator.rtol=$rtol" \
-                    --set "integrator.atol=$atol" >"$work/log" 2>&1 || { echo "| $model | $method | $precision | $rtol | failed: $(tail -n 1 "$work/log") | | |"; continue 2; }
-            done
+            rm -rf "$work/run"
+            if ! timeout 150 "$build/nhvk" run "$here/configs/$model.toml" --backend "$backend" --trajectories "$n" -q \
+                --out "$work/run" "${threads[@]}" --set "integrator.method=\"$method\"" \
+                --set "integrator.precision=\"$precision\"" --set "integrator.rtol=$rtol" \
+                --set "integrator.atol=$atol" >"$work/log" 2>&1; then
+                echo "| $model | $method | $precision | $rtol | failed: $(tail -n 1 "$work/log") | | |"
+                continue
+            fi
             python3 - "$work/run/summary.json" "$model" "$method" "$precision" "$rtol" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
