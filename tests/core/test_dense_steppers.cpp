@@ -48,7 +48,9 @@ template <class Tab> void expect_order_conditions() {
                 for (int j = 0; j < i; ++j) tall += b<Tab>(i) * Tab::a(i, j) * std::pow(Tab::c(j), k - 2);
         }
         EXPECT_NEAR(bushy, 1.0 / k, 1e-13) << "Σ b c^" << k - 1;
-        if (k >= 2) EXPECT_NEAR(tall, 1.0 / (k * (k - 1)), 1e-13) << "Σ b a c^" << k - 2;
+        if (k >= 2) {
+            EXPECT_NEAR(tall, 1.0 / (k * (k - 1)), 1e-13) << "Σ b a c^" << k - 2;
+        }
     }
     // a condition of order order + 1 fails: the order claimed is the order there is
     double next = 0.0;
@@ -63,10 +65,13 @@ TEST(DenseTableau, Tsit5SatisfiesTheOrderConditionsToOrder5) {
         double sum = 0.0;
         for (int i = 0; i < Tsit5Tableau::stages; ++i)
             sum += (b<Tsit5Tableau>(i) * (i < 6) + Tsit5Tableau::E[i]) * std::pow(Tsit5Tableau::c(i), k - 1);
-        if (k <= 4) EXPECT_NEAR(sum, 1.0 / k, 1e-13) << k;
-        else EXPECT_GT(std::fabs(sum - 1.0 / k), 1e-6);
+        if (k <= 4) {
+            EXPECT_NEAR(sum, 1.0 / k, 1e-13) << k;
+        } else {
+            EXPECT_GT(std::fabs(sum - 1.0 / k), 1e-6);
+        }
     }
-    // the interpolant's weights b_i(θ) reach b_i at θ = 1 and are 0 at θ = 0
+    // the interpolant's weights b_i(θ) reach b_i at θ = 1
     for (int i = 0; i < Tsit5Tableau::stages; ++i) {
         double at1 = 0.0;
         for (int p = 0; p < Tsit5Tableau::dense_terms; ++p) at1 += Tsit5Tableau::R[i][p];
@@ -85,8 +90,12 @@ TEST(DenseTableau, Dop853SatisfiesTheOrderConditionsToOrder8) {
             e5 += Dop853Tableau::E5[i] * std::pow(Dop853Tableau::c(i), k - 1);
             e3 += Dop853Tableau::E3[i] * std::pow(Dop853Tableau::c(i), k - 1);
         }
-        if (k <= 5) EXPECT_NEAR(e5, 0.0, 1e-12) << "E5, k = " << k;
-        if (k <= 3) EXPECT_NEAR(e3, 0.0, 1e-12) << "E3, k = " << k;
+        if (k <= 5) {
+            EXPECT_NEAR(e5, 0.0, 1e-12) << "E5, k = " << k;
+        }
+        if (k <= 3) {
+            EXPECT_NEAR(e3, 0.0, 1e-12) << "E3, k = " << k;
+        }
     }
 }
 
@@ -220,6 +229,9 @@ template <template <class, class> class Stepper> void expect_no_evaluation_past_
     EXPECT_EQ(st.t, 1.0);
     EXPECT_NEAR(st.y[0], std::cos(1.0), 1e-5);
     EXPECT_LE(sys.latest, 1.0);
+    // a target past the last output time is reached by steps from it (here into the failure, which is reported)
+    EXPECT_EQ(st.advance_to(sys, 1.5), Status::chart_singular);
+    EXPECT_LT(st.steps, 1000) << "no zero-length steps at the last output time";
     // without the last output time the step passes it, meets the failure, and says so
     Stepper<FailsAfterOne, double> free;
     ASSERT_EQ(free.init(sys, 0.0, y0, ctl), Status::ok);

@@ -90,7 +90,8 @@ public:
         return is_finite(h_) ? Status::ok : Status::non_finite;
     }
 
-    /** @brief No step ends past `t_end` (the last output time): the one that would is shortened to end on it. */
+    /** @brief No step ends past `t_end` (the last output time): the one that would is shortened to end on it. A target
+     *         beyond `t_end` is still reached, by steps from `t_end` on. */
     NHVK_HD void land_last_on(T t_end) {
         t_last_ = t_end;
         clip_last_ = true;
@@ -165,8 +166,9 @@ private:
             if (!(h_ >= T(ctl_.min_step))) return Status::step_underflow;
             T h = h_;
             bool clipped = false;
-            // NOTE: as dopri5 does at every output time; a remainder below 1e-10 h would leave a sliver step.
-            if (clip_last_ && ts_ + h * T(1 + 1e-10) >= t_last_) {
+            // NOTE: as dopri5 does at every output time; a remainder below 1e-10 h would leave a sliver step. Once the
+            // integration stands on the last output time, a later target is stepped to unclipped (not in zero steps).
+            if (clip_last_ && ts_ < t_last_ && ts_ + h * T(1 + 1e-10) >= t_last_) {
                 h = t_last_ - ts_;
                 clipped = true;
             }
