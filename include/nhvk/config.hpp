@@ -16,10 +16,10 @@
 #define NHVK_NOINLINE
 #endif
 
-// NOTE: a whole step of the interpolating steppers (DOP853: 16 stages): inlined on the device, where registers and
-// local memory are allocated across it, but one out-of-line copy per instantiation on the host: inlined into each
-// caller it took a model's host unit from 24 s to over a minute of compile (GCC -O1) for no gain against 12 right-hand
-// sides.
+// NOTE: a whole step of the interpolating steppers (DOP853: 16 stages) and their calls of the equations: inlined on the
+// device, where registers and local memory are allocated across them, but one out-of-line copy per instantiation on
+// the host. Inlined there, the equations' straight-line code is compiled again for every stage of every caller, most
+// of a model unit's compile time, for no gain against the cost of a right-hand side.
 #if defined(__CUDA_ARCH__)
 #define NHVK_STEP_INLINE __forceinline__
 #else

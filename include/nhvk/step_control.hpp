@@ -23,13 +23,13 @@ template <class Sys, class = void> struct ErrDim { static constexpr int value = 
 template <class Sys> struct ErrDim<Sys, decltype(void(Sys::err_dim))> { static constexpr int value = Sys::err_dim; };
 } // namespace detail
 
-/** @brief Integrator settings shared by both steppers (doubles also for float runs). */
+/** @brief Integrator settings shared by every stepper (doubles also for float runs). */
 struct StepControl {
-    double rtol = StepDefaults::rtol; ///< dopri5 relative tolerance
-    double atol = StepDefaults::atol; ///< dopri5 absolute tolerance
-    /// rk4: the step; dopri5: the first step (0 = automatic, the config's default for dopri5)
+    double rtol = StepDefaults::rtol; ///< an adaptive method's relative tolerance
+    double atol = StepDefaults::atol; ///< an adaptive method's absolute tolerance
+    /// rk4: the step; an adaptive method: the first step (0 = automatic, the config's default for them)
     double dt = StepDefaults::rk4_dt;
-    double min_step = StepDefaults::min_step; ///< dopri5: a proposed step below this is a step-size underflow
+    double min_step = StepDefaults::min_step; ///< adaptive: a proposed step below this is a step-size underflow
     /// attempted steps per trajectory and dynamics (a config's default is `default_max_steps` of its output times)
     long long max_steps = 10000000;
     bool project = false; ///< project `v` onto `φ = 0` after each accepted step
@@ -56,6 +56,8 @@ public:
     }
     /** @brief The norm over `n` components. */
     NHVK_HD NHVK_FORCEINLINE T value(int n) const { return sqrt(sum_ / T(n)); }
+    /** @brief The sum of the squared scaled components (for norms that combine two estimates, as DOP853's does). */
+    NHVK_HD NHVK_FORCEINLINE T sum() const { return sum_; }
 
 private:
     T atol_, rtol_, sum_ = T(0);

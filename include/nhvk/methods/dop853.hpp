@@ -146,28 +146,20 @@ struct Dop853Tableau {
 
     /**
      * @brief Hairer's norm of the two estimates: with e5 = Σ E5_j k_j and e3 = Σ E3_j k_j, each divided by
-     *        atol + rtol · max(|y|, |y_new|) and summed in squares (s5, s3), err = |h| s5 / sqrt(n (s5 + 0.01 s3)).
-     *        The 3rd-order estimate keeps the 5th-order one from being trusted where it is accidentally small.
-     *
-     * NOTE: each finite ratio is capped at 1e10, as `ErrorNorm` does, so that a float sum of squares cannot overflow on
-     * a bad step; ±∞ and NaN pass it and make the trajectory non-finite.
+     *        atol + rtol · max(|y|, |y_new|) and summed in squares (s5, s3: `ErrorNorm`'s sums, with its cap),
+     *        err = |h| s5 / sqrt(n (s5 + 0.01 s3)). The 3rd-order estimate keeps the 5th-order one from being trusted
+     *        where it is accidentally small.
      */
     template <class T, int D_, int ED>
     NHVK_HD NHVK_FORCEINLINE static T error_norm(const T (*K)[D_], T h, const T* y, const T* y_new,
                                                  const StepControl& ctl) {
-        const T atol = T(ctl.atol), rtol = T(ctl.rtol), cap = T(1e10);
-        T s5 = T(0), s3 = T(0);
+        ErrorNorm<T> n5(ctl), n3(ctl);
         NHVK_UNROLL
         for (int j = 0; j < ED; ++j) {
-            const T ay = abs(y[j]), ay_new = abs(y_new[j]);
-            const T sc = atol + rtol * (ay > ay_new ? ay : ay_new);
-            T r5 = abs(rk::weighted<Error5Row, stages>(K, j) / sc),
-              r3 = abs(rk::weighted<Error3Row, stages>(K, j) / sc);
-            r5 = (r5 > cap && is_finite(r5)) ? cap : r5;
-            r3 = (r3 > cap && is_finite(r3)) ? cap : r3;
-            s5 += r5 * r5;
-            s3 += r3 * r3;
+            n5.add(rk::weighted<Error5Row, stages>(K, j), y[j], y_new[j]);
+            n3.add(rk::weighted<Error3Row, stages>(K, j), y[j], y_new[j]);
         }
+        const T s5 = n5.sum(), s3 = n3.sum();
         if (s5 == T(0) && s3 == T(0)) return T(0);
         return abs(h) * s5 / sqrt(T(ED) * (s5 + T(0.01) * s3));
     }

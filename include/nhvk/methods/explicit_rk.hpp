@@ -166,8 +166,8 @@ private:
             if (!(h_ >= T(ctl_.min_step))) return Status::step_underflow;
             T h = h_;
             bool clipped = false;
-            // NOTE: as dopri5 does at every output time; a remainder below 1e-10 h would leave a sliver step. Once the
-            // integration stands on the last output time, a later target is stepped to unclipped (not in zero steps).
+            // NOTE: as dopri5 does at every output time; a remainder below 1e-10 h would leave a sliver step. A step
+            // that starts on the last output time is not clipped: a later target is reached by ordinary steps.
             if (clip_last_ && ts_ < t_last_ && ts_ + h * T(1 + 1e-10) >= t_last_) {
                 h = t_last_ - ts_;
                 clipped = true;
