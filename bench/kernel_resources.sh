@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Registers, stack frame and spills of every ensemble kernel, from `nvcc -Xptxas -v` (no GPU needed).
-# Usage: bench/kernel_resources.sh [build-dir] [arch]     (default: build, sm_90)
+# Usage: bench/kernel_resources.sh [build-dir] [arch]     (default: build, sm_90; MODELS="rolling_disc ..." for some
+#        models only)
 # The build dir must have been configured (its gen/ folder holds the generated equations and the per-model .cu units;
 # `cmake --build BUILD --target nhvk_generated` makes them). Prints one line per kernel:
 #   model precision method registers stack_bytes spill_bytes
@@ -17,7 +18,13 @@ r123="$(dirname "$(dirname "$(find /usr/include /usr/local/include -name philox.
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 echo "model precision method registers stack_bytes spill_bytes"
-for cu in "$build"/gen/cuda_model_*.cu; do
+units=()
+if [ -n "${MODELS:-}" ]; then
+    for m in $MODELS; do units+=("$build/gen/cuda_model_$m.cu"); done
+else
+    units=("$build"/gen/cuda_model_*.cu)
+fi
+for cu in "${units[@]}"; do
     "$nvcc" -std=c++17 -O3 --expt-relaxed-constexpr -diag-suppress=20012 -arch="$arch" -Xptxas -v -c "$cu" \
         -o "$tmp/unit.o" -I"$here/include" -I"$here/host" -I"$here/kernels" -I"$build/gen/include" \
         ${r123:+-I"$r123"} 2>"$tmp/ptxas.txt" || { cat "$tmp/ptxas.txt" >&2; exit 1; }

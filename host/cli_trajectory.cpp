@@ -159,6 +159,7 @@ struct TrajectoryOptions {
     bool rtol_given = false, atol_given = false;
     std::string times = "100";
     bool project = false;
+    bool steps = false; ///< --steps: print the step counts to stderr
     double constraint_tol = 1e-10;
     std::string backend = "cpu";
     std::string precision = "double";
@@ -344,6 +345,9 @@ int run_trajectory_command(const TrajectoryOptions& o) {
         throw UsageError(os.str());
     }
 
+    if (o.steps && o.backend != "cpu")
+        throw UsageError("--steps: the steps are counted on the cpu backend only (the same steps as on cuda, to "
+                         "within the rounding of the two backends' arithmetic)");
     TrajectoryResult r;
     if (o.backend == "cpu") r = run_trajectory_cpu(req);
     else if (o.backend == "cuda") {
@@ -359,6 +363,11 @@ int run_trajectory_command(const TrajectoryOptions& o) {
         const int e = errno;
         throw std::runtime_error(std::string("cannot write to standard output") +
                                  (e != 0 ? std::string(": ") + std::strerror(e) : std::string()));
+    }
+    if (o.steps) {
+        const double reached = r.rows >= 2 ? req.times[static_cast<std::size_t>(r.rows - 2)] : req.t0;
+        std::cerr << "nhvk trajectory: steps to t = " << reached << ": nonholonomic " << r.steps[0] << " ("
+                  << r.rejected[0] << " rejected), vakonomic " << r.steps[1] << " (" << r.rejected[1] << " rejected)\n";
     }
     if (r.outcome.status != Status::ok) {
         std::cerr << "nhvk: trajectory failed: " << status_name(r.outcome.status) << " in the "
@@ -392,6 +401,8 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--times", opt->times, "output times: a count N (uniform in (t0, t_end]) or a list t1,t2,...")
         ->capture_default_str();
     cmd->add_flag("--project", opt->project, "project v0 and, after every step, v onto phi = 0");
+    cmd->add_flag("--steps", opt->steps,
+                  "print each dynamics' attempted and rejected steps to standard error (cpu backend)");
     cmd->add_option("--constraint-tol", opt->constraint_tol,
                     "largest max |phi(q0,v0)| / |dphi/dv| / max(1,|v0|) accepted")
         ->capture_default_str();

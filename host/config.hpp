@@ -25,7 +25,7 @@
  *  std = 0.1                       #   an array of exactly k entries, one per constraint
  *
  *  [integrator]
- *  method = "dopri5"               # "dopri5" | "rk4" | "tsit5" | "dop853"; default "dopri5"
+ *  method = "dopri5"               # "dopri5" | "rk4" | "tsit5" | "dop853" | "rodas5p"; default "dopri5"
  *  rtol = 1e-10                    # adaptive: >= 2e-15 (double) or 1e-6 (float), what the precision reaches;
  *                                  #   default 1e-10 (1e-6 with precision = "float"); any number > 0 with rk4
  *  atol = 1e-12                    # > 0 (0 would let the error scale vanish); default 1e-12 (1e-8 with

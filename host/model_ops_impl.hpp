@@ -45,6 +45,18 @@ template <class M> void run_chunk_cpu(const ChunkCommon& common, const ChunkArgs
     else run_chunk_cpu_with<M, GenEquations>(common, args, threads);
 }
 
+/** @brief The trajectory's recorder, which also keeps the step counts (`nhvk trajectory --steps`; host only, so the
+ *         kernels' recorder is untouched). */
+template <class M, class T> struct TallyingRecorder : StateRecorder<M, T> {
+    long long steps[2] = {0, 0}, rejected[2] = {0, 0};
+    void tally(long long nh_steps, long long nh_rejected, long long vk_steps, long long vk_rejected) {
+        steps[0] = nh_steps;
+        rejected[0] = nh_rejected;
+        steps[1] = vk_steps;
+        rejected[1] = vk_rejected;
+    }
+};
+
 template <class M, class T, template <class, class> class St, template <class, class> class Eq>
 TrajectoryResult trajectory(const TrajectoryRequest& req) {
     constexpr int n = M::n, k = M::k;
@@ -57,9 +69,13 @@ TrajectoryResult trajectory(const TrajectoryRequest& req) {
     for (int a = 0; a < k; ++a) mu0[a] = req.mu0.empty() ? T(0) : T(req.mu0.at(a));
     const int nt = static_cast<int>(req.times.size());
     std::vector<T> buf(static_cast<std::size_t>(nt + 1) * StateRecorder<M, T>::row_size(), T(0));
-    StateRecorder<M, T> rec{buf.data()};
+    TallyingRecorder<M, T> rec{{buf.data()}};
     TrajectoryResult r;
     r.outcome = integrate_member<St, Eq>(model, q0, v0, mu0, T(req.t0), req.times.data(), nt, req.ctl, rec);
+    for (int d = 0; d < 2; ++d) {
+        r.steps[d] = rec.steps[d];
+        r.rejected[d] = rec.rejected[d];
+    }
     r.row_size = StateRecorder<M, T>::row_size();
     r.rows = r.outcome.status == Status::ok ? nt + 1 : r.outcome.time_index + 1;
     if (r.rows < 0) r.rows = 0;

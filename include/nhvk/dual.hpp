@@ -170,6 +170,16 @@ template <class T, int N> struct Dual {
     friend NHVK_HD bool operator>=(const Dual& a, const Dual& b) { return a.val >= b.val; }
 };
 
+/** @brief The value of a plain number or of a (nested) dual number, as a plain number. */
+template <class T> NHVK_HD NHVK_FORCEINLINE T value_of(const T& x) { return x; }
+template <class T, int N> NHVK_HD NHVK_FORCEINLINE auto value_of(const Dual<T, N>& x) { return value_of(x.val); }
+
+/** @brief `x` (of type `T`, plain or dual) as a constant of the dual type `S` nested around `T`. */
+template <class S, class T> NHVK_HD NHVK_FORCEINLINE S lift(const T& x) {
+    if constexpr (std::is_same<S, T>::value || is_scalar<T>::value) return S(x);
+    else return S(lift<typename S::value_type>(x));
+}
+
 namespace detail {
 /** @brief Chain rule: given f(a.val) and f'(a.val), build f(a). */
 template <class T, int N> NHVK_HD NHVK_FORCEINLINE Dual<T, N> chain(const Dual<T, N>& a, const T& f, const T& df) {

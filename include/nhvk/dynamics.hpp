@@ -125,8 +125,14 @@ NHVK_HD NHVK_FORCEINLINE S augmented_lagrangian(const M& model, const S* q, cons
     if (mu) {
         S ph[M::k];
         model.constraints(q, v, t, ph);
+        // NOTE: where T is itself a dual number (a Jacobian's tangent, nhvk/jacobian.hpp), S nests around it and
+        // does not mix with it implicitly: μ is lifted to S. A plain μ multiplies as a scalar, as it always has (the
+        // symbolic layer's traces, hence the generated headers, follow these operations).
         NHVK_UNROLL
-        for (int a = 0; a < M::k; ++a) L -= mu[a] * ph[a];
+        for (int a = 0; a < M::k; ++a) {
+            if constexpr (is_scalar<T>::value) L -= mu[a] * ph[a];
+            else L -= lift<S>(mu[a]) * ph[a];
+        }
     }
     return L;
 }
@@ -465,12 +471,21 @@ template <int N, class T> NHVK_HD Status classify_failure(Status s, const T* y) 
 }
 } // namespace detail
 
+/** @brief The equations `Eq` (`AdEquations<M, T>` or `GenEquations<M, T>`) in the scalar `S`. */
+template <class Eq, class S> struct RebindEquations;
+template <template <class, class> class E, class M, class T, class S> struct RebindEquations<E<M, T>, S> {
+    using type = E<M, S>;
+};
+
 /** @brief Nonholonomic system (eq. (19)): state `y = (q, v)`, `q̇ = v`, `v̇ = a`, multiplier `λ` an output. */
 template <class M, class T, class Eq = AdEquations<M, T>> struct NonholonomicSystem {
     static constexpr int n = M::n, k = M::k, dim = 2 * M::n;
+    /// the same system in the scalar `S` (dual numbers: its Jacobian, nhvk/jacobian.hpp)
+    template <class S> using rebind = NonholonomicSystem<M, S, typename RebindEquations<Eq, S>::type>;
     Eq eq;
 
     NHVK_HD NonholonomicSystem(const M& model = M{}) : eq(model) {}
+    NHVK_HD const M& model() const { return eq.model; }
 
     /** @brief `dy = f(t, y)`; `lambda` (size k) receives the multipliers and `power` the reaction power `λ·(J·v)`
      *         when non-null. */
@@ -536,9 +551,11 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct BalancedNonholo
     /// whether `F·v − ∂L/∂t` can be nonzero: only then is `w_F` carried (a component fewer in every stage otherwise)
     static constexpr bool applied = M::has_force || M::lagrangian_depends_on_t;
     static constexpr int n = M::n, k = M::k, dim = 2 * M::n + 1 + (applied ? 1 : 0), err_dim = 2 * M::n;
+    template <class S> using rebind = BalancedNonholonomicSystem<M, S, typename RebindEquations<Eq, S>::type>;
     NonholonomicSystem<M, T, Eq> base;
 
     NHVK_HD BalancedNonholonomicSystem(const M& model = M{}) : base(model) {}
+    NHVK_HD const M& model() const { return base.eq.model; }
 
     NHVK_HD NHVK_FORCEINLINE Status rhs(T t, const T* y, T* dy, T* lambda = nullptr) const {
         // NOTE: the reaction power comes from the equations' own solve (the generated code shares the
@@ -557,9 +574,11 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct BalancedNonholo
 /** @brief Vakonomic system (§3): state `y = (q, v, μ)`, `[W − Σμ H  −Jᵀ; J 0][a; μ̇] = [−b + Σ μ c; γ]`. */
 template <class M, class T, class Eq = AdEquations<M, T>> struct VakonomicSystem {
     static constexpr int n = M::n, k = M::k, dim = 2 * M::n + M::k;
+    template <class S> using rebind = VakonomicSystem<M, S, typename RebindEquations<Eq, S>::type>;
     Eq eq;
 
     NHVK_HD VakonomicSystem(const M& model = M{}) : eq(model) {}
+    NHVK_HD const M& model() const { return eq.model; }
 
     NHVK_HD NHVK_FORCEINLINE Status rhs(T t, const T* y, T* dy, T* mudot = nullptr) const {
         const T* q = y;

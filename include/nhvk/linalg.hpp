@@ -26,6 +26,12 @@ template <> struct NumericLimits<float> {
     NHVK_HD static constexpr float epsilon() { return FLT_EPSILON; }
     NHVK_HD static constexpr float max() { return FLT_MAX; }
 };
+/** @brief A dual number's limits are its value type's: the generated equations compare with them when they are
+ *         differentiated (`rhs_jacobian`, nhvk/jacobian.hpp). */
+template <class T, int N> struct NumericLimits<Dual<T, N>> {
+    NHVK_HD static constexpr T epsilon() { return NumericLimits<T>::epsilon(); }
+    NHVK_HD static constexpr T max() { return NumericLimits<T>::max(); }
+};
 
 /** @brief Outcome of a dense solve. */
 struct SolveInfo {
@@ -35,6 +41,13 @@ struct SolveInfo {
 
 /** @brief `true` when x is neither NaN nor ±∞. */
 template <class T> NHVK_HD NHVK_FORCEINLINE bool is_finite(T x) { return x - x == T(0); }
+/** @brief A dual number is finite when its value and every tangent are. */
+template <class T, int N> NHVK_HD NHVK_FORCEINLINE bool is_finite(const Dual<T, N>& x) {
+    bool ok = is_finite(x.val);
+    NHVK_UNROLL
+    for (int i = 0; i < N; ++i) ok = ok && is_finite(x.d[i]);
+    return ok;
+}
 
 /** @brief `max_i |x_i|`, the size of a constraint residual; the first non-finite `|x_i|` instead if there is one (a
  *         plain max would drop a NaN, and a NaN residual must reach the caller to be counted). 0 for `K = 0`. */
@@ -59,6 +72,11 @@ NHVK_HD NHVK_FORCEINLINE float pow2_inverse(float m) {
     int e = 0;
     ::frexpf(m, &e);
     return ::ldexpf(1.0f, -e);
+}
+
+/** @brief A dual number's scaling: its value's, a constant (the scaling is exact, so it has no derivative). */
+template <class T, int N> NHVK_HD NHVK_FORCEINLINE Dual<T, N> pow2_inverse(const Dual<T, N>& m) {
+    return Dual<T, N>(pow2_inverse(m.val));
 }
 
 /**
@@ -146,7 +164,7 @@ NHVK_HD NHVK_FORCEINLINE SolveInfo lu_solve(T (&A)[N][N], T (&b)[N],
             b[r] -= f * b[c];
         }
     }
-    info.rcond = double(umin / umax);
+    info.rcond = double(value_of(umin / umax));
     if (!(umin / umax > rcond_min)) return info;
     // back substitution: U y = c, then x = C y (undo the column scaling)
     NHVK_UNROLL
@@ -160,6 +178,84 @@ NHVK_HD NHVK_FORCEINLINE SolveInfo lu_solve(T (&A)[N][N], T (&b)[N],
     for (int j = 0; j < N; ++j) b[j] *= col_scale[j];
     info.ok = true;
     return info;
+}
+
+/**
+ * @brief The LU factors with partial pivoting of an N×N matrix, kept for several right-hand sides (the stages of a
+ *        Rosenbrock step): `a` holds L below the diagonal (unit diagonal implied) and U on and above it, each row
+ *        exchange applied to whole rows (so the multipliers follow their rows, as LAPACK's getrf does); bit `r` of
+ *        `swaps[c]`: rows `c` and `r` were exchanged while column `c` was pivoted, in increasing `r`.
+ */
+template <int N, class T> struct LuFactors {
+    static_assert(N >= 1 && N <= 32, "the row exchanges of a column are a 32-bit mask");
+    T a[N][N];
+    unsigned swaps[N];
+};
+
+/**
+ * @brief Factor `f.a` in place (`lu_solve`'s pivoting by compare-and-swap with compile-time indices, without its
+ *        equilibration: the callers' matrices, `I/(hγ) − ∂f/∂y`, are dominated by a scaled identity where steps are
+ *        small). False when the matrix has a non-finite entry or a pivot not above `N · ε · max|a_ij|`.
+ */
+template <int N, class T> NHVK_HD NHVK_FORCEINLINE bool lu_factor(LuFactors<N, T>& f) {
+    T scale = T(0);
+    NHVK_UNROLL
+    for (int i = 0; i < N; ++i) NHVK_UNROLL
+    for (int j = 0; j < N; ++j) {
+        const T x = abs(f.a[i][j]);
+        if (!is_finite(x)) return false;
+        scale = x > scale ? x : scale;
+    }
+    const T tiny = T(N) * NumericLimits<T>::epsilon() * scale;
+    NHVK_UNROLL
+    for (int c = 0; c < N; ++c) {
+        unsigned mask = 0u;
+        NHVK_UNROLL
+        for (int r = c + 1; r < N; ++r) {
+            const bool swap = abs(f.a[r][c]) > abs(f.a[c][c]);
+            mask |= swap ? (1u << r) : 0u;
+            NHVK_UNROLL
+            for (int j = 0; j < N; ++j) {
+                const T lo = f.a[r][j], hi = f.a[c][j];
+                f.a[c][j] = swap ? lo : hi;
+                f.a[r][j] = swap ? hi : lo;
+            }
+        }
+        f.swaps[c] = mask;
+        if (!(abs(f.a[c][c]) > tiny)) return false;
+        const T inv = T(1) / f.a[c][c];
+        NHVK_UNROLL
+        for (int r = c + 1; r < N; ++r) {
+            const T m = f.a[r][c] * inv;
+            f.a[r][c] = m;
+            NHVK_UNROLL
+            for (int j = c + 1; j < N; ++j) f.a[r][j] -= m * f.a[c][j];
+        }
+    }
+    return true;
+}
+
+/** @brief Solve `A x = b` in place with the factors of `lu_factor`: the row exchanges in their order, then L, then U.
+ */
+template <int N, class T> NHVK_HD NHVK_FORCEINLINE void lu_substitute(const LuFactors<N, T>& f, T* b) {
+    NHVK_UNROLL
+    for (int c = 0; c < N; ++c) NHVK_UNROLL
+    for (int r = c + 1; r < N; ++r) {
+        const bool swap = (f.swaps[c] >> r) & 1u;
+        const T lo = b[r], hi = b[c];
+        b[c] = swap ? lo : hi;
+        b[r] = swap ? hi : lo;
+    }
+    NHVK_UNROLL
+    for (int r = 1; r < N; ++r) NHVK_UNROLL
+    for (int c = 0; c < r; ++c) b[r] -= f.a[r][c] * b[c];
+    NHVK_UNROLL
+    for (int i = N - 1; i >= 0; --i) {
+        T s = b[i];
+        NHVK_UNROLL
+        for (int j = i + 1; j < N; ++j) s -= f.a[i][j] * b[j];
+        b[i] = s / f.a[i][i];
+    }
 }
 
 /** @brief `A = [W ±Jᵀ; J 0]`: the one assembly of the saddle-point matrices, `Sign = −1` for the equations of motion

@@ -89,15 +89,34 @@ template <class O> struct ObserverStops<O, std::void_t<decltype(std::declval<con
     NHVK_HD static bool get(const O& o) { return o.stop; }
 };
 
+/** @brief Whether an observer counts the steps (`tally(nh_steps, nh_rejected, vk_steps, vk_rejected)`, called before
+ *         each output time's call with the totals so far: `nhvk trajectory --steps`); the ensemble's observers do not,
+ *         and cost nothing for it. */
+template <class O, class = void> struct ObserverTallies : std::false_type {};
+template <class O>
+struct ObserverTallies<O, std::void_t<decltype(std::declval<O&>().tally(0LL, 0LL, 0LL, 0LL))>> : std::true_type {};
+
+/** @brief A stepper's rejected steps (0 for a fixed-step one, which rejects none). */
+template <class S, class = void> struct RejectedSteps {
+    NHVK_HD static long long of(const S&) { return 0; }
+};
+template <class S> struct RejectedSteps<S, std::void_t<decltype(std::declval<const S&>().rejected)>> {
+    NHVK_HD static long long of(const S& s) { return s.rejected; }
+};
+template <class O, class A, class B> NHVK_HD NHVK_FORCEINLINE void tally_steps(O& obs, const A& a, const B& b) {
+    if constexpr (ObserverTallies<O>::value)
+        obs.tally(a.steps, RejectedSteps<A>::of(a), b.steps, RejectedSteps<B>::of(b));
+}
+
 /**
  * @brief Integrate both dynamics of one member to `times[0..nt)` and call `obs(i, t_i, y_nh, y_vk)` at each.
  *
  * `times` is strictly increasing and > t0 (double also for float runs). `Stepper` is a stepper template (`Rk4`,
- * `Dopri5`, `Tsit5`, `Dop853`); `Equations` the derivation of the right-hand sides (`AdEquations`, the dual-number
- * reference, or `GenEquations`, the generated code). The observer is called with `i = -1` at `t0` first (after the
- * optional projection). The two dynamics are advanced independently, each with its own adaptive steps. An observer that
- * asks to stop at an output time before the last (ObserverStops) ends the member there with `Status::diverged` and
- * `time_index` the number of output times it reached.
+ * `Dopri5`, `Tsit5`, `Dop853`, `Rodas5p`); `Equations` the derivation of the right-hand sides (`AdEquations`, the
+ * dual-number reference, or `GenEquations`, the generated code). The observer is called with `i = -1` at `t0` first
+ * (after the optional projection). The two dynamics are advanced independently, each with its own adaptive steps. An
+ * observer that asks to stop at an output time before the last (ObserverStops) ends the member there with
+ * `Status::diverged` and `time_index` the number of output times it reached.
  */
 template <template <class, class> class Stepper, template <class, class> class Equations = AdEquations, class M,
           class T, class Observer>
@@ -195,6 +214,7 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
                 out.time_index = i;
                 return out;
             }
+            tally_steps(obs, a, b);
             obs(i, ti, a.y, b.y);
             if (i + 1 < nt && ObserverStops<Observer>::get(obs)) {
                 out.status = Status::diverged;
@@ -223,6 +243,7 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
             out.time_index = i;
             return out;
         }
+        tally_steps(obs, a, b);
         obs(i, ti, a.y, b.y);
         if (i + 1 < nt && ObserverStops<Observer>::get(obs)) {
             out.status = Status::diverged;

@@ -10,7 +10,7 @@ namespace nhvk {
 
 /** @brief Integration method (`integrator.method`), dispatched to a stepper template (`MethodStepper`,
  *         nhvk/steppers.hpp); each has its row of `method_table`, in this order. */
-enum class Method : std::uint8_t { dopri5 = 0, rk4 = 1, tsit5 = 2, dop853 = 3 };
+enum class Method : std::uint8_t { dopri5 = 0, rk4 = 1, tsit5 = 2, dop853 = 3, rodas5p = 4 };
 
 /** @brief The description of one integration method. Every path that names, parses, dispatches or documents a method
  *         reads it from here: the config and `nhvk trajectory --method`, `nhvk compile --method`, the dispatch to the
@@ -41,6 +41,10 @@ inline constexpr MethodInfo method_table[] = {
     {Method::dop853, "dop853", "nhvk::Dop853", 8, 7, 13, true, true,
      "Dormand–Prince 8(5,3): adaptive step for tight tolerances, output times by its 7th-order interpolant (3 more "
      "right-hand sides in a step that contains one)"},
+    {Method::rodas5p, "rodas5p", "nhvk::Rodas5p", 5, 4, 8, false, false,
+     "Rodas5P (Steinebach), linearly implicit and L-stable, for stiff models: the exact Jacobian of the equations "
+     "once per step (one forward tangent per state component), eight solves with it, steps clipped to land on each "
+     "output time"},
 };
 inline constexpr int method_count = static_cast<int>(sizeof(method_table) / sizeof(method_table[0]));
 

@@ -75,7 +75,36 @@ template <class T, int EstimateOrder> struct StepController {
         T fac = err > T(0) ? T(0.9) * pow(err, T(-exponent)) : T(10);
         return fac < T(0.2) ? T(0.2) : (fac > T(10) ? T(10) : fac);
     }
+    /**
+     * @brief The decision after an attempted step of `h` whose error norm is `err` (finite): true when it is accepted
+     *        (`err <= 1`). `h_next` becomes the next step: shrunk (never grown) after a rejection, which `rejected`
+     * counts and `last_rejected` remembers; not grown right after a rejection; and a step shortened to land on an
+     * output time (`clipped`) does not shrink the one proposed before it.
+     */
+    NHVK_HD NHVK_FORCEINLINE static bool accept(T err, T h, bool clipped, T& h_next, bool& last_rejected,
+                                                long long& rejected) {
+        T fac = factor(err);
+        if (!(err <= T(1))) {
+            ++rejected;
+            h_next = h * (fac < T(1) ? fac : T(1));
+            last_rejected = true;
+            return false;
+        }
+        if (last_rejected && fac > T(1)) fac = T(1);
+        const T grown = h * fac;
+        h_next = clipped ? (grown > h_next ? grown : h_next) : grown;
+        last_rejected = false;
+        return true;
+    }
 };
+
+/** @brief Before an adaptive step's attempt: `step_limit` when `steps` reached `max_steps`, `step_underflow` when the
+ *         proposed step `h` fell below `min_step` (or is NaN), else `ok`. */
+template <class T> NHVK_HD NHVK_FORCEINLINE Status attempt_status(long long steps, T h, const StepControl& c) {
+    if (steps >= c.max_steps) return Status::step_limit;
+    if (!(h >= T(c.min_step))) return Status::step_underflow;
+    return Status::ok;
+}
 
 namespace detail {
 /** @brief ‖x / (atol + rtol · |ref|)‖_RMS over the first `N` components, in double (the starting step's probes). */
@@ -110,6 +139,19 @@ NHVK_HD T hairer_initial_step(const Sys& sys, const StepControl& c, T t, const T
     const double h1 = dm <= 1e-15 ? (h0 * 1e-3 > 1e-6 ? h0 * 1e-3 : 1e-6) : pow(0.01 / dm, 1.0 / Order);
     const double h = 100.0 * h0 < h1 ? 100.0 * h0 : h1;
     return T(h);
+}
+
+/** @brief An adaptive method's first step from `f = f(t, y)` (its init's first right-hand side): `non_finite` when `f`
+ *         is not finite; else `h` is `c.dt` when given (> 0), Hairer's starting step for the method's `Order`
+ *         otherwise, and `non_finite` when that is not finite. */
+template <int Order, int ErrDim, class Sys, class T>
+NHVK_HD NHVK_FORCEINLINE Status first_step(const Sys& sys, const StepControl& c, T t, const T* y, const T* f, T& h) {
+    NHVK_UNROLL
+    for (int i = 0; i < Sys::dim; ++i)
+        if (!is_finite(f[i])) return Status::non_finite;
+    h = T(c.dt);
+    if (!(c.dt > 0.0)) h = hairer_initial_step<Order, ErrDim>(sys, c, t, y, f);
+    return is_finite(h) ? Status::ok : Status::non_finite;
 }
 
 namespace detail {

@@ -4,13 +4,15 @@
  *         per row of `method_table`: classical RK4 with a fixed step and Dormand–Prince 5(4) with per-trajectory
  *         adaptive step control here, both landing exactly on every requested output time; Tsitouras 5(4)
  *         (nhvk/methods/tsit5.hpp) and Dormand–Prince 8(5,3) (nhvk/methods/dop853.hpp), which reach output times by
- *         their dense output. Each can project `v` onto `φ = 0` after each step. What they share (the systems'
+ *         their dense output; Rodas5P (nhvk/methods/rodas5p.hpp), linearly implicit for stiff models, which lands on
+ *         them as DOPRI5 does. Each can project `v` onto `φ = 0` after each step. What they share (the systems'
  *         interface, `StepControl`, the error norm and controller) is in nhvk/step_control.hpp.
  */
 #pragma once
 
 #include "nhvk/config.hpp"
 #include "nhvk/methods/dop853.hpp"
+#include "nhvk/methods/rodas5p.hpp"
 #include "nhvk/methods/tsit5.hpp"
 #include "nhvk/numerics.hpp"
 #include "nhvk/status.hpp"

@@ -20,6 +20,7 @@
 #include <cmath>
 
 #include "nhvk/config.hpp"
+#include "nhvk/dual.hpp"
 
 namespace nhvk {
 
@@ -151,5 +152,14 @@ template <class T> NHVK_HD NHVK_FORCEINLINE T trig_cos(T x) { return detail::cos
 template <class T> NHVK_HD NHVK_FORCEINLINE T trig_sin(T x) { return std::sin(x); }
 template <class T> NHVK_HD NHVK_FORCEINLINE T trig_cos(T x) { return std::cos(x); }
 #endif
+
+// The generated equations differentiated by forward tangents (`rhs_jacobian`, nhvk/jacobian.hpp): each through the
+// same sin and cos of the value as above.
+template <class T, int N> NHVK_HD NHVK_FORCEINLINE Dual<T, N> trig_sin(const Dual<T, N>& x) {
+    return detail::chain(x, trig_sin(x.val), trig_cos(x.val));
+}
+template <class T, int N> NHVK_HD NHVK_FORCEINLINE Dual<T, N> trig_cos(const Dual<T, N>& x) {
+    return detail::chain(x, trig_cos(x.val), -trig_sin(x.val));
+}
 
 } // namespace nhvk

@@ -120,6 +120,11 @@ struct DegenerateModel : nhvk::ModelBase {
 template <class T> struct HarmonicSys {
     static constexpr int dim = 2;
     T omega = T(1);
+    /// the same oscillator in the scalar S (the Jacobian of the linearly implicit steppers, nhvk/jacobian.hpp)
+    template <class S> using rebind = HarmonicSys<S>;
+    HarmonicSys() = default;
+    template <class U> explicit HarmonicSys(const HarmonicSys<U>& o) : omega(T(o.omega)) {}
+    const HarmonicSys& model() const { return *this; }
     nhvk::Status rhs(T, const T* y, T* dy) const {
         dy[0] = y[1];
         dy[1] = -omega * omega * y[0];

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Dense solves (include/nhvk/linalg.hpp) against Eigen, singularity detection, and the saddle-point solve of
-// dynamics.hpp on a sub-Riemannian model whose W is singular while the saddle-point matrix is regular.
+// Dense solves (include/nhvk/linalg.hpp) against Eigen, singularity detection, the LU factors kept for several
+// right-hand sides, and the saddle-point solve of dynamics.hpp on a sub-Riemannian model whose W is singular while the
+// saddle-point matrix is regular.
 #include "core_test_util.hpp"
 
 #include <nhvk/linalg.hpp>
@@ -138,6 +139,71 @@ template <class T, int... Ns> void check_singular_sizes(std::integer_sequence<in
 
 TYPED_TEST(LuSolve, DetectsSingularNearlySingularAndNonFinite) {
     check_singular_sizes<TypeParam>(std::make_integer_sequence<int, 8>{});
+}
+
+// The factors kept for several right-hand sides (lu_factor, lu_substitute: the Rosenbrock stages), against Eigen's
+// partial-pivoting LU: sizes 1 to 14 (the largest state of a catalogue model is 13), three right-hand sides per
+// factoring.
+template <int N, class T> void check_factors_against_eigen(std::mt19937_64& rng) {
+    using Mat = Eigen::MatrixXd;
+    using Vec = Eigen::VectorXd;
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    int tested = 0;
+    for (int trial = 0; trial < 40; ++trial) {
+        T A[N][N];
+        random_matrix(rng, A, trial % 2 == 0);
+        Mat Ae(N, N);
+        nhvk::LuFactors<N, T> f;
+        for (int i = 0; i < N; ++i)
+            for (int j = 0; j < N; ++j) Ae(i, j) = f.a[i][j] = A[i][j];
+        const Eigen::JacobiSVD<Mat> svd(Ae);
+        const double cond = svd.singularValues()(0) / svd.singularValues()(N - 1);
+        if (cond > 1e3) continue;
+        ASSERT_TRUE(nhvk::lu_factor(f)) << "N = " << N << " cond = " << cond;
+        ++tested;
+        const auto lu = Ae.partialPivLu();
+        for (int rhs = 0; rhs < 3; ++rhs) {
+            T b[N];
+            Vec be(N);
+            for (int i = 0; i < N; ++i) be(i) = double(b[i] = T(u(rng)));
+            nhvk::lu_substitute(f, b);
+            const Vec xe = lu.solve(be);
+            Vec x(N);
+            for (int i = 0; i < N; ++i) x(i) = double(b[i]);
+            const double e = double(eps<T>());
+            EXPECT_LE((x - xe).norm(), 20.0 * N * cond * e * xe.norm()) << "N = " << N << " rhs " << rhs;
+            EXPECT_LE((Ae * x - be).norm(), 10.0 * N * e * Ae.norm() * x.norm()) << "N = " << N;
+        }
+    }
+    EXPECT_GE(tested, 20) << "too few well-conditioned draws at N = " << N;
+}
+
+template <class T, int... Ns> void check_factor_sizes(std::integer_sequence<int, Ns...>) {
+    std::mt19937_64 rng(4321);
+    (check_factors_against_eigen<Ns + 1, T>(rng), ...);
+}
+
+TYPED_TEST(LuSolve, KeptFactorsMatchEigenOnSizes1To14) {
+    check_factor_sizes<TypeParam>(std::make_integer_sequence<int, 14>{});
+}
+
+TYPED_TEST(LuSolve, KeptFactorsDetectSingularAndNonFinite) {
+    using T = TypeParam;
+    nhvk::LuFactors<3, T> zero{};
+    EXPECT_FALSE(nhvk::lu_factor(zero));
+    // rank 2: the third row the sum of the first two
+    nhvk::LuFactors<3, T> rank2{{{T(1), T(2), T(3)}, {T(4), T(5), T(6)}, {T(5), T(7), T(9)}}, {}};
+    EXPECT_FALSE(nhvk::lu_factor(rank2));
+    for (T bad : {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity()}) {
+        nhvk::LuFactors<3, T> f{{{T(4), T(1), T(0)}, {T(1), T(4), T(1)}, {T(0), T(1), bad}}, {}};
+        EXPECT_FALSE(nhvk::lu_factor(f)) << double(bad);
+    }
+    // a regular matrix that needs a row exchange in every column (zero leading pivot)
+    nhvk::LuFactors<3, T> p{{{T(0), T(1), T(2)}, {T(0), T(0), T(3)}, {T(4), T(5), T(6)}}, {}};
+    ASSERT_TRUE(nhvk::lu_factor(p));
+    T b[3] = {T(3), T(3), T(15)}; // x = (1, 1, 1)
+    nhvk::lu_substitute(p, b);
+    for (T xi : b) EXPECT_NEAR(double(xi), 1.0, 10 * double(eps<T>()));
 }
 
 // Sub-Riemannian Heisenberg (L = ½(ẋ²+ẏ²), φ = ż − ½(x ẏ − y ẋ)): W = diag(1, 1, 0) is singular, the saddle-point

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -186,6 +187,59 @@ TEST(MethodTable, EveryMethodReachesTheClosedFormAndAFixedStepConvergesAtItsOrde
         EXPECT_GT(ratio, 0.7 * expected) << m.name << ": errors " << coarse << ", " << fine;
         EXPECT_LT(ratio, 1.4 * expected) << m.name << ": errors " << coarse << ", " << fine;
     }
+}
+
+/** The counts of `nhvk trajectory --steps`: {nonholonomic steps, rejected, vakonomic steps, rejected}; empty when the
+ *  line is missing. */
+std::vector<long long> step_counts(const std::string& err) {
+    const std::string tag = "nhvk trajectory: steps to t = ";
+    const std::size_t at = err.find(tag);
+    if (at == std::string::npos) return {};
+    std::vector<long long> n;
+    std::istringstream line(err.substr(at + tag.size(), err.find('\n', at) - at - tag.size()));
+    std::string word;
+    // "5: nonholonomic 12 (0 rejected), vakonomic 13 (1 rejected)"
+    while (line >> word) {
+        const std::string digits = word.substr(word.find_first_not_of('('));
+        if (!digits.empty() && std::isdigit(static_cast<unsigned char>(digits[0])) && word.back() != ':')
+            n.push_back(std::stoll(digits));
+    }
+    return n;
+}
+
+TEST(MethodTable, TrajectoryCountsEachDynamicsSteps) {
+    TempDir tmp;
+    for (const MethodInfo& m : method_table) {
+        SCOPED_TRACE(m.name);
+        std::vector<std::string> args = {"trajectory", "--model",   "nh_particle", "--q0",   "0,0.5,0",
+                                         "--v0",       "1,0.7,0.5", "--t-end",     "2",      "--times",
+                                         "4",          "--method",  m.name,        "--steps"};
+        if (!nhvk::adaptive_method(m.id)) args.insert(args.end(), {"--dt", "0.01"});
+        const nhvk_test::CliRun r = run_nhvk(args, tmp);
+        ASSERT_EQ(r.rc, 0) << r.err;
+        const std::vector<long long> n = step_counts(r.err);
+        ASSERT_EQ(n.size(), 4u) << r.err;
+        EXPECT_NE(r.err.find("steps to t = 2:"), std::string::npos) << r.err;
+        if (!nhvk::adaptive_method(m.id)) {
+            // a fixed step: 2 / 0.01 steps for each dynamics, none rejected
+            EXPECT_EQ(n[0], 200);
+            EXPECT_EQ(n[1], 0);
+            EXPECT_EQ(n[2], 200);
+            EXPECT_EQ(n[3], 0);
+        } else {
+            EXPECT_GT(n[0], 4) << "at least a step per output time";
+            EXPECT_GT(n[2], 4);
+            EXPECT_LE(n[1], n[0]);
+            EXPECT_LE(n[3], n[2]);
+        }
+    }
+    // the device's steps are not counted: refused before anything runs
+    const nhvk_test::CliRun r = run_nhvk({"trajectory", "--model", "nh_particle", "--q0", "0,0.5,0", "--v0",
+                                          "1,0.7,0.5", "--t-end", "2", "--steps", "--backend", "cuda"},
+                                         tmp);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("--steps: the steps are counted on the cpu backend only"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty());
 }
 
 /** `x` written so that it reads back exactly. */

@@ -35,6 +35,9 @@ struct TrajectoryResult {
     int row_size = 0;           ///< 4n + k
     int rows = 0;               ///< rows filled: 1 + output times reached
     std::vector<double> states; ///< (times.size() + 1) × row_size, row-major
+    /// attempted and rejected steps of the nonholonomic [0] and vakonomic [1] integrations up to the last output time
+    /// reached; -1 where not counted (the CUDA backend)
+    long long steps[2] = {-1, -1}, rejected[2] = {-1, -1};
 };
 
 /** @brief Integrate on the CPU (the reference backend). Throws std::invalid_argument for an unknown model. */

@@ -82,12 +82,7 @@ public:
         NHVK_UNROLL
         for (int i = 0; i < dim; ++i) y[i] = ys_[i];
         if ((s = rhs(sys, ts_, ys_, f_)) != Status::ok) return s;
-        NHVK_UNROLL
-        for (int i = 0; i < dim; ++i)
-            if (!is_finite(f_[i])) return Status::non_finite;
-        h_ = T(c.dt);
-        if (!(c.dt > 0.0)) h_ = hairer_initial_step<order, err_dim>(sys, ctl_, ts_, ys_, f_);
-        return is_finite(h_) ? Status::ok : Status::non_finite;
+        return first_step<order, err_dim>(sys, ctl_, ts_, ys_, f_, h_);
     }
 
     /** @brief No step ends past `t_end` (the last output time): the one that would is shortened to end on it. A target
@@ -162,8 +157,7 @@ private:
         T K[all_stages][dim] = {}, y_new[dim] = {};
         bool last_rejected = false;
         for (;;) {
-            if (steps >= ctl_.max_steps) return Status::step_limit;
-            if (!(h_ >= T(ctl_.min_step))) return Status::step_underflow;
+            if (const Status a = attempt_status(steps, h_, ctl_); a != Status::ok) return a;
             T h = h_;
             bool clipped = false;
             // NOTE: as dopri5 does at every output time; a remainder below 1e-10 h would leave a sliver step. A step
@@ -181,17 +175,7 @@ private:
             const T err =
                 Tab::template error_norm<T, dim, err_dim>(static_cast<const T(*)[dim]>(K), h, ys_, y_new, ctl_);
             if (!is_finite(err)) return Status::non_finite;
-            T fac = Controller::factor(err);
-            if (!(err <= T(1))) {
-                ++rejected;
-                h_ = h * (fac < T(1) ? fac : T(1));
-                last_rejected = true;
-                continue;
-            }
-            if (last_rejected && fac > T(1)) fac = T(1);
-            // NOTE: the step shortened to the last output time does not shrink the next one.
-            const T h_next = h * fac;
-            h_ = clipped ? (h_next > h_ ? h_next : h_) : h_next;
+            if (!Controller::accept(err, h, clipped, h_, last_rejected, rejected)) continue;
             if (t_target <= t_new) {
                 if ((s = stages_from<stages, all_stages>(sys, K, h, t_new, y_new)) != Status::ok) return s;
                 Tab::template build_dense<T, dim>(static_cast<const T(*)[dim]>(K), h, ys_, y_new, F_);
