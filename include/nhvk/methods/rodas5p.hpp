@@ -106,7 +106,7 @@ public:
         steps = rejected = 0;
         Status s = Status::ok;
         if (ctl.project && (s = sys.project(t, y)) != Status::ok) return s;
-        if ((s = sys.rhs(t, y, f0_)) != Status::ok) return s;
+        if ((s = rhs(sys, t, y, f0_)) != Status::ok) return s;
         return first_step<order, err_dim>(sys, ctl_, t, y, f0_, h_);
     }
 
@@ -126,7 +126,7 @@ public:
             const T t_new = clipped ? t_target : t + h;
             if (!fresh) {
                 if ((s = rhs_jacobian(sys, t, y, J_, ft_)) != Status::ok) return s;
-                if ((s = sys.rhs(t, y, f0_)) != Status::ok) return s;
+                if ((s = rhs(sys, t, y, f0_)) != Status::ok) return s;
                 fresh = true;
             }
             ++steps;
@@ -167,6 +167,13 @@ private:
     T ft_[dim] = {};     ///< ∂f/∂t there
     T f0_[dim] = {};     ///< f there: the first stage's right-hand side
 
+    /** @brief `sys.rhs`: on the host one out-of-line copy per system, called from every stage, instead of the
+     *         equations inlined into each of them (see NHVK_STEP_INLINE: inlined, Rodas5P doubled the compile time of
+     *         a model's host unit); inlined on the device. */
+    NHVK_HD NHVK_STEP_INLINE static Status rhs(const Sys& sys, T t, const T* y, T* dy) { return sys.rhs(t, y, dy); }
+    /** @brief `lu_substitute`, likewise one out-of-line copy on the host for the stages' solves. */
+    NHVK_HD NHVK_STEP_INLINE static void solve(const LuFactors<dim, T>& lu, T* b) { lu_substitute(lu, b); }
+
     /** @brief The stages of a step of `h` from `(t, y)` with the factors of `I/(hγ) − J`; `y_new = U_s + K_s`. */
     NHVK_HD Status stages_of(const Sys& sys, const LuFactors<dim, T>& lu, T h, T (*K)[dim], T* y_new) const {
         const T inv_h = T(1) / h;
@@ -187,7 +194,7 @@ private:
                     u[j] = acc;
                 }
                 const T ti = Tab::alpha(i) == 1.0 ? t + h : t + T(Tab::alpha(i)) * h;
-                const Status s = sys.rhs(ti, u, r);
+                const Status s = rhs(sys, ti, u, r);
                 if (s != Status::ok) return s;
             }
             NHVK_UNROLL
@@ -198,7 +205,7 @@ private:
                 for (int l = 0; l < i; ++l) acc += T(Tab::c(i, l)) * inv_h * K[l][j];
                 K[i][j] = acc;
             }
-            lu_substitute(lu, K[i]);
+            solve(lu, K[i]);
         }
         NHVK_UNROLL
         for (int j = 0; j < dim; ++j) y_new[j] = u[j] + K[stages - 1][j];
