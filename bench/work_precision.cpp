@@ -3,7 +3,8 @@
 // by `nhvk run`, each adaptive method at each rtol integrates both dynamics of every member to the run's output times;
 // this prints, per (method, rtol), the right-hand sides evaluated (counted at the system, not derived from step
 // counts), the attempted and rejected steps, the CPU time, and the largest error of any state component at any output
-// time against a reference (DOP853 at rtol 1e-14, atol 1e-16, checked against DOPRI5 at the same tolerance).
+// time against a reference (DOP853 at rtol 1e-14, atol 1e-16, checked against DOPRI5 at the same tolerance). With
+// WITH_RODAS=1 also rodas5p, whose Jacobians' evaluations in dual numbers (one tangent each) are the last column.
 // bench/work_precision.sh builds and drives it; the input file it writes:
 //   model NAME
 //   param NAME VALUE          (each parameter of the run)
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -78,10 +80,25 @@ struct ParamsByName {
     }
 };
 
+/** Evaluations of the equations in dual numbers, one tangent each: a linearly implicit method's Jacobian columns. */
+long long g_tangent_passes = 0;
+
+/** The system in dual numbers (`rhs_jacobian` makes one per Jacobian from the model), its evaluations counted. */
+template <class Sys> struct CountedTangents {
+    static constexpr int dim = Sys::dim;
+    Sys sys;
+    template <class M> explicit CountedTangents(const M& model) : sys(model) {}
+    template <class T> nhvk::Status rhs(T t, const T* y, T* dy) const {
+        ++g_tangent_passes;
+        return sys.rhs(t, y, dy);
+    }
+};
+
 /** A system whose right-hand sides are counted. */
 template <class Sys> struct Counted {
     static constexpr int dim = Sys::dim;
     static constexpr int err_dim = nhvk::detail::ErrDim<Sys>::value;
+    template <class S> using rebind = CountedTangents<typename Sys::template rebind<S>>;
     Sys sys;
     mutable long long evaluations = 0;
     nhvk::Status rhs(double t, const double* y, double* dy) const {
@@ -89,10 +106,12 @@ template <class Sys> struct Counted {
         return sys.rhs(t, y, dy);
     }
     nhvk::Status project(double t, double* y) const { return sys.project(t, y); }
+    const auto& model() const { return sys.model(); }
 };
 
 struct Work {
     long long evaluations = 0, steps = 0, rejected = 0, failed = 0;
+    long long tangent_passes = 0; ///< the Jacobians' dual-number evaluations (rodas5p)
     double seconds = 0.0;
     std::vector<double> states; ///< per member, output time and component: (q, v) of NH, then (q, v, μ) of VK
 };
@@ -109,6 +128,7 @@ Work integrate(const M& model, const Input& in, double rtol, double atol) {
     ctl.atol = atol;
     ctl.dt = 0.0;
     const auto t0 = std::chrono::steady_clock::now();
+    const long long passes0 = g_tangent_passes;
     for (const std::vector<double>& m : in.members) {
         const NH nh{{model}};
         const VK vk{{model}};
@@ -136,6 +156,7 @@ Work integrate(const M& model, const Input& in, double rtol, double atol) {
         w.rejected += a.rejected + b.rejected;
     }
     w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    w.tangent_passes = g_tangent_passes - passes0;
     return w;
 }
 
@@ -150,6 +171,10 @@ double error(const Work& w, const Work& ref) {
 }
 
 template <class M> int run_model(const Input& in) {
+    // NOTE: rodas5p (the stiff method) only when asked (WITH_RODAS=1 in work_precision.sh): on these non-stiff models
+    // it is the slowest, and the runs of every model take the longest with it
+    const char* env = std::getenv("WITH_RODAS");
+    const bool with_rodas = env && std::string(env) == "1";
     M model{};
     ParamsByName setter{&in.params};
     model.visit_params(setter);
@@ -159,16 +184,17 @@ template <class M> int run_model(const Input& in) {
     std::printf("# model %s: %zu members, %zu output times up to t = %g; reference dop853 rtol 1e-14 (%lld rhs), "
                 "dopri5 at rtol 1e-14 within %.2e of it\n",
                 M::name, in.members.size(), in.times.size(), in.times.back(), ref.evaluations, error(check, ref));
-    std::printf("model,method,rtol,rhs_evaluations,steps,rejected,failed,seconds,max_error\n");
+    std::printf("model,method,rtol,rhs_evaluations,steps,rejected,failed,seconds,max_error,jacobian_tangent_passes\n");
     for (double rtol : in.rtols) {
         const double atol = rtol * 1e-2;
         const auto row = [&](const char* name, const Work& w) {
-            std::printf("%s,%s,%.0e,%lld,%lld,%lld,%lld,%.4f,%.3e\n", M::name, name, rtol, w.evaluations, w.steps,
-                        w.rejected, w.failed, w.seconds, error(w, ref));
+            std::printf("%s,%s,%.0e,%lld,%lld,%lld,%lld,%.4f,%.3e,%lld\n", M::name, name, rtol, w.evaluations,
+                        w.steps, w.rejected, w.failed, w.seconds, error(w, ref), w.tangent_passes);
         };
         row("dopri5", integrate<nhvk::Dopri5>(model, in, rtol, atol));
         row("tsit5", integrate<nhvk::Tsit5>(model, in, rtol, atol));
         row("dop853", integrate<nhvk::Dop853>(model, in, rtol, atol));
+        if (with_rodas) row("rodas5p", integrate<nhvk::Rodas5p>(model, in, rtol, atol));
     }
     return 0;
 }

@@ -6,7 +6,8 @@
 # the CPU time of one core and the largest error against DOP853 at rtol 1e-14. One CSV table per model on stdout.
 # Usage: bench/work_precision.sh [build-dir] [members] [model ...]
 #   (default: build, 16 members, every model of configs/ that `nhvk models` lists)
-# Environment: RTOLS (default "1e-6 1e-8 1e-10 1e-11 1e-12 5e-13 2e-13 1e-13"), CXX (default g++).
+# Environment: RTOLS (default "1e-6 1e-8 1e-10 1e-11 1e-12 5e-13 2e-13 1e-13"), CXX (default g++); WITH_RODAS=1 adds
+# rodas5p (the stiff method; the last column counts its Jacobians' evaluations in dual numbers).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$here/build}" && pwd)"
