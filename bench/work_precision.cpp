@@ -188,8 +188,8 @@ template <class M> int run_model(const Input& in) {
     for (double rtol : in.rtols) {
         const double atol = rtol * 1e-2;
         const auto row = [&](const char* name, const Work& w) {
-            std::printf("%s,%s,%.0e,%lld,%lld,%lld,%lld,%.4f,%.3e,%lld\n", M::name, name, rtol, w.evaluations,
-                        w.steps, w.rejected, w.failed, w.seconds, error(w, ref), w.tangent_passes);
+            std::printf("%s,%s,%.0e,%lld,%lld,%lld,%lld,%.4f,%.3e,%lld\n", M::name, name, rtol, w.evaluations, w.steps,
+                        w.rejected, w.failed, w.seconds, error(w, ref), w.tangent_passes);
         };
         row("dopri5", integrate<nhvk::Dopri5>(model, in, rtol, atol));
         row("tsit5", integrate<nhvk::Tsit5>(model, in, rtol, atol));
