@@ -67,8 +67,8 @@ void measured(const std::string& what, double value) {
 /** The one model whose compiled twin is compared with every method and both kinds of equations (one compile of every
  *  combination). The others compile and compare DOPRI5 with the generated equations, what a run of their configs
  *  integrates: a method is the same template for a file as for a header, so one model shows that each reaches a
- *  file, while compiling every combination for every twin was the largest part of the suite's time (a twin's compile
- *  grows with the methods: 127 s for parallel_velocities with five). */
+ *  file, while a compile of every combination grows with the methods and, for every twin, would be the largest
+ *  part of the suite's time. */
 const std::string every_combination_twin = "rolling_disc";
 
 /** The file of model `name`, loaded and registered (so it replaces the built-in of its name in this process), and its

@@ -4,8 +4,7 @@
  *         Rodas5P (Steinebach 2023): eight stages that each solve with `I/(hγ) − ∂f/∂y` at the step's start, the
  *         Jacobian exact (`rhs_jacobian`, nhvk/jacobian.hpp); L-stable, stiffly accurate, of order 5 with an embedded
  *         4th-order estimate, and built to keep its order on the Prothero–Robinson problem, where Hairer's Rodas4
- *         loses it (steps ∝ rtol^−0.7 there at |λ| = 1e4). Steps are clipped to land on each output time, as DOPRI5's
- *         are.
+ *         loses it (docs/numerics.md §2.6). Steps are clipped to land on each output time, as DOPRI5's are.
  */
 #pragma once
 
@@ -168,8 +167,8 @@ private:
     T f0_[dim] = {};     ///< f there: the first stage's right-hand side
 
     /** @brief `sys.rhs`: on the host one out-of-line copy per system, called from every stage, instead of the
-     *         equations inlined into each of them (see NHVK_STEP_INLINE: inlined, Rodas5P doubled the compile time of
-     *         a model's host unit); inlined on the device. */
+     *         equations inlined into each of them, which is most of a model unit's compile time (see
+     *         NHVK_STEP_INLINE); inlined on the device. */
     NHVK_HD NHVK_STEP_INLINE static Status rhs(const Sys& sys, T t, const T* y, T* dy) { return sys.rhs(t, y, dy); }
     /** @brief `lu_substitute`, likewise one out-of-line copy on the host for the stages' solves. */
     NHVK_HD NHVK_STEP_INLINE static void solve(const LuFactors<dim, T>& lu, T* b) { lu_substitute(lu, b); }
