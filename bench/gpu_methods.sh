@@ -6,7 +6,8 @@
 # the run's integration seconds, its whole time and the members that failed. The kernels of every combination are
 # compiled first, in parallel (`nhvk compile`, one process per combination, into the run's cache), so the timed runs
 # compile nothing; each run has a 150 s limit. Then the stiff configuration (configs/stiff_spring_pair.toml, a model
-# file) at N/100 members with dopri5 and rodas5p at rtol 1e-6 and 1e-8.
+# file) at N/100 members with dopri5 and rodas5p at rtol 1e-6 and 1e-8; and the fixed-step methods rk4 and midpoint
+# (the structure-preserving one) at dt = 1e-3 on both models, at N/10 members.
 # Usage: bench/gpu_methods.sh [build-dir] [N]      (defaults: build, 1000000; BACKEND=cuda|cpu|auto, default cuda;
 #        THREADS for --threads)
 set -euo pipefail
@@ -21,9 +22,9 @@ threads=()
 [ -x "$build/nhvk" ] || { echo "gpu_methods.sh: no $build/nhvk (build it first)" >&2; exit 2; }
 
 if [ "$backend" != cpu ]; then
-    echo "gpu_methods.sh: compiling the kernels of 14 combinations in parallel" >&2
+    echo "gpu_methods.sh: compiling the kernels of 22 combinations in parallel" >&2
     for model in rolling_disc ball_on_turntable; do
-        for method in dopri5 tsit5 dop853; do
+        for method in dopri5 tsit5 dop853 rk4 midpoint; do
             for precision in double float; do
                 "$build/nhvk" compile "$model" --method "$method" --precision "$precision" --no-cpu >/dev/null &
             done
@@ -75,5 +76,17 @@ for method in dopri5 rodas5p; do
     for rtol in 1e-6 1e-8; do
         row "stiff_spring_pair ($stiff_n)" "$here/configs/stiff_spring_pair.toml" "$stiff_n" "$method" double "$rtol" \
             --set integrator.max_steps=10000000
+    done
+done
+
+# The fixed-step methods at dt = 1e-3 (rtol is not used by them): midpoint solves its implicit step by Newton with a
+# matrix of forward tangents, rk4 is the explicit comparison at the same step.
+fixed_n=$((n / 10 > 1000 ? n / 10 : 1000))
+for model in rolling_disc ball_on_turntable; do
+    for method in rk4 midpoint; do
+        for precision in double float; do
+            row "$model ($fixed_n, dt 1e-3)" "$here/configs/$model.toml" "$fixed_n" "$method" "$precision" 1e-6 \
+                --set integrator.dt=0.001
+        done
     done
 done

@@ -90,7 +90,7 @@ std::optional<SettingProblem> check_step_count(const IntegratorSettings& s, doub
     for (double ti : times) {
         const double span = ti - t;
         double m = std::floor(span / s.dt);
-        if (m * s.dt < span * (1.0 - 1e-12)) m += 1.0; // as Rk4::plan rounds up
+        if (m * s.dt < span * (1.0 - 1e-12)) m += 1.0; // as plan_equal_steps rounds up
         steps += std::max(1.0, m);
         t = ti;
     }

@@ -393,7 +393,9 @@ void add_trajectory_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--t0", opt->t0, "initial time")->capture_default_str();
     cmd->add_option("--t-end", opt->t_end, "final time")->required();
     cmd->add_option("--method", opt->method, method_names(" | ", " | "))->capture_default_str();
-    cmd->add_option("--dt", opt->dt, "rk4 step (default 1e-3); an adaptive method's first step (default automatic)");
+    cmd->add_option("--dt", opt->dt,
+                    "a fixed-step method's step (rk4, midpoint; default 1e-3); an adaptive method's first step "
+                    "(default automatic)");
     cmd->add_option("--rtol", opt->rtol,
                     "relative tolerance of an adaptive method (default 1e-10; 1e-6 with --precision float)");
     cmd->add_option("--atol", opt->atol,

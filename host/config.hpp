@@ -25,13 +25,13 @@
  *  std = 0.1                       #   an array of exactly k entries, one per constraint
  *
  *  [integrator]
- *  method = "dopri5"               # "dopri5" | "rk4" | "tsit5" | "dop853" | "rodas5p"; default "dopri5"
+ *  method = "dopri5"               # "dopri5" | "rk4" | "tsit5" | "dop853" | "rodas5p" | "midpoint"; default "dopri5"
  *  rtol = 1e-10                    # adaptive: >= 2e-15 (double) or 1e-6 (float), what the precision reaches;
- *                                  #   default 1e-10 (1e-6 with precision = "float"); any number > 0 with rk4
+ *                                  #   default 1e-10 (1e-6 with precision = "float"); any number > 0 with a fixed step
  *  atol = 1e-12                    # > 0 (0 would let the error scale vanish); default 1e-12 (1e-8 with
  *                                  #   precision = "float"; used by the adaptive methods)
- *  dt = 1e-3                       # rk4: the step, > 0, default 1e-3, and the steps to t_end must fit max_steps;
- *                                  #   adaptive: initial step, 0 = automatic (default 0)
+ *  dt = 1e-3                       # fixed step (rk4, midpoint): the step, > 0, default 1e-3, and the steps to
+ *                                  #   t_end must fit max_steps; adaptive: initial step, 0 = automatic (default 0)
  *  min_step = 1e-14                # >= 0; default 1e-14
  *  max_steps = 130000              # >= 1; default 100000 + 1000 per output time (per trajectory, per dynamics)
  *  project = false                 # project v back onto phi = 0 after each step; default false

@@ -480,6 +480,9 @@ template <template <class, class> class E, class M, class T, class S> struct Reb
 /** @brief Nonholonomic system (eq. (19)): state `y = (q, v)`, `q̇ = v`, `v̇ = a`, multiplier `λ` an output. */
 template <class M, class T, class Eq = AdEquations<M, T>> struct NonholonomicSystem {
     static constexpr int n = M::n, k = M::k, dim = 2 * M::n;
+    /// which equations of motion (a stepper that integrates the mechanics rather than the ODE needs to know)
+    static constexpr Dynamics dynamics = Dynamics::nonholonomic;
+    using Model = M;
     /// the same system in the scalar `S` (dual numbers: its Jacobian, nhvk/jacobian.hpp)
     template <class S> using rebind = NonholonomicSystem<M, S, typename RebindEquations<Eq, S>::type>;
     Eq eq;
@@ -551,6 +554,8 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct BalancedNonholo
     /// whether `F·v − ∂L/∂t` can be nonzero: only then is `w_F` carried (a component fewer in every stage otherwise)
     static constexpr bool applied = M::has_force || M::lagrangian_depends_on_t;
     static constexpr int n = M::n, k = M::k, dim = 2 * M::n + 1 + (applied ? 1 : 0), err_dim = 2 * M::n;
+    static constexpr Dynamics dynamics = Dynamics::nonholonomic;
+    using Model = M;
     template <class S> using rebind = BalancedNonholonomicSystem<M, S, typename RebindEquations<Eq, S>::type>;
     NonholonomicSystem<M, T, Eq> base;
 
@@ -574,6 +579,8 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct BalancedNonholo
 /** @brief Vakonomic system (§3): state `y = (q, v, μ)`, `[W − Σμ H  −Jᵀ; J 0][a; μ̇] = [−b + Σ μ c; γ]`. */
 template <class M, class T, class Eq = AdEquations<M, T>> struct VakonomicSystem {
     static constexpr int n = M::n, k = M::k, dim = 2 * M::n + M::k;
+    static constexpr Dynamics dynamics = Dynamics::vakonomic;
+    using Model = M;
     template <class S> using rebind = VakonomicSystem<M, S, typename RebindEquations<Eq, S>::type>;
     Eq eq;
 

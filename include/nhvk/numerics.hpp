@@ -10,7 +10,7 @@ namespace nhvk {
 
 /** @brief Integration method (`integrator.method`), dispatched to a stepper template (`MethodStepper`,
  *         nhvk/steppers.hpp); each has its row of `method_table`, in this order. */
-enum class Method : std::uint8_t { dopri5 = 0, rk4 = 1, tsit5 = 2, dop853 = 3, rodas5p = 4 };
+enum class Method : std::uint8_t { dopri5 = 0, rk4 = 1, tsit5 = 2, dop853 = 3, rodas5p = 4, midpoint = 5 };
 
 /** @brief The description of one integration method. Every path that names, parses, dispatches or documents a method
  *         reads it from here: the config and `nhvk trajectory --method`, `nhvk compile --method`, the dispatch to the
@@ -26,25 +26,32 @@ struct MethodInfo {
     int stages;          ///< right-hand sides per step, the first included
     bool fsal;           ///< the last stage of a step is the first of the next (one right-hand side saved per step)
     bool dense_output;   ///< output times reached by interpolation (else every step is clipped to land on them)
+    /// solves equations in every step (a linear system, or a Newton iteration): the Butcher barriers of the explicit
+    /// methods (stages ≥ order) do not bind it
+    bool implicit;
     const char* summary; ///< one line for the README's table
 };
 
 inline constexpr MethodInfo method_table[] = {
-    {Method::dopri5, "dopri5", "nhvk::Dopri5", 5, 4, 7, true, false,
+    {Method::dopri5, "dopri5", "nhvk::Dopri5", 5, 4, 7, true, false, false,
      "Dormand–Prince 5(4): adaptive step (rtol, atol), the standard controller, steps clipped to land on each output "
      "time"},
-    {Method::rk4, "rk4", "nhvk::Rk4", 4, 0, 4, false, false,
+    {Method::rk4, "rk4", "nhvk::Rk4", 4, 0, 4, false, false, false,
      "classical Runge–Kutta: fixed step dt, shortened uniformly to land on each output time"},
-    {Method::tsit5, "tsit5", "nhvk::Tsit5", 5, 4, 7, true, true,
+    {Method::tsit5, "tsit5", "nhvk::Tsit5", 5, 4, 7, true, true, false,
      "Tsitouras 5(4): adaptive step (rtol, atol), the standard controller, output times by its free 4th-order "
      "interpolant (no step shortened for them)"},
-    {Method::dop853, "dop853", "nhvk::Dop853", 8, 7, 13, true, true,
+    {Method::dop853, "dop853", "nhvk::Dop853", 8, 7, 13, true, true, false,
      "Dormand–Prince 8(5,3): adaptive step for tight tolerances, output times by its 7th-order interpolant (3 more "
      "right-hand sides in a step that contains one)"},
-    {Method::rodas5p, "rodas5p", "nhvk::Rodas5p", 5, 4, 8, false, false,
+    {Method::rodas5p, "rodas5p", "nhvk::Rodas5p", 5, 4, 8, false, false, true,
      "Rodas5P (Steinebach), linearly implicit and L-stable, for stiff models: the exact Jacobian of the equations "
      "once per step (one forward tangent per state component), eight solves with it, steps clipped to land on each "
      "output time"},
+    {Method::midpoint, "midpoint", "nhvk::Midpoint", 2, 0, 1, false, false, true,
+     "symmetric midpoint integrators of each dynamics' mechanics for long runs: a discrete Lagrange–d'Alembert "
+     "midpoint (nonholonomic) and the variational midpoint of L − μ·φ (vakonomic); fixed step dt, a Newton solve per "
+     "step, the constraint held to rounding"},
 };
 inline constexpr int method_count = static_cast<int>(sizeof(method_table) / sizeof(method_table[0]));
 

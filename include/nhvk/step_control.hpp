@@ -154,6 +154,43 @@ NHVK_HD NHVK_FORCEINLINE Status first_step(const Sys& sys, const StepControl& c,
     return is_finite(h) ? Status::ok : Status::non_finite;
 }
 
+/** @brief The equal steps of a fixed-step method from `t` to `t_target`: `m = ⌈(t_target − t)/dt⌉` steps of
+ *         `h = (t_target − t)/m` (m = 0 when `t_target ≤ t`); `step_limit` when `steps + m` would exceed
+ *         `max_steps`. */
+template <class T>
+NHVK_HD NHVK_FORCEINLINE Status plan_equal_steps(T t, T t_target, const StepControl& c, long long steps, long long& m,
+                                                 T& h) {
+    m = 0;
+    const double span = double(t_target - t);
+    if (!(span > 0.0)) return Status::ok;
+    const double ratio = span / c.dt;
+    // NOTE: compared in double before the conversion: a count beyond the budget (or beyond long long, where the
+    // conversion is undefined and used to wrap to one step) is step_limit.
+    if (!(ratio < double(c.max_steps - steps) + 1.0)) return Status::step_limit;
+    long long count = (long long)ratio;
+    if (double(count) * c.dt < span * (1.0 - 1e-12)) ++count;
+    if (count < 1) count = 1;
+    if (steps + count > c.max_steps) return Status::step_limit;
+    m = count;
+    h = T(span / double(count));
+    return Status::ok;
+}
+
+/** @brief A fixed-step stepper's `advance_to` (`t_target` ≥ its t), from its `plan`, `step` and `finish`: the state is
+ *         a local copy during the steps (registers on the device, no aliasing with the stepper). */
+template <class St, class Sys, class T>
+NHVK_HD NHVK_FORCEINLINE Status advance_in_equal_steps(St& st, const Sys& sys, T t_target) {
+    typename St::Interval iv;
+    Status s = st.plan(t_target, iv);
+    if (s != Status::ok || iv.m == 0) return s;
+    T x[St::dim];
+    NHVK_UNROLL
+    for (int j = 0; j < St::dim; ++j) x[j] = st.y[j];
+    for (long long i = 0; i < iv.m; ++i)
+        if ((s = st.step(sys, x, iv, i)) != Status::ok) break;
+    return st.finish(x, s);
+}
+
 namespace detail {
 template <class S, class = void> struct IsDense { static constexpr bool value = false; };
 template <class S> struct IsDense<S, decltype(void(S::dense))> { static constexpr bool value = S::dense; };

@@ -5,13 +5,15 @@
  *         adaptive step control here, both landing exactly on every requested output time; Tsitouras 5(4)
  *         (nhvk/methods/tsit5.hpp) and Dormand–Prince 8(5,3) (nhvk/methods/dop853.hpp), which reach output times by
  *         their dense output; Rodas5P (nhvk/methods/rodas5p.hpp), linearly implicit for stiff models, which lands on
- *         them as DOPRI5 does. Each can project `v` onto `φ = 0` after each step. What they share (the systems'
- *         interface, `StepControl`, the error norm and controller) is in nhvk/step_control.hpp.
+ *         them as DOPRI5 does; and the structure-preserving midpoint integrators of the two dynamics' mechanics
+ *         (nhvk/methods/midpoint.hpp), with a fixed step as RK4's. Each can project `v` onto `φ = 0` after each step.
+ * What they share (the systems' interface, `StepControl`, the error norm and controller) is in nhvk/step_control.hpp.
  */
 #pragma once
 
 #include "nhvk/config.hpp"
 #include "nhvk/methods/dop853.hpp"
+#include "nhvk/methods/midpoint.hpp"
 #include "nhvk/methods/rodas5p.hpp"
 #include "nhvk/methods/tsit5.hpp"
 #include "nhvk/numerics.hpp"
@@ -55,21 +57,14 @@ public:
     /** @brief Plan the steps to `t_target` (≥ t): `⌈(t_target − t)/dt⌉` equal steps; `step_limit` when they would
      *         exceed `max_steps`. */
     NHVK_HD NHVK_FORCEINLINE Status plan(T t_target, Interval& iv) const {
-        iv.m = 0;
-        const double span = double(t_target - t);
-        if (!(span > 0.0)) return Status::ok;
-        const double ratio = span / ctl_.dt;
-        // NOTE: compared in double before the conversion: a count beyond the budget (or beyond long long, where the
-        // conversion is undefined and used to wrap to one step) is step_limit.
-        if (!(ratio < double(ctl_.max_steps - steps) + 1.0)) return Status::step_limit;
-        long long m = (long long)ratio;
-        if (double(m) * ctl_.dt < span * (1.0 - 1e-12)) ++m;
-        if (m < 1) m = 1;
-        if (steps + m > ctl_.max_steps) return Status::step_limit;
+        long long m = 0;
+        T h = T(0);
+        const Status s = plan_equal_steps(t, t_target, ctl_, steps, m, h);
         iv.m = m;
+        if (s != Status::ok || m == 0) return s;
         iv.t_start = t;
         iv.t_target = t_target;
-        iv.h = T(span / double(m));
+        iv.h = h;
         iv.h2 = T(0.5) * iv.h;
         iv.h6 = iv.h / T(6);
         return Status::ok;
@@ -122,16 +117,7 @@ public:
 
     /** @brief Advance to `t_target` (≥ t) in `⌈(t_target − t)/dt⌉` equal steps. */
     NHVK_HD NHVK_FORCEINLINE Status advance_to(const Sys& sys, T t_target) {
-        Interval iv;
-        Status s = plan(t_target, iv);
-        if (s != Status::ok || iv.m == 0) return s;
-        // NOTE: the state is a local copy during the steps (registers on the device, no aliasing with `this`).
-        T x[dim];
-        NHVK_UNROLL
-        for (int j = 0; j < dim; ++j) x[j] = y[j];
-        for (long long i = 0; i < iv.m; ++i)
-            if ((s = step(sys, x, iv, i)) != Status::ok) break;
-        return finish(x, s);
+        return advance_in_equal_steps(*this, sys, t_target);
     }
 
 private:

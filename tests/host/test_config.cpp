@@ -435,7 +435,7 @@ TEST(Config, OverridesCreateTables) {
 TEST(Config, ErrorsInOverridesNameTheOverride) {
     const ConfigError e = error_of([] { load("minimal.toml", {"integrator.method=\"rk5\""}); });
     EXPECT_EQ(std::string(e.what()), "--set integrator.method=\"rk5\": integrator.method: expected \"dopri5\", "
-                                     "\"rk4\", \"tsit5\", \"dop853\" or \"rodas5p\", got \"rk5\"");
+                                     "\"rk4\", \"tsit5\", \"dop853\", \"rodas5p\" or \"midpoint\", got \"rk5\"");
     EXPECT_EQ(e.line(), 0);
     EXPECT_EQ(e.key(), "integrator.method");
 
@@ -518,7 +518,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"bad_syntax.toml", 5, 14, "", "TOML syntax error"},
         BadCase{"bad_method.toml", 10, 10, "integrator.method",
-                "expected \"dopri5\", \"rk4\", \"tsit5\", \"dop853\" or \"rodas5p\", got \"rk5\""},
+                "expected \"dopri5\", \"rk4\", \"tsit5\", \"dop853\", \"rodas5p\" or \"midpoint\", got \"rk5\""},
         BadCase{"bad_unknown_key.toml", 9, 1, "integrator.rtoll",
                 "unknown key (did you mean \"rtol\"?); allowed keys: method, rtol, atol, dt, min_step, max_steps, "
                 "project, precision"},

@@ -138,7 +138,7 @@ TEST_F(CompileCommand, BadArgumentsAreRefusedBeforeAnythingCompiles) {
         {{"compile", "nh_particle", "--arch", "sm_9x"}, "--arch: expected a CUDA architecture such as sm_90"},
         {{"compile", "nh_particle", "--precision", "half"}, "--precision: expected double, float or all, got 'half'"},
         {{"compile", "nh_particle", "--method", "euler"},
-         "--method: expected dopri5, rk4, tsit5, dop853, rodas5p or all, got 'euler'"},
+         "--method: expected dopri5, rk4, tsit5, dop853, rodas5p, midpoint or all, got 'euler'"},
         // the second model is unknown: the first is not compiled either
         {{"compile", "nh_particle", "no_such_model", "--arch", "sm_90"}, "no_such_model"},
         {{"compile", "missing.toml"}, "missing.toml"},
