@@ -7,7 +7,8 @@
 # (the whole process, /usr/bin/time, CUDA context creation included), the run's own time (the hand-written kernel's
 # total_seconds, nhvk's summary.json `timing.seconds`: from its start to its outputs), each stage's device time from
 # summary.json, peak resident memory. Each nhvk line names the device reduction's items and budget in force
-# (NHVK_DEVICE_ITEMS, NHVK_DEVICE_BUDGET_MB: the defaults when unset).
+# (NHVK_DEVICE_ITEMS, NHVK_DEVICE_BUDGET_MB: the defaults when unset; the items shape only accumulate_chunk, which the
+# device uses for histogram rows too wide for the block reduction's shared memory).
 # Usage: bench/gpu_statistics.sh [build-dir] [N]        (default: build, 10000000)
 # Environment: CUDA_ARCH (the hand-written kernel's -arch, default native), BIG (the histogram-mode size of the RK4
 #   workload, default 10·N), CHUNKS (the DOPRI5 bench's chunk sizes, default "65536 262144 1048576").

@@ -7,6 +7,7 @@
 
 #include "nhvk/backend/backend.hpp"
 #include "nhvk/backend/cuda_device.hpp"
+#include "nhvk/backend/cuda_reduce.hpp"
 #include "nhvk/backend/trajectory.hpp"
 
 namespace nhvk {
@@ -25,6 +26,10 @@ void register_cuda_jit_module(CudaJitModule) {
 }
 void set_cuda_module_provider(CudaModuleProvider) {}
 std::string cuda_device_arch() { throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason()); }
+void cuda_block_reduce(const stats::BlockPlan&, const stats::LogBinTable*, unsigned, std::vector<stats::SeriesPartial>&,
+                       std::vector<std::uint64_t>&) {
+    throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
+}
 
 } // namespace nhvk
 #endif

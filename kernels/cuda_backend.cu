@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -28,7 +29,9 @@
 #include "cuda_model_ops.hpp"
 #include "nhvk/backend/backend.hpp"
 #include "nhvk/backend/cuda_device.hpp"
+#include "nhvk/backend/cuda_reduce.hpp"
 #include "nhvk/backend/trajectory.hpp"
+#include "nhvk/stats/block_reduce.hpp"
 #include "nhvk/stats/chunk_metrics.hpp"
 #include "nhvk_builtin_models.hpp"
 
@@ -90,6 +93,34 @@ struct GatherRanks {
  */
 void settle() { NHVK_CUDA_CHECK(cudaDeviceSynchronize()); }
 
+// NOTE: 256 threads at 106 registers and no spills (nvcc 13, sm_90); a bound of 3 or 4 blocks per SM spills.
+constexpr unsigned reduce_block_threads = 256;
+/** @brief Accumulators a block of the reduction holds at once without histogram rows: 24 × 1640 B of shared memory
+ *         (a row and up to 23 of its replica groups per pass), under the 48 KiB a block gets without opting in. */
+constexpr std::size_t reduce_block_batch = 24;
+
+/** @brief The block-cooperative reduction of a chunk into tile partials and histogram rows (see block_reduce.hpp,
+ *         whose host twin runs the same phases): one block per (row, tile), one barrier between phases. */
+__global__ void __launch_bounds__(reduce_block_threads)
+    block_reduce_kernel(stats::BlockPlan P, stats::SeriesPartial* partials, std::uint64_t* counts) {
+    extern __shared__ stats::BlockAccumulator acc[];
+    const std::size_t b = blockIdx.x;
+    const std::size_t passes = P.passes(b / P.n_tiles);
+    for (std::size_t pass = 0; pass < passes; ++pass) {
+        for (int phase = 0; phase < stats::BlockPlan::kPhases; ++phase) {
+            stats::block_reduce_phase(phase, P, b, pass, acc, partials, counts, threadIdx.x, blockDim.x);
+            __syncthreads();
+        }
+    }
+}
+
+/** @brief A device attribute, or `fallback` where it cannot be read. */
+int device_attribute(cudaDeviceAttr a, int fallback) {
+    int device = 0, v = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&v, a, device) != cudaSuccess) return fallback;
+    return v;
+}
+
 /** @brief x < a: a kept value below a band (+inf, an excluded member's place, never is). */
 struct Below {
     double a;
@@ -110,7 +141,8 @@ std::size_t device_budget() {
     return mb << 20;
 }
 
-/** @brief How many tiles each series is reduced in on the device. An item (series × tile) is one thread's
+/** @brief How many tiles each series is reduced in by accumulate_chunk on the device, which reduces there only the
+ *         histogram rows too wide for the block reduction's shared memory. An item (series × tile) is one thread's
  *         sequential pass, with a SeriesPartial and a histogram row (32.8 KiB with the default window) of its own.
  *         Many items fill the GPU, but each item reloads its partial every chunk, so an item needs enough of a
  *         chunk's members to amortise that: about 65536 items in all, at least 512 members per item and chunk, and
@@ -250,7 +282,6 @@ public:
             d_values_.size = n_series * value_capacity_;
         }
         row_words_ = table.spec.row_words();
-        n_tiles_ = device_tiles(n_series, row_words_, layout_.capacity, device_budget());
         d_edges_ = DeviceArray<double>(table.edges.size());
         d_start_ = DeviceArray<std::uint32_t>(table.start.size());
         NHVK_CUDA_CHECK(
@@ -262,10 +293,36 @@ public:
         binner_ = binner_host_;
         binner_.edges = d_edges_.p;
         binner_.start = d_start_.p;
+        // NOTE: the block reduction, its tiles sized from the device's multiprocessors. A block keeps a batch of
+        // targets (a row and its replica groups) in shared memory: without histogram rows (exact quantiles) 24, with
+        // them as many as fit half a multiprocessor's shared memory (3 of 34 KB on an H100), so two blocks share
+        // one. Rows too wide for that (a window far above the default) fall back to accumulate_chunk's items.
+        const stats::ChunkView shape = stats::metrics_view(dev_args_[0], layout_.capacity);
+        const stats::BlockPlan probe =
+            stats::block_plan(shape, 1, reduce_block_batch, value_capacity_ > 0 ? nullptr : &binner_host_);
+        const std::size_t smem =
+            std::min<std::size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, 48 << 10),
+                                  device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, 96 << 10) / 2);
+        reduce_batch_ =
+            probe.with_rows ? std::min(reduce_block_batch, smem / probe.target_bytes()) : reduce_block_batch;
+        use_block_ = reduce_batch_ > 0;
+        if (use_block_) {
+            const std::size_t tile_bytes = sizeof(stats::SeriesPartial) + 8 * probe.row_words();
+            n_tiles_ = stats::block_tiles(
+                stats::detail::ungrouped_series(shape), static_cast<std::size_t>(std::max(1LL, layout_.capacity)),
+                device_attribute(cudaDevAttrMultiProcessorCount, 128), n_series, tile_bytes, device_budget());
+            const std::size_t bytes = std::min(reduce_batch_, probe.most_targets()) * probe.target_bytes();
+            NHVK_CUDA_CHECK(cudaFuncSetAttribute(block_reduce_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 static_cast<int>(std::max<std::size_t>(bytes, 48 << 10))));
+        } else {
+            n_tiles_ = device_tiles(n_series, row_words_, layout_.capacity, device_budget());
+        }
+        // NOTE: exact quantiles keep no histogram rows: no tile rows either
+        const std::size_t tile_words = value_capacity_ > 0 ? 0 : row_words_;
         const std::vector<stats::SeriesPartial> empty(n_series * n_tiles_);
         for (int s = 0; s < 2; ++s) {
             d_tile_partials_[s] = DeviceArray<stats::SeriesPartial>(n_series * n_tiles_);
-            d_tile_counts_[s] = DeviceArray<std::uint64_t>(n_series * n_tiles_ * row_words_);
+            d_tile_counts_[s] = DeviceArray<std::uint64_t>(n_series * n_tiles_ * tile_words);
             NHVK_CUDA_CHECK(cudaMemcpy(d_tile_partials_[s].p, empty.data(), sizeof(stats::SeriesPartial) * empty.size(),
                                        cudaMemcpyHostToDevice));
             NHVK_CUDA_CHECK(cudaMemset(d_tile_counts_[s].p, 0, sizeof(std::uint64_t) * d_tile_counts_[s].size));
@@ -280,8 +337,17 @@ public:
             throw std::logic_error("reduce: the chunk's series differ from start_reduction's");
         // NOTE: the slot's own tiles (the two streams never add into the same partials); merged exactly at collect.
         // NOTE: exact quantiles (values kept) need no histogram rows.
-        stats::accumulate_chunk(thrust::cuda::par_nosync.on(stream_[s]), in, n_tiles_, d_tile_partials_[s].p,
-                                value_capacity_ > 0 ? nullptr : d_tile_counts_[s].p, binner_);
+        if (use_block_) {
+            const stats::BlockPlan plan =
+                stats::block_plan(in, n_tiles_, reduce_batch_, value_capacity_ > 0 ? nullptr : &binner_);
+            if (plan.blocks() > 0 && in.chunk > 0)
+                block_reduce_kernel<<<static_cast<unsigned>(plan.blocks()), reduce_block_threads,
+                                      stats::block_shared_bytes(plan), stream_[s]>>>(plan, d_tile_partials_[s].p,
+                                                                                     d_tile_counts_[s].p);
+        } else {
+            stats::accumulate_chunk(thrust::cuda::par_nosync.on(stream_[s]), in, n_tiles_, d_tile_partials_[s].p,
+                                    value_capacity_ > 0 ? nullptr : d_tile_counts_[s].p, binner_);
+        }
         if (value_capacity_ > 0) {
             // NOTE: the two slots' chunks take consecutive, disjoint ranges of every series.
             if (values_filled_ + static_cast<std::size_t>(m) > value_capacity_)
@@ -327,7 +393,7 @@ public:
         NHVK_CUDA_CHECK(cudaMemsetAsync(d_counts.p, 0, sizeof(std::uint64_t) * d_counts.size, stream_[0]));
         for (int s = 0; s < 2; ++s)
             stats::combine_tiles(thrust::cuda::par.on(stream_[0]), n_series_, n_tiles_, binner_, d_tile_partials_[s].p,
-                                 d_tile_counts_[s].p, d_out.p, d_counts.p);
+                                 value_capacity_ > 0 ? nullptr : d_tile_counts_[s].p, d_out.p, d_counts.p);
         NHVK_CUDA_CHECK(cudaStreamSynchronize(stream_[0]));
         std::vector<std::uint64_t> c(n_series_ * row_words_);
         NHVK_CUDA_CHECK(
@@ -452,6 +518,8 @@ private:
     double seconds_[stage_count] = {};
     // device statistics (histogram quantiles)
     std::size_t n_series_ = 0, row_words_ = 0, n_tiles_ = 0;
+    std::size_t reduce_batch_ = 0; ///< targets a reduction block holds (0: accumulate_chunk's items instead)
+    bool use_block_ = false;
     DeviceArray<double> d_edges_;
     DeviceArray<std::uint32_t> d_start_;
     stats::LogBinTable table_;
@@ -473,6 +541,51 @@ std::string cuda_unavailable_reason() {
     if (e != cudaSuccess) return std::string("no usable CUDA device: ") + cudaGetErrorString(e);
     if (count == 0) return "no CUDA device present";
     return {};
+}
+
+void cuda_block_reduce(const stats::BlockPlan& P, const stats::LogBinTable* table, unsigned threads,
+                       std::vector<stats::SeriesPartial>& tiles, std::vector<std::uint64_t>& rows) {
+    if (!cuda_available()) throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
+    if (threads == 0 || threads > reduce_block_threads || threads % 32 != 0)
+        throw std::invalid_argument("cuda_block_reduce: threads must be a multiple of 32 up to 256");
+    if (P.with_rows && table == nullptr) throw std::invalid_argument("cuda_block_reduce: rows need the bin table");
+    stats::BlockPlan d = P;
+    const std::size_t m = P.in.chunk;
+    auto upload = [](auto* host, std::size_t n, auto& dev) {
+        using T = std::remove_const_t<std::remove_pointer_t<decltype(host)>>;
+        dev = DeviceArray<T>(n);
+        if (host != nullptr && n > 0) NHVK_CUDA_CHECK(cudaMemcpy(dev.p, host, sizeof(T) * n, cudaMemcpyHostToDevice));
+        return host != nullptr ? static_cast<const T*>(dev.p) : nullptr;
+    };
+    DeviceArray<double> values, edges;
+    DeviceArray<std::uint8_t> valid, status;
+    DeviceArray<std::int32_t> fail;
+    DeviceArray<std::uint32_t> start;
+    const std::size_t n_values = P.rows() > 0 && m > 0 ? (P.rows() - 1) * P.in.ld + m : 0;
+    d.in.values = upload(P.in.values, n_values, values);
+    d.in.valid = upload(P.in.valid, m, valid);
+    d.in.status = upload(P.in.status, m, status);
+    d.in.fail_index = upload(P.in.fail_index, m, fail);
+    if (P.with_rows) {
+        d.binner.edges = upload(table->edges.data(), table->edges.size(), edges);
+        d.binner.start = upload(table->start.data(), table->start.size(), start);
+    }
+    DeviceArray<stats::SeriesPartial> d_tiles(tiles.size());
+    DeviceArray<std::uint64_t> d_rows(rows.size());
+    NHVK_CUDA_CHECK(
+        cudaMemcpy(d_tiles.p, tiles.data(), sizeof(stats::SeriesPartial) * tiles.size(), cudaMemcpyHostToDevice));
+    NHVK_CUDA_CHECK(cudaMemcpy(d_rows.p, rows.data(), sizeof(std::uint64_t) * rows.size(), cudaMemcpyHostToDevice));
+    const std::size_t bytes = stats::block_shared_bytes(d);
+    NHVK_CUDA_CHECK(cudaFuncSetAttribute(block_reduce_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(std::max<std::size_t>(bytes, 48 << 10))));
+    if (d.blocks() > 0 && m > 0)
+        block_reduce_kernel<<<static_cast<unsigned>(d.blocks()), threads, bytes>>>(d, d_tiles.p,
+                                                                                   P.with_rows ? d_rows.p : nullptr);
+    NHVK_CUDA_CHECK(cudaGetLastError());
+    NHVK_CUDA_CHECK(cudaDeviceSynchronize());
+    NHVK_CUDA_CHECK(
+        cudaMemcpy(tiles.data(), d_tiles.p, sizeof(stats::SeriesPartial) * tiles.size(), cudaMemcpyDeviceToHost));
+    NHVK_CUDA_CHECK(cudaMemcpy(rows.data(), d_rows.p, sizeof(std::uint64_t) * rows.size(), cudaMemcpyDeviceToHost));
 }
 
 int select_cuda_device(int local_rank) {

@@ -350,6 +350,10 @@ public:
     /** @brief True when a non-finite addend was rejected (by this sum or one merged into it). */
     NHVK_HD bool nonfinite() const { return nonfinite_; }
 
+    /** @brief The fixed-point state itself, for a reduction that adds limbs summed elsewhere (the device's block
+     *  reduction, block_reduce.hpp): it must keep FixedAccumulator's bound, `pending` counting the additions. */
+    NHVK_HD FixedAccumulator<Limbs>& fixed() { return acc_; }
+
     /** @brief Same exact sum and same non-finite flag. */
     NHVK_HD friend bool operator==(const ExactSumState& a, const ExactSumState& b) {
         return a.nonfinite_ == b.nonfinite_ && a.acc_.equals(b.acc_);
@@ -399,13 +403,22 @@ public:
         if (!adds(d)) {
             return;
         }
+        std::int64_t p[kPieces];
+        acc_.add_pieces(pieces(d, p), p, kPieces, d.negative);
+    }
+
+    static constexpr int kPieces = 3; ///< limbs one addend touches
+
+    /** @brief The magnitude of a finite, nonzero decoded double as kPieces limb values (each < 2^32) and the limb
+     *  they start at: what add() adds (or subtracts, for a negative one). */
+    NHVK_HD static int pieces(const detail::Decoded& d, std::int64_t (&out)[kPieces]) {
         // |x| = m·2^(p − 1074): m·2^(p mod 32) spans at most three 32-bit limbs from limb p/32
         const int r = d.p & 31;
         const std::uint64_t low = d.m << r; // low 64 bits of m·2^r
-        const std::int64_t pieces[3] = {static_cast<std::int64_t>(low & 0xFFFFFFFFu),
-                                        static_cast<std::int64_t>(low >> 32),
-                                        static_cast<std::int64_t>(r == 0 ? 0u : (d.m >> (64 - r)))};
-        acc_.add_pieces(d.p >> 5, pieces, 3, d.negative);
+        out[0] = static_cast<std::int64_t>(low & 0xFFFFFFFFu);
+        out[1] = static_cast<std::int64_t>(low >> 32);
+        out[2] = static_cast<std::int64_t>(r == 0 ? 0u : (d.m >> (64 - r)));
+        return d.p >> 5;
     }
 
 #if defined(__SIZEOF_INT128__) && !defined(__CUDA_ARCH__)
@@ -434,6 +447,14 @@ public:
         if (!adds(d)) {
             return;
         }
+        std::int64_t p[kPieces];
+        acc_.add_pieces(pieces(d, p), p, kPieces, false);
+    }
+
+    static constexpr int kPieces = 5; ///< limbs one square touches
+
+    /** @brief x² of a finite, nonzero decoded x as kPieces limb values (each < 2^32) and the limb they start at. */
+    NHVK_HD static int pieces(const detail::Decoded& d, std::int64_t (&out)[kPieces]) {
         std::uint64_t hi = 0u;
         std::uint64_t lo = 0u;
         detail::square_53(d.m, hi, lo); // m² < 2^106
@@ -443,11 +464,12 @@ public:
         const std::uint64_t w0 = lo << r;
         const std::uint64_t w1 = r == 0 ? hi : (hi << r) | (lo >> (64 - r));
         const std::uint64_t w2 = r == 0 ? 0u : hi >> (64 - r);
-        const std::int64_t pieces[5] = {static_cast<std::int64_t>(w0 & 0xFFFFFFFFu),
-                                        static_cast<std::int64_t>(w0 >> 32),
-                                        static_cast<std::int64_t>(w1 & 0xFFFFFFFFu),
-                                        static_cast<std::int64_t>(w1 >> 32), static_cast<std::int64_t>(w2)};
-        acc_.add_pieces(q >> 5, pieces, 5, false);
+        out[0] = static_cast<std::int64_t>(w0 & 0xFFFFFFFFu);
+        out[1] = static_cast<std::int64_t>(w0 >> 32);
+        out[2] = static_cast<std::int64_t>(w1 & 0xFFFFFFFFu);
+        out[3] = static_cast<std::int64_t>(w1 >> 32);
+        out[4] = static_cast<std::int64_t>(w2);
+        return q >> 5;
     }
 
 #if defined(__SIZEOF_INT128__) && !defined(__CUDA_ARCH__)

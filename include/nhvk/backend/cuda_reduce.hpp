@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+/** @file
+ *  @brief The device's block reduction run on one chunk held on the host: what tests use to hold the device's kernel
+ *         to its host twin (block_reduce_host) bit for bit. Defined by the CUDA backend; without it, an error that
+ *         says why.
+ */
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace nhvk {
+
+// NOTE: declared, not included: the CUDA stub's build (no toolkit) need not reach Thrust through block_reduce.hpp.
+namespace stats {
+struct BlockPlan;
+struct LogBinTable;
+struct SeriesPartial;
+} // namespace stats
+
+/**
+ * @brief Copies the chunk `P.in` describes (its host arrays: the values of P.rows() rows of stride ld, and the
+ *        validity, statuses and fail indices of its members where given), `tiles` (n_series·n_tiles partials) and,
+ *        when P.with_rows, `rows` (as many tile rows) and the binner's tables from `table` to the current device, runs
+ *        the device's block reduction there with `threads` threads a block (a multiple of 32, at most 256), and copies
+ *        `tiles` and `rows` back: block_reduce_host(P, tiles, rows, threads)'s results, if the two agree.
+ *        Throws without a device.
+ */
+void cuda_block_reduce(const stats::BlockPlan& P, const stats::LogBinTable* table, unsigned threads,
+                       std::vector<stats::SeriesPartial>& tiles, std::vector<std::uint64_t>& rows);
+
+} // namespace nhvk
