@@ -84,7 +84,7 @@ fi
 step "4. the integration kernels at 10^6 (issue: kernels that fill the GPU)"
 ball="$here/configs/ball_on_turntable.toml"
 run "ball_on_turntable DOPRI5 double" "$ball" --trajectories 1000000
-run "ball_on_turntable DOPRI5 float" "$ball" --trajectories 1000000 --precision float
+run "ball_on_turntable DOPRI5 float" "$ball" --trajectories 1000000 --set 'integrator.precision="float"'
 run "rolling_disc DOPRI5 double" "$here/configs/rolling_disc.toml" --trajectories 1000000
 [ -z "$ncu" ] || profile ball ensemble_chunk_kernel 1 "$ball" --trajectories 65536
 step done
