@@ -31,7 +31,7 @@ step "1. the block reduction on the device against its host twin; CUDA-vs-CPU st
 timeout 150 "$build/tests/nhvk_kernels_tests" --gtest_filter='CudaBlockReduce.*:CudaVsCpuEnsemble.*' \
     >"$out/tests.log" 2>&1
 echo "rc $?"
-grep -E "^\[  (PASSED|FAILED) |tests? ran|Failure" "$out/tests.log" | head -20
+grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran|Failure" "$out/tests.log" | head -20
 
 step "2. the statistics' targets (bench/gpu_statistics.sh, N = $n)"
 CHUNKS=65536 timeout 120 bash "$here/bench/gpu_statistics.sh" "$build" "$n" 2>&1 | tee "$out/gpu_statistics.md"
@@ -43,6 +43,10 @@ run() {
     rm -rf "$out/run"
     timeout 120 "$build/nhvk" run "$@" --backend cuda -q --out "$out/run" >"$out/run.log" 2>&1
     local rc=$?
+    if [ "$rc" != 0 ]; then
+        echo "$label (rc $rc): $(tail -2 "$out/run.log" | tr '\n' ' ')"
+        return
+    fi
     echo "$label (rc $rc): $(python3 - "$out/run/summary.json" <<'PY' 2>&1
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -56,7 +60,7 @@ PY
 }
 dopri="$here/bench/configs/nh_particle_bench.toml"
 run "DOPRI5 bench, N = $n, replicas 0" "$dopri" --trajectories "$n" --set statistics.replicas=0
-run "sweep_particle_mu0" "$here/configs/sweep_particle_mu0.toml"
+run "sweep_particle_mu0, 9 points of 200000 (1.8e6)" "$here/configs/sweep_particle_mu0.toml" --trajectories 200000
 
 metrics=launch__grid_size,launch__block_size,launch__registers_per_thread,launch__shared_mem_per_block_dynamic
 metrics+=,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed
