@@ -141,11 +141,7 @@ void select_order_statistics(std::vector<double>& v, const std::vector<std::uint
 
 namespace {
 
-/** @brief The order-preserving integer image of a double (sign flipped, negatives inverted). */
-std::uint64_t order_key(double x) {
-    const std::uint64_t b = detail::double_bits(x);
-    return (b >> 63) != 0u ? ~b : b | (std::uint64_t{1} << 63);
-}
+using detail::order_key;
 
 /**
  * @brief Order statistics ranks[0..nr) (sorted, distinct, below n) of v[0..n), all in [min, max], to out; n ≥

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /** @file
- *  @brief The device's block-cooperative reduction of a chunk into per-(series, tile) partials. It is written as the
- *         phases of one block, so that the CUDA kernel (kernels/cuda_backend.cu: the phases with a __syncthreads
- *         between them) and its host twin here (the block's threads run one after the other, phase by phase) execute
- *         the same code, and the host twin's tests referee the device's arithmetic.
+ *  @brief The device's block-cooperative reduction of a chunk into per-(series, tile) partials and histogram rows. It
+ *         is written as the phases of one block, so that the CUDA kernel (kernels/cuda_backend.cu: the phases with a
+ *         __syncthreads between them) and its host twin here (the block's threads run one after the other, phase by
+ *         phase) execute the same code, and the host twin's tests referee the device's arithmetic.
  *
  *  Work decomposition: block b reduces tile t = b mod n_tiles of row s0 = b / n_tiles, the members
  *  [t·tile_members, (t+1)·tile_members) of the chunk, read once and contiguously (a warp reads 32 neighbouring
@@ -12,8 +12,10 @@
  *  exact sums of a block's targets live in shared memory as unnormalised limbs: ExactSum's own representation, 32-bit
  *  pieces added into int64 slots, here by atomics, which commute. Counts, minima and maxima are kept per thread
  *  (the row) or by atomics (a group), the extremes as order-preserving integer keys. At the end of a pass the block
- *  adds its limbs, limb by limb, into its tile's partial in global memory. Only integers are added, so after
- *  combine_tiles the partials equal accumulate_chunk's bit for bit, whatever the block size, tiling or batch.
+ *  adds its limbs, limb by limb, into its tile's partial in global memory. Histogram rows are built the same way in
+ *  shared memory (the window's top first, then the counts) and merged into the tile's row position by position. Only
+ *  integers are added, so after combine_tiles the partials and rows equal accumulate_chunk's bit for bit, whatever the
+ *  block size, tiling or batch.
  *
  *  Why: the per-thread SeriesPartial of accumulate_chunk is 1.6 KB, which no thread can keep in registers (255
  *  registers and spills on the device), and one thread per (series, tile) left most of the GPU idle. Here a thread
@@ -49,18 +51,6 @@ struct BlockAccumulator {
 static_assert(sizeof(BlockAccumulator) == 8 * BlockAccumulator::kWords, "BlockAccumulator is a run of 64-bit words");
 
 namespace detail {
-
-/** @brief An unsigned key in the order of the doubles (−0 must be folded to +0 first): the minimum and maximum of
- *         the keys are those of the values, and integer atomics can take them. */
-NHVK_HD inline std::uint64_t order_key(double x) {
-    const std::uint64_t b = double_bits(x);
-    return (b >> 63) != 0u ? ~b : b | (std::uint64_t{1} << 63);
-}
-
-/** @brief The double of an order_key. */
-NHVK_HD inline double key_value(std::uint64_t k) {
-    return bits_double((k >> 63) != 0u ? k & ~(std::uint64_t{1} << 63) : ~k);
-}
 
 // NOTE: shared-memory atomics on the device; the host twin runs a block's threads one after the other.
 NHVK_HD inline void block_add_word(std::uint64_t* a, std::uint64_t v) {

@@ -38,6 +38,18 @@ NHVK_HD inline double bits_double(std::uint64_t b) {
     return x;
 }
 
+/** @brief The order-preserving integer image of a double (sign bit flipped, negatives inverted): x < y exactly when
+ *         order_key(x) < order_key(y), for −0 folded to +0 first. Integer comparisons and atomics take it. */
+NHVK_HD inline std::uint64_t order_key(double x) {
+    const std::uint64_t b = double_bits(x);
+    return (b >> 63) != 0u ? ~b : b | (std::uint64_t{1} << 63);
+}
+
+/** @brief The double of an order_key. */
+NHVK_HD inline double key_value(std::uint64_t k) {
+    return bits_double((k >> 63) != 0u ? k & ~(std::uint64_t{1} << 63) : ~k);
+}
+
 /** @brief True when x is neither an infinity nor a NaN (decided on the bits, identical on host and device). */
 NHVK_HD inline bool is_finite(double x) { return ((double_bits(x) >> 52) & 0x7FFu) != 0x7FFu; }
 
