@@ -5,6 +5,7 @@
 # and, for the profiles, Nsight Compute (ncu; skipped without it). Each step has a time limit; logs go to OUT-DIR,
 # a summary to stdout.
 #   1. the device reduction against its host twin, bit for bit (CudaBlockReduce), and the CUDA-vs-CPU statistics;
+#      CudaBlockReduce under compute-sanitizer's racecheck, synccheck and memcheck;
 #   2. the statistics' targets: bench/gpu_statistics.sh at N (the RK4 yardstick against the hand-written kernel at N
 #      in the default settings and at 10·N in histogram mode; the DOPRI5 bench at N), the DOPRI5 bench without
 #      replica groups, and configs/sweep_particle_mu0.toml (integration against reduction);
@@ -13,7 +14,7 @@
 #   4. the integration kernels: ball_on_turntable DOPRI5 in double and float and rolling_disc DOPRI5 at 10^6, and
 #      Nsight Compute on ball_on_turntable's double chunk kernel at 65536 members.
 # Usage: bench/gpu_reduction.sh [build-dir] [out-dir]        (default: build, gpu_reduction)
-# Environment: N (default 10000000), NCU (default: ncu on PATH).
+# Environment: N (default 10000000), NCU (default: ncu on PATH), SANITIZER (default: compute-sanitizer on PATH).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$here/build}"
@@ -32,6 +33,18 @@ timeout 150 "$build/tests/nhvk_kernels_tests" --gtest_filter='CudaBlockReduce.*:
     >"$out/tests.log" 2>&1
 echo "rc $?"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran|Failure" "$out/tests.log" | head -20
+
+# NOTE: the block reduction's barriers and shared memory are checked by the sanitizer's racecheck and synccheck (the
+# host twin runs a block's threads one after the other, so it cannot see a race), its accesses by memcheck
+sanitizer="${SANITIZER:-$(command -v compute-sanitizer || true)}"
+if [ -n "$sanitizer" ]; then
+    for tool in racecheck synccheck memcheck; do
+        timeout 60 "$sanitizer" --tool "$tool" --error-exitcode 3 "$build/tests/nhvk_kernels_tests" \
+            --gtest_filter='CudaBlockReduce.*' >"$out/sanitizer_$tool.log" 2>&1
+        echo "compute-sanitizer $tool: rc $? ($(grep -cE "ERROR SUMMARY: [1-9]|Race reported|Barrier error" \
+            "$out/sanitizer_$tool.log") error lines)"
+    done
+fi
 
 step "2. the statistics' targets (bench/gpu_statistics.sh, N = $n)"
 CHUNKS=65536 timeout 120 bash "$here/bench/gpu_statistics.sh" "$build" "$n" 2>&1 | tee "$out/gpu_statistics.md"
