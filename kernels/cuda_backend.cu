@@ -93,7 +93,7 @@ struct GatherRanks {
  */
 void settle() { NHVK_CUDA_CHECK(cudaDeviceSynchronize()); }
 
-// NOTE: 256 threads at 106 registers and no spills (nvcc 13, sm_90); a bound of 3 or 4 blocks per SM spills.
+// NOTE: no minimum-blocks bound: ptxas spills with one (bench/results/2026-11-29-reduction-kernel-resources.txt).
 constexpr unsigned reduce_block_threads = 256;
 /** @brief Accumulators a block of the reduction holds at once without histogram rows: 24 × 1640 B of shared memory
  *         (a row and up to 23 of its replica groups per pass), under the 48 KiB a block gets without opting in. */
@@ -112,6 +112,18 @@ __global__ void __launch_bounds__(reduce_block_threads)
             __syncthreads();
         }
     }
+}
+
+/** @brief Launches `block_reduce_kernel` over `plan` (nothing for an empty chunk) with the shared memory its batch
+ *         takes, allowed beyond the default 48 KiB first when it needs more. */
+void launch_block_reduce(const stats::BlockPlan& plan, unsigned threads, stats::SeriesPartial* partials,
+                         std::uint64_t* counts, cudaStream_t stream) {
+    if (plan.blocks() == 0 || plan.in.chunk == 0) return;
+    const std::size_t bytes = stats::block_shared_bytes(plan);
+    if (bytes > (48u << 10))
+        NHVK_CUDA_CHECK(cudaFuncSetAttribute(block_reduce_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(bytes)));
+    block_reduce_kernel<<<static_cast<unsigned>(plan.blocks()), threads, bytes, stream>>>(plan, partials, counts);
 }
 
 /** @brief A device attribute, or `fallback` where it cannot be read. */
@@ -305,15 +317,11 @@ public:
                                   device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, 96 << 10) / 2);
         reduce_batch_ =
             probe.with_rows ? std::min(reduce_block_batch, smem / probe.target_bytes()) : reduce_block_batch;
-        use_block_ = reduce_batch_ > 0;
-        if (use_block_) {
+        if (reduce_batch_ > 0) {
             const std::size_t tile_bytes = sizeof(stats::SeriesPartial) + 8 * probe.row_words();
             n_tiles_ = stats::block_tiles(
                 stats::detail::ungrouped_series(shape), static_cast<std::size_t>(std::max(1LL, layout_.capacity)),
                 device_attribute(cudaDevAttrMultiProcessorCount, 128), n_series, tile_bytes, device_budget());
-            const std::size_t bytes = std::min(reduce_batch_, probe.most_targets()) * probe.target_bytes();
-            NHVK_CUDA_CHECK(cudaFuncSetAttribute(block_reduce_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 static_cast<int>(std::max<std::size_t>(bytes, 48 << 10))));
         } else {
             n_tiles_ = device_tiles(n_series, row_words_, layout_.capacity, device_budget());
         }
@@ -337,13 +345,10 @@ public:
             throw std::logic_error("reduce: the chunk's series differ from start_reduction's");
         // NOTE: the slot's own tiles (the two streams never add into the same partials); merged exactly at collect.
         // NOTE: exact quantiles (values kept) need no histogram rows.
-        if (use_block_) {
-            const stats::BlockPlan plan =
-                stats::block_plan(in, n_tiles_, reduce_batch_, value_capacity_ > 0 ? nullptr : &binner_);
-            if (plan.blocks() > 0 && in.chunk > 0)
-                block_reduce_kernel<<<static_cast<unsigned>(plan.blocks()), reduce_block_threads,
-                                      stats::block_shared_bytes(plan), stream_[s]>>>(plan, d_tile_partials_[s].p,
-                                                                                     d_tile_counts_[s].p);
+        if (reduce_batch_ > 0) {
+            launch_block_reduce(
+                stats::block_plan(in, n_tiles_, reduce_batch_, value_capacity_ > 0 ? nullptr : &binner_),
+                reduce_block_threads, d_tile_partials_[s].p, d_tile_counts_[s].p, stream_[s]);
         } else {
             stats::accumulate_chunk(thrust::cuda::par_nosync.on(stream_[s]), in, n_tiles_, d_tile_partials_[s].p,
                                     value_capacity_ > 0 ? nullptr : d_tile_counts_[s].p, binner_);
@@ -519,7 +524,6 @@ private:
     // device statistics (histogram quantiles)
     std::size_t n_series_ = 0, row_words_ = 0, n_tiles_ = 0;
     std::size_t reduce_batch_ = 0; ///< targets a reduction block holds (0: accumulate_chunk's items instead)
-    bool use_block_ = false;
     DeviceArray<double> d_edges_;
     DeviceArray<std::uint32_t> d_start_;
     stats::LogBinTable table_;
@@ -575,12 +579,7 @@ void cuda_block_reduce(const stats::BlockPlan& P, const stats::LogBinTable* tabl
     NHVK_CUDA_CHECK(
         cudaMemcpy(d_tiles.p, tiles.data(), sizeof(stats::SeriesPartial) * tiles.size(), cudaMemcpyHostToDevice));
     NHVK_CUDA_CHECK(cudaMemcpy(d_rows.p, rows.data(), sizeof(std::uint64_t) * rows.size(), cudaMemcpyHostToDevice));
-    const std::size_t bytes = stats::block_shared_bytes(d);
-    NHVK_CUDA_CHECK(cudaFuncSetAttribute(block_reduce_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(std::max<std::size_t>(bytes, 48 << 10))));
-    if (d.blocks() > 0 && m > 0)
-        block_reduce_kernel<<<static_cast<unsigned>(d.blocks()), threads, bytes>>>(d, d_tiles.p,
-                                                                                   P.with_rows ? d_rows.p : nullptr);
+    launch_block_reduce(d, threads, d_tiles.p, P.with_rows ? d_rows.p : nullptr, nullptr);
     NHVK_CUDA_CHECK(cudaGetLastError());
     NHVK_CUDA_CHECK(cudaDeviceSynchronize());
     NHVK_CUDA_CHECK(

@@ -17,9 +17,9 @@
  *  integers are added, so after combine_tiles the partials and rows equal accumulate_chunk's bit for bit, whatever the
  *  block size, tiling or batch.
  *
- *  Why: the per-thread SeriesPartial of accumulate_chunk is 1.6 KB, which no thread can keep in registers (255
- *  registers and spills on the device), and one thread per (series, tile) left most of the GPU idle. Here a thread
- *  holds a handful of scalars and the shared limbs are 1.6 KB per target per block.
+ *  Why: accumulate_chunk's per-thread SeriesPartial (1.6 KB) cannot live in registers, and one thread per (series,
+ *  tile) cannot fill the device. Here a thread holds a handful of scalars, and a block shares 1.6 KB of limbs per
+ *  target.
  */
 #pragma once
 
