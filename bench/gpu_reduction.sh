@@ -4,11 +4,13 @@
 # stats/block_reduce.hpp) and the integration kernels' occupancy. Needs a CUDA device, a build (bench/README.md step 1)
 # and, for the profiles, Nsight Compute (ncu; skipped without it). Each step has a time limit; logs go to OUT-DIR,
 # a summary to stdout.
-#   1. the device reduction against its host twin, bit for bit (CudaBlockReduce), and the CUDA-vs-CPU statistics;
-#      CudaBlockReduce under compute-sanitizer's racecheck, synccheck and memcheck;
+#   1. the device reduction and the device's selection of order statistics against their host twins, bit for bit
+#      (CudaBlockReduce, CudaSelect), and the CUDA-vs-CPU statistics; both under compute-sanitizer's racecheck,
+#      synccheck and memcheck;
 #   2. the statistics' targets: bench/gpu_statistics.sh at N (the RK4 yardstick against the hand-written kernel at N
 #      in the default settings and at 10·N in histogram mode; the DOPRI5 bench at N), the DOPRI5 bench without
-#      replica groups, and configs/sweep_particle_mu0.toml (integration against reduction);
+#      replica groups, the DOPRI5 bench at 10^6 with exact quantiles (the selection and the groups' medians on the
+#      device), and configs/sweep_particle_mu0.toml (integration against reduction);
 #   3. Nsight Compute on block_reduce_kernel (exact mode: the DOPRI5 bench at 10^6; histogram mode: the yardstick at
 #      10^6): grid, registers, shared memory, local-memory traffic, SM and memory throughput, occupancy;
 #   4. the integration kernels: ball_on_turntable DOPRI5 in double and float and rolling_disc DOPRI5 at 10^6, and
@@ -28,19 +30,20 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 [ -x "$build/nhvk" ] || { echo "gpu_reduction: no $build/nhvk (build first: bench/README.md step 1)" >&2; exit 2; }
 git -C "$here" rev-parse --short HEAD 2>/dev/null || true
 
-step "1. the block reduction on the device against its host twin; CUDA-vs-CPU statistics"
-timeout 150 "$build/tests/nhvk_kernels_tests" --gtest_filter='CudaBlockReduce.*:CudaVsCpuEnsemble.*' \
+step "1. the block reduction and the selection on the device against their host twins; CUDA-vs-CPU statistics"
+timeout 150 "$build/tests/nhvk_kernels_tests" --gtest_filter='CudaBlockReduce.*:CudaSelect.*:CudaVsCpuEnsemble.*' \
     >"$out/tests.log" 2>&1
 echo "rc $?"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran|Failure" "$out/tests.log" | head -20
 
-# NOTE: the block reduction's barriers and shared memory are checked by the sanitizer's racecheck and synccheck (the
-# host twin runs a block's threads one after the other, so it cannot see a race), its accesses by memcheck
+# NOTE: the block reduction's and the selection's barriers and shared memory are checked by the sanitizer's racecheck
+# and synccheck (a host twin runs a block's threads one after the other, so it cannot see a race), their accesses by
+# memcheck (the selection's test of 3·10^6 values is left out: too slow under the sanitizer)
 sanitizer="${SANITIZER:-$(command -v compute-sanitizer || true)}"
 if [ -n "$sanitizer" ]; then
     for tool in racecheck synccheck memcheck; do
         timeout 60 "$sanitizer" --tool "$tool" --error-exitcode 3 "$build/tests/nhvk_kernels_tests" \
-            --gtest_filter='CudaBlockReduce.*' >"$out/sanitizer_$tool.log" 2>&1
+            --gtest_filter='CudaBlockReduce.*:CudaSelect.DeviceSelects*' >"$out/sanitizer_$tool.log" 2>&1
         echo "compute-sanitizer $tool: rc $? ($(grep -cE "ERROR SUMMARY: [1-9]|Race reported|Barrier error" \
             "$out/sanitizer_$tool.log") error lines)"
     done
@@ -73,6 +76,7 @@ PY
 }
 dopri="$here/bench/configs/nh_particle_bench.toml"
 run "DOPRI5 bench, N = $n, replicas 0" "$dopri" --trajectories "$n" --set statistics.replicas=0
+run "DOPRI5 bench, 10^6, exact quantiles" "$dopri" --trajectories 1000000 --set run.exact_memory_mb=100000
 run "sweep_particle_mu0, 9 points of 200000 (1.8e6)" "$here/configs/sweep_particle_mu0.toml" --trajectories 200000
 
 metrics=launch__grid_size,launch__block_size,launch__registers_per_thread,launch__shared_mem_per_block_dynamic

@@ -30,6 +30,10 @@ void cuda_block_reduce(const stats::BlockPlan&, const stats::LogBinTable*, unsig
                        std::vector<std::uint64_t>&) {
     throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
 }
+void cuda_select_ranks(const std::vector<std::vector<double>>&, const std::vector<std::vector<std::uint64_t>>&,
+                       std::vector<std::vector<double>>&) {
+    throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
+}
 
 } // namespace nhvk
 #endif

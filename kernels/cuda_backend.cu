@@ -16,8 +16,10 @@
 #include <vector>
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_sort.cuh>
 #include <thrust/copy.h>
 #include <thrust/count.h>
+#include <thrust/fill.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/system/cuda/execution_policy.h>
@@ -33,6 +35,7 @@
 #include "nhvk/backend/trajectory.hpp"
 #include "nhvk/stats/block_reduce.hpp"
 #include "nhvk/stats/chunk_metrics.hpp"
+#include "nhvk/stats/rank_select.hpp"
 #include "nhvk_builtin_models.hpp"
 
 namespace nhvk {
@@ -65,23 +68,6 @@ template <class T> struct DeviceArray {
         return *this;
     }
     ~DeviceArray() { cudaFree(p); }
-};
-
-/** @brief CUB's two-call temporary-storage pattern, once: sorts n doubles ascending from `in` to `out` on `stream`,
- *         growing `temp` when it is too small. Deterministic (a radix sort). */
-void radix_sort_doubles(DeviceArray<char>& temp, const double* in, double* out, std::size_t n, cudaStream_t stream) {
-    std::size_t bytes = 0;
-    NHVK_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, in, out, n, 0, 64, stream));
-    if (temp.size < bytes) temp = DeviceArray<char>(bytes);
-    NHVK_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.p, bytes, in, out, n, 0, 64, stream));
-}
-
-/** @brief out[i] = sorted[ranks[i]]: the order statistics of one sorted series. */
-struct GatherRanks {
-    const double* sorted;
-    const std::uint64_t* ranks;
-    double* out;
-    __device__ void operator()(std::size_t i) const { out[i] = sorted[ranks[i]]; }
 };
 
 /** @brief Waits for every copy and fill made on the legacy default stream.
@@ -133,6 +119,183 @@ int device_attribute(cudaDeviceAttr a, int fallback) {
     return v;
 }
 
+// The selection of order statistics (rank_select.hpp's steps; its host twin, select_ranks_host, runs the same
+// SelectRange and select_plan). Launches cover (tiles × series) blocks: blockIdx.y is the series of the batch.
+constexpr unsigned select_threads = 256;
+/** @brief Series selected together: their bucket counts, starts and fills (3 × 32 KiB each) stay under 13 MB. */
+constexpr std::size_t select_batch = 128;
+
+/** @brief Step 1: each series' least and greatest finite key (lo[y], hi[y] start at kSelectNoLo, kSelectNoHi). */
+__global__ void __launch_bounds__(select_threads)
+    select_extremes_kernel(const double* values, std::size_t stride, std::size_t n, const std::uint32_t* series,
+                           unsigned long long* lo, unsigned long long* hi) {
+    const double* v = values + series[blockIdx.y] * stride;
+    unsigned long long a = stats::kSelectNoLo, b = stats::kSelectNoHi;
+    for (std::size_t j = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; j < n;
+         j += std::size_t{gridDim.x} * blockDim.x) {
+        const double x = v[j];
+        if (!stats::detail::is_finite(x)) continue;
+        const unsigned long long k = stats::detail::order_key(x);
+        a = k < a ? k : a;
+        b = k > b ? k : b;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned long long a2 = __shfl_down_sync(0xFFFFFFFFu, a, o), b2 = __shfl_down_sync(0xFFFFFFFFu, b, o);
+        a = a2 < a ? a2 : a;
+        b = b2 > b ? b2 : b;
+    }
+    if ((threadIdx.x & 31u) == 0u) {
+        if (a != stats::kSelectNoLo) atomicMin(lo + blockIdx.y, a);
+        if (b != stats::kSelectNoHi) atomicMax(hi + blockIdx.y, b);
+    }
+}
+
+/** @brief Step 2: the bucket counts of each series, in shared memory per block, then added into counts[y]. */
+__global__ void __launch_bounds__(select_threads)
+    select_count_kernel(const double* values, std::size_t stride, std::size_t n, const std::uint32_t* series,
+                        const unsigned long long* lo, const unsigned long long* hi, std::uint32_t* counts) {
+    __shared__ std::uint32_t c[stats::kSelectSlots];
+    for (unsigned i = threadIdx.x; i < stats::kSelectSlots; i += blockDim.x) c[i] = 0u;
+    __syncthreads();
+    const double* v = values + series[blockIdx.y] * stride;
+    const stats::SelectRange r = stats::SelectRange::of(lo[blockIdx.y], hi[blockIdx.y]);
+    for (std::size_t j = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; j < n;
+         j += std::size_t{gridDim.x} * blockDim.x)
+        atomicAdd(c + r.bucket(v[j]), 1u);
+    __syncthreads();
+    std::uint32_t* into = counts + std::size_t{blockIdx.y} * stats::kSelectSlots;
+    for (unsigned i = threadIdx.x; i < stats::kSelectSlots; i += blockDim.x)
+        if (c[i] != 0u) atomicAdd(into + i, c[i]);
+}
+
+/** @brief Step 3, one thread per series y: its buckets' starts, its ranks' places, and how many values it gathers. */
+__global__ void select_plan_kernel(std::size_t n_series, const std::uint32_t* counts, const std::uint64_t* ranks,
+                                   const std::size_t* first_rank, std::uint32_t* start, std::uint32_t* pos,
+                                   std::uint32_t* total) {
+    const std::size_t y = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+    if (y >= n_series) return;
+    const std::size_t f = first_rank[y];
+    total[y] = stats::select_plan(counts + y * stats::kSelectSlots, ranks + f, first_rank[y + 1] - f,
+                                  start + y * stats::kSelectSlots, pos + f);
+}
+
+/** @brief Step 4: the values of the ranks' buckets, each bucket into its own place of series y's gathered values
+ *         (which start at base[y]); the order inside a bucket is the atomics' and irrelevant (step 5 sorts). */
+__global__ void __launch_bounds__(select_threads)
+    select_gather_kernel(const double* values, std::size_t stride, std::size_t n, const std::uint32_t* series,
+                         const unsigned long long* lo, const unsigned long long* hi, const std::uint32_t* start,
+                         std::uint32_t* fill, const std::uint64_t* base, double* gathered) {
+    const double* v = values + series[blockIdx.y] * stride;
+    const stats::SelectRange r = stats::SelectRange::of(lo[blockIdx.y], hi[blockIdx.y]);
+    const std::uint32_t* st = start + std::size_t{blockIdx.y} * stats::kSelectSlots;
+    std::uint32_t* fl = fill + std::size_t{blockIdx.y} * stats::kSelectSlots;
+    double* out = gathered + base[blockIdx.y];
+    for (std::size_t j = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; j < n;
+         j += std::size_t{gridDim.x} * blockDim.x) {
+        const double x = v[j];
+        const std::uint32_t b = r.bucket(x);
+        if (st[b] != stats::kSelectNone) out[st[b] + atomicAdd(fl + b, 1u)] = x;
+    }
+}
+
+/** @brief Step 5's reading: out[i] = rank i's value among its series' sorted gathered values (+inf: none). */
+__global__ void select_pick_kernel(std::size_t n_ranks, const std::uint32_t* rank_series, const std::uint32_t* pos,
+                                   const std::uint64_t* base, const double* sorted, double* out) {
+    const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+    if (i >= n_ranks) return;
+    out[i] = pos[i] == stats::kSelectNone ? stats::detail::infinity() : sorted[base[rank_series[i]] + pos[i]];
+}
+
+/**
+ * @brief The order statistics of kept values on the device: for each series[i] (its values at values +
+ *        series[i]·stride, the first n of them, finite or +inf), out[i][k] = its ranks[i][k]-th smallest value
+ *        (ranks ascending, below n). Only the selected values come back; the gathered buckets' sizes are the one
+ *        other thing read on the host (to size the gathering). Series go in batches of select_batch.
+ */
+void select_ranks_device(const double* values, std::size_t stride, std::size_t n,
+                         const std::vector<std::size_t>& series, const std::vector<std::vector<std::uint64_t>>& ranks,
+                         std::vector<std::vector<double>>& out, DeviceArray<char>& temp, cudaStream_t stream) {
+    if (series.size() != ranks.size()) throw std::logic_error("select_ranks_device: one rank list per series");
+    if (n > 0xFFFFFFFFull) throw std::runtime_error("backend 'cuda': exact quantiles of more than 2^32 - 1 values");
+    out.assign(series.size(), {});
+    const int sms = device_attribute(cudaDevAttrMultiProcessorCount, 128);
+    for (std::size_t b0 = 0; b0 < series.size(); b0 += select_batch) {
+        const std::size_t nb = std::min(select_batch, series.size() - b0);
+        std::vector<std::uint32_t> h_series(nb), h_rank_series;
+        std::vector<std::size_t> h_first(nb + 1, 0);
+        std::vector<std::uint64_t> h_ranks;
+        for (std::size_t y = 0; y < nb; ++y) {
+            h_series[y] = static_cast<std::uint32_t>(series[b0 + y]);
+            const std::vector<std::uint64_t>& r = ranks[b0 + y];
+            h_ranks.insert(h_ranks.end(), r.begin(), r.end());
+            h_rank_series.insert(h_rank_series.end(), r.size(), static_cast<std::uint32_t>(y));
+            h_first[y + 1] = h_ranks.size();
+        }
+        const std::size_t nr = h_ranks.size();
+        if (nr == 0) {
+            continue;
+        }
+        DeviceArray<std::uint32_t> d_series(nb), d_rank_series(nr), d_pos(nr), d_total(nb);
+        DeviceArray<std::size_t> d_first(nb + 1);
+        DeviceArray<std::uint64_t> d_ranks(nr), d_base(nb + 1);
+        DeviceArray<unsigned long long> d_lo(nb), d_hi(nb);
+        DeviceArray<std::uint32_t> d_counts(nb * stats::kSelectSlots), d_start(nb * stats::kSelectSlots),
+            d_fill(nb * stats::kSelectSlots);
+        const auto up = [&](auto& dev, const auto& host) {
+            NHVK_CUDA_CHECK(
+                cudaMemcpyAsync(dev.p, host.data(), sizeof(host[0]) * host.size(), cudaMemcpyHostToDevice, stream));
+        };
+        up(d_series, h_series);
+        up(d_rank_series, h_rank_series);
+        up(d_first, h_first);
+        up(d_ranks, h_ranks);
+        NHVK_CUDA_CHECK(cudaMemsetAsync(d_lo.p, 0xFF, sizeof(unsigned long long) * nb, stream));
+        NHVK_CUDA_CHECK(cudaMemsetAsync(d_hi.p, 0, sizeof(unsigned long long) * nb, stream));
+        NHVK_CUDA_CHECK(cudaMemsetAsync(d_counts.p, 0, sizeof(std::uint32_t) * d_counts.size, stream));
+        NHVK_CUDA_CHECK(cudaMemsetAsync(d_fill.p, 0, sizeof(std::uint32_t) * d_fill.size, stream));
+        // NOTE: about eight blocks per multiprocessor over the batch, each striding over at least a block's values
+        const std::size_t per_series = std::max<std::size_t>(1, (8u * static_cast<std::size_t>(sms) + nb - 1) / nb);
+        const dim3 grid(static_cast<unsigned>(std::min(per_series, std::max<std::size_t>(1, (n + 255) / 256))),
+                        static_cast<unsigned>(nb));
+        select_extremes_kernel<<<grid, select_threads, 0, stream>>>(values, stride, n, d_series.p, d_lo.p, d_hi.p);
+        select_count_kernel<<<grid, select_threads, 0, stream>>>(values, stride, n, d_series.p, d_lo.p, d_hi.p,
+                                                                 d_counts.p);
+        select_plan_kernel<<<static_cast<unsigned>((nb + 63) / 64), 64, 0, stream>>>(
+            nb, d_counts.p, d_ranks.p, d_first.p, d_start.p, d_pos.p, d_total.p);
+        NHVK_CUDA_CHECK(cudaGetLastError());
+        std::vector<std::uint32_t> h_total(nb);
+        NHVK_CUDA_CHECK(
+            cudaMemcpyAsync(h_total.data(), d_total.p, sizeof(std::uint32_t) * nb, cudaMemcpyDeviceToHost, stream));
+        NHVK_CUDA_CHECK(cudaStreamSynchronize(stream));
+        std::vector<std::uint64_t> h_base(nb + 1, 0);
+        for (std::size_t y = 0; y < nb; ++y) h_base[y + 1] = h_base[y] + h_total[y];
+        up(d_base, h_base);
+        const std::size_t n_gathered = h_base[nb];
+        DeviceArray<double> d_gathered(n_gathered), d_sorted(n_gathered), d_out(nr);
+        select_gather_kernel<<<grid, select_threads, 0, stream>>>(values, stride, n, d_series.p, d_lo.p, d_hi.p,
+                                                                  d_start.p, d_fill.p, d_base.p, d_gathered.p);
+        if (n_gathered > 0) {
+            std::size_t bytes = 0;
+            NHVK_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(
+                nullptr, bytes, d_gathered.p, d_sorted.p, static_cast<std::int64_t>(n_gathered),
+                static_cast<std::int64_t>(nb), d_base.p, d_base.p + 1, stream));
+            if (temp.size < bytes) temp = DeviceArray<char>(bytes);
+            NHVK_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(
+                temp.p, bytes, d_gathered.p, d_sorted.p, static_cast<std::int64_t>(n_gathered),
+                static_cast<std::int64_t>(nb), d_base.p, d_base.p + 1, stream));
+        }
+        select_pick_kernel<<<static_cast<unsigned>((nr + 255) / 256), 256, 0, stream>>>(nr, d_rank_series.p, d_pos.p,
+                                                                                        d_base.p, d_sorted.p, d_out.p);
+        NHVK_CUDA_CHECK(cudaGetLastError());
+        std::vector<double> h_out(nr);
+        NHVK_CUDA_CHECK(cudaMemcpyAsync(h_out.data(), d_out.p, sizeof(double) * nr, cudaMemcpyDeviceToHost, stream));
+        NHVK_CUDA_CHECK(cudaStreamSynchronize(stream));
+        for (std::size_t y = 0; y < nb; ++y)
+            out[b0 + y].assign(h_out.begin() + static_cast<std::ptrdiff_t>(h_first[y]),
+                               h_out.begin() + static_cast<std::ptrdiff_t>(h_first[y + 1]));
+    }
+}
+
 /** @brief x < a: a kept value below a band (+inf, an excluded member's place, never is). */
 struct Below {
     double a;
@@ -143,6 +306,12 @@ struct Below {
 struct Within {
     double a, b;
     __device__ bool operator()(double x) const { return x >= a && x <= b; }
+};
+
+/** @brief A band entry of another group than g (band_order_statistics). */
+struct NotGroup {
+    std::uint32_t g;
+    __device__ bool operator()(std::uint32_t tag) const { return tag != g; }
 };
 
 /** @brief Bytes of tile partials and histogram rows per slot: 1 GiB, or NHVK_DEVICE_BUDGET_MB (a benchmark knob). */
@@ -413,35 +582,22 @@ public:
                           std::vector<std::vector<double>>& out) override {
         for (int s = 0; s < 2; ++s) wait(s);
         if (ranks.size() != n_series_) throw std::logic_error("order_statistics: one rank list per series");
-        std::vector<std::uint64_t> flat;
-        std::vector<std::size_t> first(n_series_ + 1, 0);
-        for (std::size_t i = 0; i < n_series_; ++i) {
-            flat.insert(flat.end(), ranks[i].begin(), ranks[i].end());
-            first[i + 1] = flat.size();
-        }
         out.assign(n_series_, {});
-        if (flat.empty()) return;
-        const auto t0 = std::chrono::steady_clock::now();
-        DeviceArray<std::uint64_t> d_ranks(flat.size());
-        DeviceArray<double> d_out(flat.size());
-        DeviceArray<double> d_sorted(values_filled_);
-        DeviceArray<char> temp;
-        NHVK_CUDA_CHECK(cudaMemcpyAsync(d_ranks.p, flat.data(), sizeof(std::uint64_t) * flat.size(),
-                                        cudaMemcpyHostToDevice, stream_[0]));
-        // NOTE: one device-wide radix sort per series (its excluded members sorted last as +inf): a series holds up to
-        // a whole process's members, which a segmented sort (one block per segment) would leave to one SM.
+        std::vector<std::size_t> series;
+        std::vector<std::vector<std::uint64_t>> asked;
         for (std::size_t i = 0; i < n_series_; ++i) {
-            if (first[i + 1] == first[i]) continue;
-            radix_sort_doubles(temp, d_values_.p + i * value_capacity_, d_sorted.p, values_filled_, stream_[0]);
-            const thrust::counting_iterator<std::size_t> it(0);
-            thrust::for_each(thrust::cuda::par_nosync.on(stream_[0]), it, it + (first[i + 1] - first[i]),
-                             GatherRanks{d_sorted.p, d_ranks.p + first[i], d_out.p + first[i]});
+            if (ranks[i].empty()) continue;
+            series.push_back(i);
+            asked.push_back(ranks[i]);
         }
-        std::vector<double> h(flat.size());
-        NHVK_CUDA_CHECK(
-            cudaMemcpyAsync(h.data(), d_out.p, sizeof(double) * h.size(), cudaMemcpyDeviceToHost, stream_[0]));
-        NHVK_CUDA_CHECK(cudaStreamSynchronize(stream_[0]));
-        for (std::size_t i = 0; i < n_series_; ++i) out[i].assign(h.begin() + first[i], h.begin() + first[i + 1]);
+        if (series.empty()) return;
+        const auto t0 = std::chrono::steady_clock::now();
+        // NOTE: selected, not sorted (rank_select.hpp): a series holds up to a whole process's members, and a few
+        // ranks of each are asked for
+        std::vector<std::vector<double>> got;
+        DeviceArray<char> temp;
+        select_ranks_device(d_values_.p, value_capacity_, values_filled_, series, asked, got, temp, stream_[0]);
+        for (std::size_t k = 0; k < series.size(); ++k) out[series[k]] = std::move(got[k]);
         seconds_[stage_reduce] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     void download_values(std::vector<std::vector<double>>& out) override {
@@ -456,20 +612,65 @@ public:
                 if (x != HUGE_VAL) out[i].push_back(x);
         }
     }
-    void value_band(std::size_t i, double a, double b, std::uint64_t& below, std::vector<double>& band) override {
+    void band_order_statistics(const std::vector<std::size_t>& groups, double a, double b,
+                               const std::vector<std::vector<std::uint64_t>>& ranks,
+                               std::vector<std::vector<double>>& out) override {
         for (int s = 0; s < 2; ++s) wait(s);
-        if (i >= n_series_ || value_capacity_ == 0) throw std::logic_error("value_band: no such series kept");
+        const std::size_t R = groups.size();
+        if (ranks.size() != R) throw std::logic_error("band_order_statistics: one rank list per group");
+        for (const std::size_t s : groups)
+            if (s >= n_series_ || value_capacity_ == 0)
+                throw std::logic_error("band_order_statistics: no such series kept");
+        out.assign(R, {});
         const auto t0 = std::chrono::steady_clock::now();
-        const double* first = d_values_.p + i * value_capacity_;
-        const double* last = first + values_filled_;
+        // The steps of the host twin, band_select_host (rank_select.hpp): each group's values under a and its values
+        // in [a, b], tagged with the group; the band sorted by value; then for each group the band without its
+        // values, read at rank − (the others' values under a). Only the selected values leave the device.
         const auto policy = thrust::cuda::par.on(stream_[0]);
-        below = static_cast<std::uint64_t>(thrust::count_if(policy, first, last, Below{a}));
-        if (band_.size < values_filled_) band_ = DeviceArray<double>(values_filled_);
-        const std::size_t n =
-            static_cast<std::size_t>(thrust::copy_if(policy, first, last, band_.p, Within{a, b}) - band_.p);
-        const std::size_t at = band.size();
-        band.resize(at + n);
-        if (n > 0) NHVK_CUDA_CHECK(cudaMemcpy(band.data() + at, band_.p, sizeof(double) * n, cudaMemcpyDeviceToHost));
+        std::vector<std::uint64_t> below(R), first(R + 1, 0);
+        for (std::size_t g = 0; g < R; ++g) {
+            const double* v = d_values_.p + groups[g] * value_capacity_;
+            below[g] = static_cast<std::uint64_t>(thrust::count_if(policy, v, v + values_filled_, Below{a}));
+            first[g + 1] =
+                first[g] + static_cast<std::uint64_t>(thrust::count_if(policy, v, v + values_filled_, Within{a, b}));
+        }
+        const std::size_t n = first[R];
+        DeviceArray<double> band(n), sorted(n), without(n);
+        DeviceArray<std::uint32_t> tags(n), sorted_tags(n);
+        for (std::size_t g = 0; g < R; ++g) {
+            const double* v = d_values_.p + groups[g] * value_capacity_;
+            thrust::copy_if(policy, v, v + values_filled_, band.p + first[g], Within{a, b});
+            thrust::fill(policy, tags.p + first[g], tags.p + first[g + 1], static_cast<std::uint32_t>(g));
+        }
+        if (n > 0) {
+            // NOTE: equal values of several groups may sort in any order: they are the same double, so every read
+            // below gives the same value whichever group's copy it meets
+            std::size_t bytes = 0;
+            NHVK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, band.p, sorted.p, tags.p, sorted_tags.p, n,
+                                                            0, 64, stream_[0]));
+            DeviceArray<char> temp(bytes);
+            NHVK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.p, bytes, band.p, sorted.p, tags.p, sorted_tags.p, n,
+                                                            0, 64, stream_[0]));
+        }
+        std::uint64_t below_all = 0;
+        for (const std::uint64_t c : below) below_all += c;
+        for (std::size_t g = 0; g < R; ++g) {
+            if (ranks[g].empty()) continue;
+            const std::size_t kept =
+                static_cast<std::size_t>(thrust::copy_if(policy, sorted.p, sorted.p + n, sorted_tags.p, without.p,
+                                                         NotGroup{static_cast<std::uint32_t>(g)}) -
+                                         without.p);
+            const std::uint64_t under = below_all - below[g];
+            for (const std::uint64_t r : ranks[g]) {
+                if (r < under || r - under >= kept)
+                    throw std::logic_error("band_order_statistics: an order statistic outside the band");
+                double x = 0.0;
+                NHVK_CUDA_CHECK(
+                    cudaMemcpyAsync(&x, without.p + (r - under), sizeof(double), cudaMemcpyDeviceToHost, stream_[0]));
+                NHVK_CUDA_CHECK(cudaStreamSynchronize(stream_[0]));
+                out[g].push_back(x);
+            }
+        }
         seconds_[stage_reduce] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     StageSeconds stage_seconds() const override {
@@ -533,7 +734,6 @@ private:
     // device values of exact quantiles: value_capacity_ per series, the first values_filled_ written
     std::size_t value_capacity_ = 0, values_filled_ = 0;
     DeviceArray<double> d_values_;
-    DeviceArray<double> band_; ///< value_band's room for a band (grown to a series' length at most)
 };
 } // namespace
 
@@ -585,6 +785,26 @@ void cuda_block_reduce(const stats::BlockPlan& P, const stats::LogBinTable* tabl
     NHVK_CUDA_CHECK(
         cudaMemcpy(tiles.data(), d_tiles.p, sizeof(stats::SeriesPartial) * tiles.size(), cudaMemcpyDeviceToHost));
     NHVK_CUDA_CHECK(cudaMemcpy(rows.data(), d_rows.p, sizeof(std::uint64_t) * rows.size(), cudaMemcpyDeviceToHost));
+}
+
+void cuda_select_ranks(const std::vector<std::vector<double>>& values,
+                       const std::vector<std::vector<std::uint64_t>>& ranks, std::vector<std::vector<double>>& out) {
+    if (!cuda_available()) throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
+    if (values.size() != ranks.size()) throw std::invalid_argument("cuda_select_ranks: one rank list per series");
+    // NOTE: the backend's layout: one stride for every series, the shorter ones filled with +inf as excluded
+    // members are (their ranks stay below their own sizes, so the filling is never selected)
+    std::size_t n = 0;
+    for (const auto& v : values) n = std::max(n, v.size());
+    std::vector<double> flat(values.size() * n, stats::detail::infinity());
+    std::vector<std::size_t> series(values.size());
+    for (std::size_t s = 0; s < values.size(); ++s) {
+        std::copy(values[s].begin(), values[s].end(), flat.begin() + static_cast<std::ptrdiff_t>(s * n));
+        series[s] = s;
+    }
+    DeviceArray<double> d(flat.size());
+    NHVK_CUDA_CHECK(cudaMemcpy(d.p, flat.data(), sizeof(double) * flat.size(), cudaMemcpyHostToDevice));
+    DeviceArray<char> temp;
+    select_ranks_device(d.p, n, n, series, ranks, out, temp, nullptr);
 }
 
 int select_cuda_device(int local_rank) {

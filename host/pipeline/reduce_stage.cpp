@@ -628,7 +628,7 @@ FittedLaw ReduceStage::law_fits(const stats::FitSpec& spec_q, const stats::FitSp
             }
         } else {
             // the output times in the window, all in one call: where a backend keeps the values it selects in every
-            // row at once and reads the groups' bands there
+            // row at once, and each group's median among the others in the row's band, there
             std::vector<std::vector<std::size_t>> sets;
             std::vector<std::size_t> rows, at;
             for (std::size_t i = 0; i < nt; ++i) {
@@ -645,8 +645,9 @@ FittedLaw ReduceStage::law_fits(const stats::FitSpec& spec_q, const stats::FitSp
                 [this](const std::vector<std::vector<std::uint64_t>>& ranks, std::vector<std::vector<double>>& o) {
                     selecting_->order_statistics(ranks, o);
                 },
-                [this](std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& band) {
-                    selecting_->value_band(s, a, b, below, band);
+                [this](const std::vector<std::size_t>& groups, double a, double b,
+                       const std::vector<std::vector<std::uint64_t>>& ranks, std::vector<std::vector<double>>& o) {
+                    selecting_->band_order_statistics(groups, a, b, ranks, o);
                 });
             for (std::size_t k = 0; k < at.size(); ++k)
                 for (std::size_t g = 0; g < R; ++g) left_out[g][at[k]] = m[k][g];

@@ -905,7 +905,7 @@ const EnsembleAccumulator::RowBand* EnsembleAccumulator::selected_band(const std
 std::vector<std::vector<double>>
 EnsembleAccumulator::leave_one_out_medians(const std::vector<std::vector<std::size_t>>& groups,
                                            const std::vector<std::size_t>& rows, const OrderStatistics& select,
-                                           const ValueBand& values_band) const {
+                                           const BandOrderStatistics& band_select) const {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     if (rows.size() != groups.size()) throw std::invalid_argument("leave_one_out_medians: one row per set of groups");
     std::vector<std::vector<double>> out(groups.size());
@@ -917,8 +917,9 @@ EnsembleAccumulator::leave_one_out_medians(const std::vector<std::vector<std::si
             out[static_cast<std::size_t>(k)] = leave_one_out_medians(groups[static_cast<std::size_t>(k)]);
         return out;
     }
-    // The same plan, selection and band walk as with the values here, the selection of x_(L) and x_(U) made in the
-    // rows (each the union of its groups) by `select`, and the bands read by `values_band`: the same doubles.
+    // The same plan as with the values here, the selection of x_(L) and x_(U) made in the rows (each the union of its
+    // groups) by `select`, and each group's delete-one median's order statistics selected in the band [x_(L), x_(U)]
+    // by `band_select`: the band walk's values, so the same doubles.
     std::vector<LeaveOneOutPlan> plans(groups.size());
     std::vector<std::vector<std::uint64_t>> ranks(n_series_);
     std::vector<char> named(n_series_, 0);
@@ -937,32 +938,39 @@ EnsembleAccumulator::leave_one_out_medians(const std::vector<std::vector<std::si
     std::vector<std::vector<double>> ab(n_series_);
     // NOTE: only the rows whose band finalize() did not select with their quantiles (none, after a finalize())
     if (std::any_of(ranks.begin(), ranks.end(), [](const auto& r) { return !r.empty(); })) select(ranks, ab);
-    std::vector<double> in_band;
     for (std::size_t k = 0; k < groups.size(); ++k) {
         const std::size_t R = groups[k].size();
-        if (plans[k].band_ranks.empty()) {
-            out[k].assign(R, nan);
-            continue;
-        }
+        const LeaveOneOutPlan& p = plans[k];
+        out[k].assign(R, nan);
+        if (p.band_ranks.empty()) continue;
         double a = 0.0, b = 0.0;
-        if (const RowBand* selected = selected_band(groups[k], plans[k].N)) {
+        if (const RowBand* selected = selected_band(groups[k], p.N)) {
             a = selected->lo;
             b = selected->hi;
         } else {
             const std::vector<double>& sel = ab[rows[k]];
-            if (sel.size() != plans[k].band_ranks.size())
+            if (sel.size() != p.band_ranks.size())
                 throw std::logic_error("leave_one_out_medians: order statistics of the wrong length");
             a = sel.front();
             b = sel.back();
         }
-        std::vector<std::uint64_t> below(R, 0u);
-        std::vector<std::pair<double, std::uint32_t>> band;
+        // each group's median among the others: its one or two order statistics there (none where g holds all)
+        std::vector<std::vector<std::uint64_t>> want(R);
         for (std::size_t g = 0; g < R; ++g) {
-            in_band.clear();
-            values_band(groups[k][g], a, b, below[g], in_band);
-            for (const double y : in_band) band.emplace_back(y, static_cast<std::uint32_t>(g));
+            if (p.N == p.n[g]) continue;
+            want[g].push_back(p.at[g].k);
+            if (!p.at[g].single) want[g].push_back(p.at[g].k + 1u);
         }
-        out[k] = leave_one_out_from_band(plans[k], below, band);
+        std::vector<std::vector<double>> got;
+        band_select(groups[k], a, b, want, got);
+        if (got.size() != R) throw std::logic_error("leave_one_out_medians: band order statistics of the wrong length");
+        for (std::size_t g = 0; g < R; ++g) {
+            if (want[g].empty()) continue;
+            if (got[g].size() != want[g].size())
+                throw std::logic_error("leave_one_out_medians: band order statistics of the wrong length");
+            const Type7Point& t = p.at[g];
+            out[k][g] = t.single ? got[g][0] : type7_between(got[g][0], got[g][1], t.f);
+        }
     }
     return out;
 }

@@ -184,19 +184,22 @@ public:
      *         through median_of. */
     std::vector<double> leave_one_out_medians(const std::vector<std::size_t>& groups) const;
 
-    /** @brief Of the values of series s kept elsewhere: how many lie below a (`below`), and those in [a, b] appended
-     *         to `band` in any order. */
-    using ValueBand =
-        std::function<void(std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& band)>;
+    /** @brief Of the values kept elsewhere of the series `groups`: out[g][i] = the ranks[g][i]-th smallest value of
+     *         every series but groups[g], each rank's value known to lie in [a, b]
+     *         (EnsembleBackend::band_order_statistics). */
+    using BandOrderStatistics = std::function<void(const std::vector<std::size_t>& groups, double a, double b,
+                                                   const std::vector<std::vector<std::uint64_t>>& ranks,
+                                                   std::vector<std::vector<double>>& out)>;
 
     /** @brief out[k] = leave_one_out_medians(groups[k]) for several sets of groups (in parallel), rows[k] the
      *         series that is the union of groups[k] (the row the replica groups split; rows distinct): the same
      *         doubles also where the values are kept elsewhere (a backend), read through `select` (the rows' two
-     *         order statistics around the medians, as finalize's `elsewhere`) and `band` (each group's values near
-     *         them), which are called only then. */
+     *         order statistics around the medians, as finalize's `elsewhere`) and `band` (each delete-one-group
+     *         median's order statistics, selected among the values between those two), which are called only then. */
     std::vector<std::vector<double>> leave_one_out_medians(const std::vector<std::vector<std::size_t>>& groups,
                                                            const std::vector<std::size_t>& rows,
-                                                           const OrderStatistics& select, const ValueBand& band) const;
+                                                           const OrderStatistics& select,
+                                                           const BandOrderStatistics& band) const;
 
     /** @brief True in exact mode. */
     bool exact() const { return exact_; }

@@ -5,6 +5,7 @@
 #include "stats/ensemble_stats.hpp"
 
 #include "nhvk/stats/chunk_reduce.hpp"
+#include "nhvk/stats/rank_select.hpp"
 #include "stats/byte_io.hpp"
 
 #include <gtest/gtest.h>
@@ -248,7 +249,8 @@ TEST(ReplicaInterval, LeaveOneOutMediansEqualTheMediansOfTheOthers) {
 namespace {
 
 // The leave-one-out medians where a backend keeps the values (the CUDA path): the rows' order statistics and the
-// groups' bands read through callbacks over values this test keeps, against the host's own selection of the same
+// groups' medians among the others selected through callbacks over values this test keeps (the latter by the CUDA
+// backend's host twin, band_select_host), against the host's own selection of the same
 // values, bit for bit: groups of unequal sizes (an empty one), ties and zeros of both signs, several rows at once,
 // and a band that crosses group boundaries. Only the rows are asked for order statistics, each for one or two ranks.
 TEST(ReplicaInterval, LeaveOneOutMediansFromValuesKeptElsewhereEqualTheHosts) {
@@ -317,13 +319,14 @@ TEST(ReplicaInterval, LeaveOneOutMediansFromValuesKeptElsewhereEqualTheHosts) {
                 for (const std::uint64_t r : ranks[s]) out[s].push_back(x[r]);
             }
         };
-        const auto band = [&](std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& in) {
+        // the groups' medians among the others as the CUDA backend selects them, through its host twin
+        const auto band = [&](const std::vector<std::size_t>& g, double a, double b,
+                              const std::vector<std::vector<std::uint64_t>>& ranks,
+                              std::vector<std::vector<double>>& out) {
             ++bands;
-            below = 0;
-            for (const double x : kept(s)) {
-                if (x < a) ++below;
-                else if (x <= b) in.push_back(x);
-            }
+            std::vector<std::vector<double>> values;
+            for (const std::size_t s : g) values.push_back(kept(s));
+            nhvk::stats::band_select_host(values, a, b, ranks, out);
         };
         const auto got = elsewhere.leave_one_out_medians(groups, rows, select, band);
         EXPECT_EQ(selections, 1);
@@ -466,12 +469,12 @@ TEST(ReplicaInterval, LeaveOneOutMediansReadTheBandFinalizeSelected) {
                 for (const std::uint64_t r : ranks[s]) out[s].push_back(x[r]);
             }
         };
-        const auto band = [&](std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& in) {
-            below = 0;
-            for (const double x : kept(s)) {
-                if (x < a) ++below;
-                else if (x <= b) in.push_back(x);
-            }
+        const auto band = [&](const std::vector<std::size_t>& g, double a, double b,
+                              const std::vector<std::vector<std::uint64_t>>& ranks,
+                              std::vector<std::vector<double>>& out) {
+            std::vector<std::vector<double>> values;
+            for (const std::size_t s : g) values.push_back(kept(s));
+            nhvk::stats::band_select_host(values, a, b, ranks, out);
         };
         const std::vector<SeriesSummary> summaries = elsewhere.finalize(select);
         EXPECT_EQ(selections, 1);

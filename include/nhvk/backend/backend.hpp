@@ -267,10 +267,15 @@ public:
     /** @brief The kept values so far (after every slot completed), appended to out[s] in no particular order: for a
      *         resume record, an MPI rank's or a shard's partial state. */
     virtual void download_values(std::vector<std::vector<double>>& out);
-    /** @brief Of the kept values of series s (after every slot completed): how many lie below a (`below`), and
-     *         those in [a, b] appended to `band` in no particular order. The replica groups' leave-one-out medians
-     *         read the few values near a median this way instead of bringing whole series to the host. */
-    virtual void value_band(std::size_t s, double a, double b, std::uint64_t& below, std::vector<double>& band);
+    /** @brief The replica groups' leave-one-out order statistics of one row, selected where its values are kept
+     *         (after every slot completed): out[g][i] = the ranks[g][i]-th smallest (ranks ascending) of the kept
+     *         values of every series of `groups` but groups[g]. Every rank asked lies in the band [a, b]: its value
+     *         is one of the values in [a, b] (the row's order statistics around its median, which hold every
+     *         delete-one-group median), so only the band is looked at, and only the selected values come back.
+     *         Deterministic: an order statistic is a value. */
+    virtual void band_order_statistics(const std::vector<std::size_t>& groups, double a, double b,
+                                       const std::vector<std::vector<std::uint64_t>>& ranks,
+                                       std::vector<std::vector<double>>& out);
     /** @brief Time spent in each stage by the work completed so far (call after `wait`). */
     virtual StageSeconds stage_seconds() const = 0;
     /** @brief How the run sizes this backend's chunks, for chunks of at most `capacity` members; by default every
@@ -285,8 +290,10 @@ inline void EnsembleBackend::order_statistics(const std::vector<std::vector<std:
 inline void EnsembleBackend::download_values(std::vector<std::vector<double>>&) {
     throw std::logic_error("download_values: backend '" + name() + "' keeps no values");
 }
-inline void EnsembleBackend::value_band(std::size_t, double, double, std::uint64_t&, std::vector<double>&) {
-    throw std::logic_error("value_band: backend '" + name() + "' keeps no values");
+inline void EnsembleBackend::band_order_statistics(const std::vector<std::size_t>&, double, double,
+                                                   const std::vector<std::vector<std::uint64_t>>&,
+                                                   std::vector<std::vector<double>>&) {
+    throw std::logic_error("band_order_statistics: backend '" + name() + "' keeps no values");
 }
 
 /** @brief The CPU reference backend: OpenMP over members (`threads` ≤ 0: all cores). */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /** @file
- *  @brief The device's block reduction run on one chunk held on the host: what tests use to hold the device's kernel
- *         to its host twin (block_reduce_host) bit for bit. Defined by the CUDA backend; without it, an error that
- *         says why.
+ *  @brief The device's block reduction and selection run on data held on the host: what tests use to hold the
+ *         device's kernels to their host twins (block_reduce_host, select_ranks_host) bit for bit. Defined by the CUDA
+ * backend; without it, an error that says why.
  */
 #pragma once
 
@@ -28,5 +28,14 @@ struct SeriesPartial;
  */
 void cuda_block_reduce(const stats::BlockPlan& P, const stats::LogBinTable* table, unsigned threads,
                        std::vector<stats::SeriesPartial>& tiles, std::vector<std::uint64_t>& rows);
+
+/**
+ * @brief The device's selection of order statistics (rank_select.hpp) on series held on the host: out[s][i] = the
+ *        ranks[s][i]-th smallest of values[s] (finite values, −0 folded to +0, or +inf; ranks ascending and below
+ *        the series' size), as the CUDA backend selects its kept values; select_ranks_host's results, if the two
+ *        agree. Throws without a device.
+ */
+void cuda_select_ranks(const std::vector<std::vector<double>>& values,
+                       const std::vector<std::vector<std::uint64_t>>& ranks, std::vector<std::vector<double>>& out);
 
 } // namespace nhvk
