@@ -191,6 +191,78 @@ NHVK_HD NHVK_FORCEINLINE Status advance_in_equal_steps(St& st, const Sys& sys, T
     return st.finish(x, s);
 }
 
+/**
+ * @brief What the fixed-step steppers (RK4, the midpoint rule) share, as a base of `Derived`: the state `y` at `t`,
+ *        the step count, the plan of an output interval into equal steps, the tail of a step (its time from the
+ *        interval's start, the count, the projection) and `advance_to`. `Derived` adds `init` (from `start`) and `step`
+ *        (ending in `land`) and, if it checks more, its own `finish`.
+ */
+template <class Derived, class Sys, class T> class FixedStep {
+public:
+    static constexpr int dim = Sys::dim;
+    static constexpr bool fixed_step = true; ///< plan/step/finish: two systems can be stepped in lockstep
+    T t;
+    T y[dim];
+    long long steps = 0;
+
+    /** @brief An output interval: `m` equal steps of `h` from `t_start` to `t_target` (m = 0: nothing to do), with
+     *         h/2 and h/6 worked out once (RK4's stage weights). */
+    struct Interval {
+        long long m = 0;
+        T t_start = T(0), t_target = T(0), h = T(0), h2 = T(0), h6 = T(0);
+    };
+
+    /** @brief Plan the steps to `t_target` (≥ t): `⌈(t_target − t)/dt⌉` equal steps; `step_limit` when they would
+     *         exceed `max_steps`. */
+    NHVK_HD NHVK_FORCEINLINE Status plan(T t_target, Interval& iv) const {
+        long long m = 0;
+        T h = T(0);
+        const Status s = plan_equal_steps(t, t_target, ctl_, steps, m, h);
+        iv.m = m;
+        if (s != Status::ok || m == 0) return s;
+        iv.t_start = t;
+        iv.t_target = t_target;
+        iv.h = h;
+        iv.h2 = T(0.5) * iv.h;
+        iv.h6 = iv.h / T(6);
+        return Status::ok;
+    }
+
+    /** @brief End an interval: `y` takes the local state `x`. */
+    NHVK_HD NHVK_FORCEINLINE Status finish(const T* x, Status s) {
+        NHVK_UNROLL
+        for (int j = 0; j < dim; ++j) y[j] = x[j];
+        return s;
+    }
+
+    /** @brief Advance to `t_target` (≥ t) in `⌈(t_target − t)/dt⌉` equal steps. */
+    NHVK_HD NHVK_FORCEINLINE Status advance_to(const Sys& sys, T t_target) {
+        return advance_in_equal_steps(static_cast<Derived&>(*this), sys, t_target);
+    }
+
+protected:
+    StepControl ctl_;
+
+    /** @brief `init`'s start: the control and the state at `t0`, no steps (the projection is the caller's, where
+     *         `c.project` asks: a status returned from here cost the ball's RK4 kernel 8 bytes of spills). */
+    NHVK_HD NHVK_FORCEINLINE void start(T t0, const T* y0, const StepControl& c) {
+        ctl_ = c;
+        t = t0;
+        NHVK_UNROLL
+        for (int i = 0; i < dim; ++i) y[i] = y0[i];
+        steps = 0;
+    }
+
+    /** @brief A completed step `i` of the interval on `x`: its time, counted, projected where asked. */
+    NHVK_HD NHVK_FORCEINLINE Status land(const Sys& sys, T* x, const Interval& iv, long long i) {
+        // NOTE: t from the start of the interval, not accumulated, so the last step lands on t_target exactly.
+        t = (i + 1 == iv.m) ? iv.t_target : iv.t_start + T(i + 1) * iv.h;
+        ++steps;
+        if (ctl_.project) return sys.project(t, x);
+        return Status::ok;
+    }
+};
+
 namespace detail {
 template <class S, class = void> struct IsDense { static constexpr bool value = false; };
 template <class S> struct IsDense<S, decltype(void(S::dense))> { static constexpr bool value = S::dense; };

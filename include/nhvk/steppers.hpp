@@ -23,57 +23,30 @@
 namespace nhvk {
 
 /** @brief Classical 4th-order Runge–Kutta with a fixed step, shortened uniformly to land on output times. */
-template <class Sys, class T> class Rk4 {
+template <class Sys, class T> class Rk4 : public FixedStep<Rk4<Sys, T>, Sys, T> {
+    using Base = FixedStep<Rk4<Sys, T>, Sys, T>;
+
 public:
     static constexpr Method method = Method::rk4;
     static constexpr int order = 4;
-    static constexpr int dim = Sys::dim;
-    static constexpr bool fixed_step = true; ///< plan/step/finish: two systems can be stepped in lockstep
-    T t;
-    T y[dim];
-    long long steps = 0;
+    using Base::dim;
+    using typename Base::Interval;
 
     NHVK_HD NHVK_FORCEINLINE Status init(const Sys& sys, T t0, const T* y0, const StepControl& c) {
-        ctl_ = c;
-        t = t0;
-        NHVK_UNROLL
-        for (int i = 0; i < dim; ++i) y[i] = y0[i];
-        steps = 0;
+        this->start(t0, y0, c);
         Status s = Status::ok;
-        if (c.project && (s = sys.project(t, y)) != Status::ok) return s;
+        if (c.project && (s = sys.project(this->t, this->y)) != Status::ok) return s;
         // NOTE: evaluate once at t0, as Dopri5 does, so a singular or non-finite start is reported before the first
         // output time.
         T k[dim];
-        if ((s = sys.rhs(t, y, k)) != Status::ok) return s;
-        return detail_all_finite(k) ? Status::ok : Status::non_finite;
-    }
-
-    /** @brief An output interval: `m` equal steps of `h` from `t_start` to `t_target` (m = 0: nothing to do). */
-    struct Interval {
-        long long m = 0;
-        T t_start = T(0), t_target = T(0), h = T(0), h2 = T(0), h6 = T(0);
-    };
-
-    /** @brief Plan the steps to `t_target` (≥ t): `⌈(t_target − t)/dt⌉` equal steps; `step_limit` when they would
-     *         exceed `max_steps`. */
-    NHVK_HD NHVK_FORCEINLINE Status plan(T t_target, Interval& iv) const {
-        long long m = 0;
-        T h = T(0);
-        const Status s = plan_equal_steps(t, t_target, ctl_, steps, m, h);
-        iv.m = m;
-        if (s != Status::ok || m == 0) return s;
-        iv.t_start = t;
-        iv.t_target = t_target;
-        iv.h = h;
-        iv.h2 = T(0.5) * iv.h;
-        iv.h6 = iv.h / T(6);
-        return Status::ok;
+        if ((s = sys.rhs(this->t, this->y, k)) != Status::ok) return s;
+        return all_finite(k) ? Status::ok : Status::non_finite;
     }
 
     /** @brief Step `i` of the interval on the state `x` (a local copy of `y`, see `advance_to`); on failure `x` keeps
      *         the last completed step. */
     NHVK_HD NHVK_FORCEINLINE Status step(const Sys& sys, T* x, const Interval& iv, long long i) {
-        const T h = iv.h, h2 = iv.h2, h6 = iv.h6;
+        const T h = iv.h, h2 = iv.h2, h6 = iv.h6, t = this->t;
         // y += h/6 ((k1 + 2 k2) + 2 k3 + k4), summed as the stages come, so that only x, the sum, a stage input and a
         // stage vector are live at once (registers on the device).
         T k[dim], acc[dim], tmp[dim];
@@ -99,34 +72,20 @@ public:
         if ((s = sys.rhs(t + h, tmp, k)) != Status::ok) return s;
         NHVK_UNROLL
         for (int j = 0; j < dim; ++j) x[j] += h6 * (acc[j] + k[j]);
-        // NOTE: t from the start of the interval, not accumulated, so the last step lands on t_target exactly.
-        t = (i + 1 == iv.m) ? iv.t_target : iv.t_start + T(i + 1) * h;
-        ++steps;
-        if (ctl_.project) return sys.project(t, x);
-        return Status::ok;
+        return this->land(sys, x, iv, i);
     }
 
     /** @brief End an interval: `y` takes the local state `x`; a completed interval is checked for NaN/∞ once. */
     NHVK_HD NHVK_FORCEINLINE Status finish(const T* x, Status s) {
-        copy_state(x);
         // NOTE: checked once per output interval, not per step: a NaN or ∞ state persists to here (and a solve at a
         // non-finite state reports non_finite at once), so the status and the failing output index are the same.
+        Base::finish(x, s);
         if (s != Status::ok) return s;
-        return detail_all_finite(y) ? Status::ok : Status::non_finite;
-    }
-
-    /** @brief Advance to `t_target` (≥ t) in `⌈(t_target − t)/dt⌉` equal steps. */
-    NHVK_HD NHVK_FORCEINLINE Status advance_to(const Sys& sys, T t_target) {
-        return advance_in_equal_steps(*this, sys, t_target);
+        return all_finite(this->y) ? Status::ok : Status::non_finite;
     }
 
 private:
-    StepControl ctl_;
-    NHVK_HD NHVK_FORCEINLINE void copy_state(const T* x) {
-        NHVK_UNROLL
-        for (int j = 0; j < dim; ++j) y[j] = x[j];
-    }
-    NHVK_HD static bool detail_all_finite(const T* x) {
+    NHVK_HD static bool all_finite(const T* x) {
         bool ok = true;
         NHVK_UNROLL
         for (int i = 0; i < dim; ++i) ok = ok && is_finite(x[i]);

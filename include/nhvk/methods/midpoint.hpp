@@ -193,7 +193,8 @@ template <class E, class T> NHVK_HD void midpoint_matrix(const E& eq, const T* x
  * as the other methods do) and keeps its matrix while it contracts; a step whose iteration does not converge with three
  * matrices is `Status::singular` (its implicit equations have no solution near the start: take a smaller dt).
  */
-template <class Sys, class T> class Midpoint {
+template <class Sys, class T> class Midpoint : public FixedStep<Midpoint<Sys, T>, Sys, T> {
+    using Base = FixedStep<Midpoint<Sys, T>, Sys, T>;
     using M = typename Sys::Model;
     static constexpr bool vk = Sys::dynamics == Dynamics::vakonomic;
     static constexpr int n = M::n, k = M::k;
@@ -203,71 +204,28 @@ template <class Sys, class T> class Midpoint {
 public:
     static constexpr Method method = Method::midpoint;
     static constexpr int order = 2;
-    static constexpr int dim = Sys::dim;
-    static constexpr bool fixed_step = true; ///< plan/step/finish: two systems can be stepped in lockstep
+    using Base::dim;
+    using typename Base::Interval;
     static_assert(vk ? dim == 2 * n + k : (dim >= 2 * n && dim <= 2 * n + 2),
                   "state (q, v, μ) or (q, v[, the energy balance's integrals])");
-    T t;
-    T y[dim];
-    long long steps = 0;
 
     NHVK_HD NHVK_FORCEINLINE Status init(const Sys& sys, T t0, const T* y0, const StepControl& c) {
-        ctl_ = c;
-        t = t0;
-        NHVK_UNROLL
-        for (int i = 0; i < dim; ++i) y[i] = y0[i];
-        steps = 0;
+        this->start(t0, y0, c);
         Status s = Status::ok;
-        if (c.project && (s = sys.project(t, y)) != Status::ok) return s;
+        if (c.project && (s = sys.project(this->t, this->y)) != Status::ok) return s;
         T dy[dim], rate[k > 0 ? k : 1];
-        return predict(sys, t, y, dy, rate);
-    }
-
-    /** @brief An output interval: `m` equal steps of `h` from `t_start` to `t_target` (m = 0: nothing to do). */
-    struct Interval {
-        long long m = 0;
-        T t_start = T(0), t_target = T(0), h = T(0);
-    };
-
-    /** @brief Plan the steps to `t_target` (≥ t), as RK4's (`plan_equal_steps`). */
-    NHVK_HD NHVK_FORCEINLINE Status plan(T t_target, Interval& iv) const {
-        long long m = 0;
-        T h = T(0);
-        const Status s = plan_equal_steps(t, t_target, ctl_, steps, m, h);
-        iv.m = m;
-        if (s != Status::ok || m == 0) return s;
-        iv.t_start = t;
-        iv.t_target = t_target;
-        iv.h = h;
-        return Status::ok;
+        return predict(sys, this->t, this->y, dy, rate);
     }
 
     /** @brief Step `i` of the interval on the state `x` (a local copy of `y`); on failure `x` keeps the last completed
      *         step. */
     NHVK_HD NHVK_STEP_INLINE Status step(const Sys& sys, T* x, const Interval& iv, long long i) {
-        const Status s = implicit_step(sys, t, x, iv.h);
+        const Status s = implicit_step(sys, this->t, x, iv.h);
         if (s != Status::ok) return s;
-        // NOTE: t from the start of the interval, not accumulated, so the last step lands on t_target exactly.
-        t = (i + 1 == iv.m) ? iv.t_target : iv.t_start + T(i + 1) * iv.h;
-        ++steps;
-        if (ctl_.project) return sys.project(t, x);
-        return Status::ok;
-    }
-
-    /** @brief End an interval: `y` takes the local state `x`. */
-    NHVK_HD NHVK_FORCEINLINE Status finish(const T* x, Status s) {
-        NHVK_UNROLL
-        for (int j = 0; j < dim; ++j) y[j] = x[j];
-        return s;
-    }
-
-    /** @brief Advance to `t_target` (≥ t) in `⌈(t_target − t)/dt⌉` equal steps. */
-    NHVK_HD NHVK_FORCEINLINE Status advance_to(const Sys& sys, T t_target) {
-        return advance_in_equal_steps(*this, sys, t_target);
+        return this->land(sys, x, iv, i);
     }
 
 private:
-    StepControl ctl_;
     LuFactors<N, T> lu_; ///< the Newton matrix's factors, kept from step to step while they serve
     T lu_h_ = T(0);      ///< the step they belong to (0: none)
 
