@@ -7,9 +7,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # is compiled and checked in full, but ptxas, which takes two thirds of a unit's time (ball_on_turntable: 229 s with
 # SASS, 79 s PTX only), is left to the driver's JIT on a GPU. bench/kernel_resources.sh runs ptxas for the register
 # and spill table. The C++ is compiled at -Og there: the per-model host units and the interpreter's units are most of
-# CI's build, and -Og compiles them 4 to 9 times faster than -O1 (perpendicular_velocities' unit: 12.6 s against
-# 117 s) while the tests that integrate them run as fast (they spend their time elsewhere). A model file compiled at
-# run time takes the build's flags, so the model-file tests' compiles shrink the same way. Without -ffast-math the
+# CI's build, and -Og compiles them several times faster than -O1 while the tests that integrate them run as fast
+# (they spend their time elsewhere; bench/results/2026-11-29-ci-og.md). A model file compiled at run time takes the
+# build's flags, so the model-file tests' compiles shrink the same way. Without -ffast-math the
 # arithmetic is the same IEEE operations at any level, so the tests check the same results; NDEBUG is off, so
 # Eigen's own checks run too. The statistics unit stays -O3 (CMakeLists.txt).
 # A local run builds Release (-O3) and the default architectures (80;90). NHVK_CMAKE_ARGS, when set, is used as given.

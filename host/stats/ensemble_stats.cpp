@@ -5,6 +5,7 @@
 #include "nhvk/stats/chunk_reduce.hpp"
 #include "nhvk/stats/exact_sum.hpp"
 #include "nhvk/stats/host_row_reduce.hpp"
+#include "nhvk/stats/rank_select.hpp"
 
 #include <thrust/system/cpp/execution_policy.h>
 #include <thrust/system/omp/execution_policy.h>
@@ -794,39 +795,43 @@ LeaveOneOutPlan leave_one_out_plan(std::vector<std::uint64_t> n) {
     return p;
 }
 
+/** @brief Each group's median among the others as order statistics there: its one or two ranks (none where the group
+ *         holds every value). */
+std::vector<std::vector<std::uint64_t>> leave_one_out_ranks(const LeaveOneOutPlan& p) {
+    std::vector<std::vector<std::uint64_t>> want(p.n.size());
+    for (std::size_t g = 0; g < want.size(); ++g) {
+        if (p.N == p.n[g]) continue;
+        want[g].push_back(p.at[g].k);
+        if (!p.at[g].single) want[g].push_back(p.at[g].k + 1u);
+    }
+    return want;
+}
+
+/** @brief out[g] (NaN where there is no other value) from the order statistics leave_one_out_ranks asked for. */
+std::vector<double> leave_one_out_from_ranks(const LeaveOneOutPlan& p, const std::vector<std::vector<double>>& got) {
+    const std::size_t R = p.n.size();
+    std::vector<double> out(R, std::numeric_limits<double>::quiet_NaN());
+    if (got.size() != R) throw std::logic_error("leave_one_out_medians: band order statistics of the wrong length");
+    for (std::size_t g = 0; g < R; ++g) {
+        if (p.N == p.n[g]) continue;
+        const Type7Point& t = p.at[g];
+        if (got[g].size() != (t.single ? 1u : 2u))
+            throw std::logic_error("leave_one_out_medians: band order statistics of the wrong length");
+        out[g] = t.single ? got[g][0] : type7_between(got[g][0], got[g][1], t.f);
+    }
+    return out;
+}
+
 /** @brief out[g] from the plan, each group's count of values below the band (below[g]) and the band's values with
  *         their groups (in any order; sorted here). */
 std::vector<double> leave_one_out_from_band(const LeaveOneOutPlan& p, const std::vector<std::uint64_t>& below,
                                             std::vector<std::pair<double, std::uint32_t>>& band) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    const std::size_t R = p.n.size();
-    std::vector<double> out(R, nan);
-    // NOTE: by value, then group: the walk below skips a group's own values, so equal values of several groups may
-    // come in any order, but a deterministic one keeps the function a function of the values' multiset
+    // NOTE: by value, then group: the walk skips a group's own values, so equal values of several groups may come in
+    // any order, but a deterministic one keeps the function a function of the values' multiset
     std::sort(band.begin(), band.end());
-    std::uint64_t below_all = 0u;
-    for (const std::uint64_t c : below) below_all += c;
-    for (std::size_t g = 0; g < R; ++g) {
-        if (p.N == p.n[g]) continue;
-        const Type7Point t = p.at[g];
-        std::uint64_t r = below_all - below[g]; // rank among the others of the band's next value not in g
-        double lo = nan, hi = nan;
-        for (const auto& [y, h] : band) {
-            if (h == g) continue;
-            if (r == t.k) {
-                lo = y;
-                if (t.single) break;
-            } else if (r == t.k + 1u) {
-                hi = y;
-                break;
-            }
-            ++r;
-        }
-        if (std::isnan(lo) || (!t.single && std::isnan(hi)))
-            throw std::logic_error("EnsembleAccumulator::leave_one_out_medians: an order statistic outside the band");
-        out[g] = t.single ? lo : type7_between(lo, hi, t.f);
-    }
-    return out;
+    std::vector<std::vector<double>> got;
+    band_ranks_among_others(below, band, leave_one_out_ranks(p), got);
+    return leave_one_out_from_ranks(p, got);
 }
 
 } // namespace
@@ -939,9 +944,8 @@ EnsembleAccumulator::leave_one_out_medians(const std::vector<std::vector<std::si
     // NOTE: only the rows whose band finalize() did not select with their quantiles (none, after a finalize())
     if (std::any_of(ranks.begin(), ranks.end(), [](const auto& r) { return !r.empty(); })) select(ranks, ab);
     for (std::size_t k = 0; k < groups.size(); ++k) {
-        const std::size_t R = groups[k].size();
         const LeaveOneOutPlan& p = plans[k];
-        out[k].assign(R, nan);
+        out[k].assign(groups[k].size(), nan);
         if (p.band_ranks.empty()) continue;
         double a = 0.0, b = 0.0;
         if (const RowBand* selected = selected_band(groups[k], p.N)) {
@@ -954,23 +958,9 @@ EnsembleAccumulator::leave_one_out_medians(const std::vector<std::vector<std::si
             a = sel.front();
             b = sel.back();
         }
-        // each group's median among the others: its one or two order statistics there (none where g holds all)
-        std::vector<std::vector<std::uint64_t>> want(R);
-        for (std::size_t g = 0; g < R; ++g) {
-            if (p.N == p.n[g]) continue;
-            want[g].push_back(p.at[g].k);
-            if (!p.at[g].single) want[g].push_back(p.at[g].k + 1u);
-        }
         std::vector<std::vector<double>> got;
-        band_select(groups[k], a, b, want, got);
-        if (got.size() != R) throw std::logic_error("leave_one_out_medians: band order statistics of the wrong length");
-        for (std::size_t g = 0; g < R; ++g) {
-            if (want[g].empty()) continue;
-            if (got[g].size() != want[g].size())
-                throw std::logic_error("leave_one_out_medians: band order statistics of the wrong length");
-            const Type7Point& t = p.at[g];
-            out[k][g] = t.single ? got[g][0] : type7_between(got[g][0], got[g][1], t.f);
-        }
+        band_select(groups[k], a, b, leave_one_out_ranks(p), got);
+        out[k] = leave_one_out_from_ranks(p, got);
     }
     return out;
 }

@@ -243,8 +243,9 @@ public:
 protected:
     StepControl ctl_;
 
-    /** @brief `init`'s start: the control and the state at `t0`, no steps (the projection is the caller's, where
-     *         `c.project` asks: a status returned from here cost the ball's RK4 kernel 8 bytes of spills). */
+    /** @brief `init`'s start: the control and the state at `t0`, no steps. The projection stays in each `init`, in
+     *         the same `if` as its other failures: a status passed back through here costs the largest models' RK4
+     *         kernels spills on the device. */
     NHVK_HD NHVK_FORCEINLINE void start(T t0, const T* y0, const StepControl& c) {
         ctl_ = c;
         t = t0;

@@ -20,8 +20,8 @@
  *  The replica groups' delete-one-group medians (band_select_host) are selected the same way in a row's band, the
  *  values between the row's two order statistics around its median that hold every one of them.
  *
- *  Why: the device sorted every series whole (a radix sort reads and writes each value on every one of its digit
- *  passes) to read a few ranks; here each value is read three times and written only where it is near a rank.
+ *  Why: a few ranks of each series are read, and a radix sort of the whole series reads and writes each value on
+ *  every one of its digit passes; here each value is read three times and written only where it is near a rank.
  */
 #pragma once
 
@@ -146,22 +146,44 @@ inline void select_ranks_host(const std::vector<std::vector<double>>& values,
     }
 }
 
-/** @brief The index of the j-th entry (from 0) of `tags` that is not `g`, or tags.size() where there is none: the
- *         band read without one group's values. */
-inline std::size_t nth_not_of(const std::vector<std::uint32_t>& tags, std::uint32_t g, std::uint64_t j) {
-    for (std::size_t i = 0; i < tags.size(); ++i)
-        if (tags[i] != g && j-- == 0u) return i;
-    return tags.size();
+/**
+ * @brief Each group's order statistics among the other groups, read in a band: from below[g] (g's values under the
+ *        band) and the band's values with their groups, sorted by value (ties in any order: equal values are the same
+ *        double), out[g][i] = the ranks[g][i]-th smallest value of every group but g (ranks ascending). One walk of the
+ *        band per group, skipping its own values, from rank (the others' values under the band). Throws
+ *        std::logic_error where a rank's value is not in the band.
+ */
+inline void band_ranks_among_others(const std::vector<std::uint64_t>& below,
+                                    const std::vector<std::pair<double, std::uint32_t>>& sorted_band,
+                                    const std::vector<std::vector<std::uint64_t>>& ranks,
+                                    std::vector<std::vector<double>>& out) {
+    const std::size_t R = below.size();
+    if (ranks.size() != R) throw std::invalid_argument("band_ranks_among_others: one rank list per group");
+    std::uint64_t below_all = 0u;
+    for (const std::uint64_t c : below) below_all += c;
+    out.assign(R, {});
+    for (std::size_t g = 0; g < R; ++g) {
+        const std::vector<std::uint64_t>& want = ranks[g];
+        std::uint64_t r = below_all - below[g]; // rank among the others of the band's next value not in g
+        std::size_t next = 0;
+        for (std::size_t i = 0; i < sorted_band.size() && next < want.size(); ++i) {
+            if (sorted_band[i].second == g) continue;
+            if (r == want[next]) {
+                out[g].push_back(sorted_band[i].first);
+                ++next;
+            }
+            ++r;
+        }
+        if (next < want.size()) throw std::logic_error("band_select: an order statistic outside the band");
+    }
 }
 
 /**
  * @brief The host twin of the device's delete-one-group order statistics of one row (the CUDA backend's
  *        band_order_statistics): from each group's kept values group_values[g] (finite, −0 folded to +0, or +inf)
  *        and the band [a, b] (finite), out[g][i] = the ranks[g][i]-th smallest value of every group but g. The steps:
- *        below[g] = g's values under a; the band's values, tagged with their group, sorted by value (ties in any
- *        order: equal values are the same double); then for each g, the band without g's values read at
- *        rank − (the values under a that are not g's). Throws std::logic_error where a rank's value is not in the
- *        band.
+ *        below[g] = g's values under a; the band's values, tagged with their group, sorted by value; then
+ *        band_ranks_among_others. Throws std::logic_error where a rank's value is not in the band.
  */
 inline void band_select_host(const std::vector<std::vector<double>>& group_values, double a, double b,
                              const std::vector<std::vector<std::uint64_t>>& ranks,
@@ -176,18 +198,7 @@ inline void band_select_host(const std::vector<std::vector<double>>& group_value
             else if (x <= b) band.emplace_back(x, static_cast<std::uint32_t>(g));
         }
     std::stable_sort(band.begin(), band.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    std::vector<std::uint32_t> tags(band.size());
-    for (std::size_t i = 0; i < band.size(); ++i) tags[i] = band[i].second;
-    std::uint64_t below_all = 0u;
-    for (const std::uint64_t c : below) below_all += c;
-    out.assign(R, {});
-    for (std::size_t g = 0; g < R; ++g)
-        for (const std::uint64_t r : ranks[g]) {
-            const std::uint64_t under = below_all - below[g];
-            const std::size_t i = r < under ? band.size() : nth_not_of(tags, static_cast<std::uint32_t>(g), r - under);
-            if (i == band.size()) throw std::logic_error("band_select: an order statistic outside the band");
-            out[g].push_back(band[i].first);
-        }
+    band_ranks_among_others(below, band, ranks, out);
 }
 
 } // namespace nhvk::stats
