@@ -5,12 +5,14 @@
 # and, for the profiles, Nsight Compute (ncu; skipped without it). Each step has a time limit; logs go to OUT-DIR,
 # a summary to stdout.
 #   1. the device reduction and the device's selection of order statistics against their host twins, bit for bit
-#      (CudaBlockReduce, CudaSelect), and the CUDA-vs-CPU statistics; both under compute-sanitizer's racecheck,
+#      (CudaBlockReduce, CudaSelect), a sweep's parts reduced on the device against the host's reduction of the same
+#      metrics (CudaSweepParts), and the CUDA-vs-CPU statistics; the first two under compute-sanitizer's racecheck,
 #      synccheck and memcheck;
 #   2. the statistics' targets: bench/gpu_statistics.sh at N (the RK4 yardstick against the hand-written kernel at N
 #      in the default settings and at 10·N in histogram mode; the DOPRI5 bench at N), the DOPRI5 bench without
 #      replica groups, the DOPRI5 bench at 10^6 with exact quantiles (the selection and the groups' medians on the
-#      device), and configs/sweep_particle_mu0.toml (integration against reduction);
+#      device), and configs/sweep_particle_mu0.toml at 200000 members per point (its points reduced on the device part
+#      by part: integration against reduction);
 #   3. Nsight Compute on block_reduce_kernel (exact mode: the DOPRI5 bench at 10^6; histogram mode: the yardstick at
 #      10^6): grid, registers, shared memory, local-memory traffic, SM and memory throughput, occupancy;
 #   4. the integration kernels: ball_on_turntable DOPRI5 in double and float and rolling_disc DOPRI5 at 10^6, and
@@ -30,8 +32,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 [ -x "$build/nhvk" ] || { echo "gpu_reduction: no $build/nhvk (build first: bench/README.md step 1)" >&2; exit 2; }
 git -C "$here" rev-parse --short HEAD 2>/dev/null || true
 
-step "1. the block reduction and the selection on the device against their host twins; CUDA-vs-CPU statistics"
-timeout 150 "$build/tests/nhvk_kernels_tests" --gtest_filter='CudaBlockReduce.*:CudaSelect.*:CudaVsCpuEnsemble.*' \
+step "1. the block reduction, the selection and a sweep's parts on the device against the host; CUDA-vs-CPU statistics"
+timeout 150 "$build/tests/nhvk_kernels_tests" --gtest_filter='CudaBlockReduce.*:CudaSelect.*:CudaSweepParts.*:CudaVsCpuEnsemble.*' \
     >"$out/tests.log" 2>&1
 echo "rc $?"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran|Failure" "$out/tests.log" | head -20
@@ -69,7 +71,7 @@ s = json.load(open(sys.argv[1]))
 t = s["timing"]
 r = t["reduction_seconds"] / t["integration_seconds"] if t.get("integration_seconds") else float("nan")
 print(", ".join(f"{k} {t[k]:.4f}" for k in ("seconds", "integration_seconds", "sampling_seconds",
-                                            "reduction_seconds") if k in t),
+                                            "reduction_seconds", "transfer_seconds") if k in t),
       f"| reduction/integration {r:.2f} |", s["statistics"]["quantiles"], "| valid", s["trajectories"]["valid"])
 PY
 )"

@@ -158,6 +158,20 @@ double open_point_bytes(const RunConfig& point, bool histogram) {
     return n_series * (sizeof(stats::SeriesPartial) + sizeof(stats::SeriesSummary) + 24.0 + (histogram ? row : 0.0));
 }
 
+bool sweep_reduced_in_parts(const RunConfig& cfg) {
+    if (!cfg.sweep || cfg.sweep->configs.empty()) return false;
+    // NOTE: the point's stage's own rule (pipeline/reduce_stage.cpp's ReduceStage and EnsembleAccumulator): every point
+    // has the same shape and budget, since a sweep sets only parameters and sampling
+    const StatisticsShape shape = statistics_shape(cfg.sweep->configs.front());
+    const auto n = static_cast<std::uint64_t>(cfg.run.trajectories);
+    const std::size_t budget_values =
+        static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u / cfg.sweep->configs.size() / sizeof(double);
+    const bool exact = shape.series == 0u || stats::EnsembleAccumulator::expected_values(
+                                                 shape.series, n, shape.replica_shape()) <= budget_values;
+    const std::size_t part_bytes = sizeof(stats::SeriesPartial) + 8u * stats::LogHistogramSpec{}.row_words();
+    return !exact && static_cast<long double>(n) * 8.0L >= static_cast<long double>(part_bytes);
+}
+
 MemoryEstimate estimate_memory(const RunConfig& cfg, bool device_backend) {
     MemoryEstimate e;
     const double N = static_cast<double>(cfg.run.trajectories);
@@ -171,12 +185,16 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, bool device_backend) {
     const double inputs = capacity * 8.0 * (2.0 * n + k + n_params), statuses = capacity * 11.0;
     const double metrics = capacity * 8.0 * metric_series;
     const bool host_inputs = cfg.run.save_samples || cfg.run.save_members || cfg.run.save_trajectories > 0;
-    // a sweep's points reduce on the host: the device backend brings every metric back
+    // a sweep's points reduce on the host, where the device backend brings every metric back, unless they are reduced
+    // in parts on the device
     const double P = static_cast<double>(cfg.points());
     const bool sweep = cfg.sweep != nullptr;
-    e.chunk = device_backend ? 2.0 * (statuses + (host_inputs ? inputs : 0.0) +
-                                      (cfg.run.save_samples || cfg.run.save_members || sweep ? metrics : 0.0))
-                             : inputs + statuses + metrics;
+    e.chunk =
+        device_backend
+            ? 2.0 * (statuses + (host_inputs ? inputs : 0.0) +
+                     (cfg.run.save_samples || cfg.run.save_members || (sweep && !sweep_reduced_in_parts(cfg)) ? metrics
+                                                                                                              : 0.0))
+            : inputs + statuses + metrics;
     // a sweep's points share the budget equally (pipeline/reduce_stage)
     const double budget = static_cast<double>(cfg.run.exact_memory_mb) * 1024.0 * 1024.0 / P;
     // the accumulator's own rule (a replica group's values are a part of its row's, not a copy)

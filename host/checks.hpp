@@ -77,6 +77,12 @@ struct StatisticsShape {
 };
 StatisticsShape statistics_shape(const RunConfig& cfg);
 
+/** @brief True when a sweep's points are reduced part by part where the metrics are (EnsembleBackend::reduce_part),
+ *         on a backend that can: histogram quantiles at every point (exact ones need the values on the host), and
+ *         points whose metrics outweigh the statistics of a part (a partial and a histogram row per series), so that
+ *         sending each part's statistics back costs less than sending its metrics. */
+bool sweep_reduced_in_parts(const RunConfig& cfg);
+
 /** @brief The host memory a run needs, by what takes it (bytes, in floating point: no overflow). */
 struct MemoryEstimate {
     double chunk = 0.0;      ///< the chunk buffers

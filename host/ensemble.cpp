@@ -65,8 +65,9 @@ namespace {
  *         the device). */
 ChunkLayout device_layout(const RunConfig& cfg, ChunkLayout layout) {
     layout.host_inputs = cfg.run.save_samples || cfg.run.save_members || cfg.run.save_trajectories > 0;
-    // NOTE: a sweep's per-point statistics are reduced on the host (pipeline/reduce_stage)
-    layout.host_metrics = cfg.run.save_samples || cfg.run.save_members || cfg.sweep != nullptr;
+    // NOTE: a sweep's per-point statistics are reduced on the host (pipeline/reduce_stage), from the metrics unless
+    // the device reduces them part by part
+    layout.host_metrics = cfg.run.save_samples || cfg.run.save_members || (cfg.sweep && !sweep_reduced_in_parts(cfg));
     return layout;
 }
 

@@ -531,6 +531,44 @@ public:
         NHVK_CUDA_CHECK(cudaGetLastError());
         end(s, t);
     }
+    bool reduces_parts() const override { return true; }
+    void reduce_part(int s, long long j0, long long len, std::uint64_t first_member, stats::SeriesPartial* partials,
+                     std::uint64_t* counts) override {
+        if (n_series_ == 0 || value_capacity_ > 0)
+            throw std::logic_error("reduce_part needs start_reduction without values first");
+        const stats::ChunkView in = part_view(dev_args_[s], j0, len, first_member);
+        if (in.n_series != n_series_)
+            throw std::logic_error("reduce_part: the chunk's series differ from start_reduction's");
+        const std::size_t words = n_series_ * row_words_;
+        if (d_part_.size != n_series_) {
+            d_part_ = DeviceArray<stats::SeriesPartial>(n_series_);
+            d_part_counts_ = DeviceArray<std::uint64_t>(words);
+        }
+        const auto policy = thrust::cuda::par_nosync.on(stream_[s]);
+        const int t = begin(s, stage_reduce);
+        // NOTE: the slot's tiles are scratch here: a sweep keeps no running statistics on the device (each part's
+        // come back whole), so snapshots, resume and MPI see only the host's
+        DeviceArray<stats::SeriesPartial>& tiles = d_tile_partials_[s];
+        DeviceArray<std::uint64_t>& rows = d_tile_counts_[s];
+        thrust::fill(policy, tiles.p, tiles.p + tiles.size, stats::SeriesPartial{});
+        NHVK_CUDA_CHECK(cudaMemsetAsync(rows.p, 0, sizeof(std::uint64_t) * rows.size, stream_[s]));
+        thrust::fill(policy, d_part_.p, d_part_.p + n_series_, stats::SeriesPartial{});
+        NHVK_CUDA_CHECK(cudaMemsetAsync(d_part_counts_.p, 0, sizeof(std::uint64_t) * words, stream_[s]));
+        if (reduce_batch_ > 0)
+            launch_block_reduce(stats::block_plan(in, n_tiles_, reduce_batch_, &binner_), reduce_block_threads, tiles.p,
+                                rows.p, stream_[s]);
+        else stats::accumulate_chunk(policy, in, n_tiles_, tiles.p, rows.p, binner_);
+        NHVK_CUDA_CHECK(cudaGetLastError());
+        stats::combine_tiles(policy, n_series_, n_tiles_, binner_, tiles.p, rows.p, d_part_.p, d_part_counts_.p);
+        end(s, t);
+        const int x = begin(s, stage_transfer);
+        NHVK_CUDA_CHECK(cudaMemcpyAsync(partials, d_part_.p, sizeof(stats::SeriesPartial) * n_series_,
+                                        cudaMemcpyDeviceToHost, stream_[s]));
+        NHVK_CUDA_CHECK(cudaMemcpyAsync(counts, d_part_counts_.p, sizeof(std::uint64_t) * words, cudaMemcpyDeviceToHost,
+                                        stream_[s]));
+        end(s, x);
+        wait(s);
+    }
     void download(int s, long long, Downloads d) override {
         const int t = begin(s, stage_transfer);
         if ((d.inputs && !h_inputs_[s]) || (d.metrics && !h_metrics_[s]))
@@ -729,6 +767,9 @@ private:
     stats::LogBinner binner_, binner_host_; // the tables on the device, and table_ on the host
     DeviceArray<stats::SeriesPartial> d_tile_partials_[2];
     DeviceArray<std::uint64_t> d_tile_counts_[2];
+    // one part's statistics (reduce_part, which completes before it returns, so the slots share them)
+    DeviceArray<stats::SeriesPartial> d_part_;
+    DeviceArray<std::uint64_t> d_part_counts_;
     // device values of exact quantiles: value_capacity_ per series, the first values_filled_ written
     std::size_t value_capacity_ = 0, values_filled_ = 0;
     DeviceArray<double> d_values_;

@@ -2,8 +2,8 @@
 /** @file
  *  @brief Test support shared by the whole-ensemble tests of the CPU pipeline (tests/host/test_ensemble.cpp) and of
  *         the CUDA backend against it (tests/kernels/test_cuda_backend.cpp): the sampled ensembles their configs are
- *         made of, config text parsed with the model registry, quiet run options, and the comparison of the member
- *         counts of two runs of one ensemble.
+ *         made of, config text parsed with the model registry, quiet run options, and the comparisons of the member
+ *         counts of two runs of one ensemble and of two reductions' series.
  *
  *  The ensembles are config fragments (TOML text) written once here, each made of whole tables, so that a test puts
  *  them together with the integrator, output-time and run tables it needs, in any order.
@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -103,6 +104,31 @@ inline void expect_same_counts(const nhvk::EnsembleResult& r, const nhvk::Ensemb
     EXPECT_EQ(r.exact_quantiles, ref.exact_quantiles) << tag;
     EXPECT_EQ(r.onset.counts, ref.onset.counts) << tag;
     EXPECT_EQ(r.onset.never, ref.onset.never) << tag;
+}
+
+/** Two reductions of the same members agree bit for bit in every series' summary: counts, moments, extremes,
+ *  quantiles and their intervals, and the std's interval from the replica groups (NaN where both are NaN). */
+inline void expect_same_series(const nhvk::EnsembleResult& a, const nhvk::EnsembleResult& b) {
+    ASSERT_EQ(a.series.size(), b.series.size());
+    ASSERT_EQ(a.exact_quantiles, b.exact_quantiles);
+    for (std::size_t s = 0; s < a.series.size(); ++s) {
+        const auto& x = a.series[s];
+        const auto& y = b.series[s];
+        EXPECT_EQ(x.count, y.count) << "series " << s;
+        EXPECT_EQ(x.nonfinite, y.nonfinite) << "series " << s;
+        EXPECT_EQ(x.outside_range, y.outside_range) << "series " << s;
+        std::vector<double> xs = {x.mean, x.std, x.min,     x.max,     x.p01,     x.p05,    x.p25,    x.p50,   x.p75,
+                                  x.p95,  x.p99, x.mean_se, x.mean_lo, x.mean_hi, x.std_se, x.std_lo, x.std_hi};
+        std::vector<double> ys = {y.mean, y.std, y.min,     y.max,     y.p01,     y.p05,    y.p25,    y.p50,   y.p75,
+                                  y.p95,  y.p99, y.mean_se, y.mean_lo, y.mean_hi, y.std_se, y.std_lo, y.std_hi};
+        for (int q = 0; q < 7; ++q) {
+            xs.insert(xs.end(), {x.q_lo[q], x.q_hi[q], x.q_se[q]});
+            ys.insert(ys.end(), {y.q_lo[q], y.q_hi[q], y.q_se[q]});
+        }
+        for (std::size_t i = 0; i < xs.size(); ++i)
+            EXPECT_TRUE((std::isnan(xs[i]) && std::isnan(ys[i])) || xs[i] == ys[i])
+                << "series " << s << " field " << i << ": " << xs[i] << " vs " << ys[i];
+    }
 }
 
 } // namespace nhvk_test

@@ -163,12 +163,24 @@ void ReduceStage::complete_if_full(std::size_t p) {
 }
 
 void ReduceStage::start(EnsembleBackend& backend, std::uint64_t members) {
-    values_on_backend_ = points_.empty() && acc_.exact() && backend.keeps_values();
+    if (!points_.empty()) {
+        if (sweep_reduced_in_parts(cfg_) && backend.reduces_parts()) {
+            // NOTE: every point has the pooled accumulator's shape and histogram (a sweep sets only parameters and
+            // sampling)
+            backend.start_reduction(acc_.n_series(), acc_.bin_table(), 0u);
+            parts_ = &backend;
+            part_partials_.resize(acc_.n_series());
+            part_counts_.resize(acc_.n_series() * acc_.row_words());
+        }
+        return;
+    }
+    values_on_backend_ = acc_.exact() && backend.keeps_values();
     if (!on_host()) backend.start_reduction(acc_.n_series(), acc_.bin_table(), values_on_backend_ ? members : 0u);
 }
 
-void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
+void ReduceStage::add_chunk(const ChunkArgs& a, long long m, int slot) {
     if (!points_.empty()) {
+        if (parts_ && slot < 0) throw std::logic_error("ReduceStage: a sweep reduced in parts needs the chunk's slot");
         // NOTE: each point's members as a run of that point alone sees them: their index within the point
         for_each_point_range(static_cast<std::uint64_t>(cfg_.run.trajectories), a.first_member, m,
                              [&](std::uint64_t p, std::uint64_t i, long long j0, long long len) {
@@ -177,10 +189,21 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
                                  const auto q = static_cast<std::size_t>(p);
                                  if (done_.at(q))
                                      throw std::logic_error("ReduceStage: members of a completed sweep point");
-                                 open_point(q).add_chunk(part, len);
+                                 ReduceStage& point = open_point(q);
+                                 if (parts_) {
+                                     parts_->reduce_part(slot, j0, len, i, part_partials_.data(), part_counts_.data());
+                                     point.add_members(part, len, part_partials_.data(), part_counts_.data());
+                                 } else {
+                                     point.add_members(part, len, nullptr, nullptr);
+                                 }
                                  complete_if_full(q);
                              });
     }
+    add_members(a, m, nullptr, nullptr);
+}
+
+void ReduceStage::add_members(const ChunkArgs& a, long long m, const stats::SeriesPartial* partials,
+                              const std::uint64_t* counts) {
     onset_in_.resize(static_cast<std::size_t>(m));
     for (long long j = 0; j < m; ++j) {
         const auto ss = static_cast<SampleStatus>(a.sample_status[j]);
@@ -208,7 +231,8 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
             if (cfg_.alive_population && a.onset[j] == stats::onset_never) ++r_.onset.censored;
         }
     }
-    if (on_host() && points_.empty()) acc_.add_chunk(stats::metrics_view(a, m));
+    if (partials) acc_.add_partials(partials, counts);
+    else if (on_host() && points_.empty()) acc_.add_chunk(stats::metrics_view(a, m));
     r_.onset.add_chunk(a.onset, static_cast<std::size_t>(m), onset_in_.data());
 }
 

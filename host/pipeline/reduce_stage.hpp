@@ -41,12 +41,17 @@ public:
      *         with a backend that cannot keep the values itself, or a sweep's per-point statistics); otherwise the
      *         backend reduces each chunk. */
     bool on_host() const { return point_ || !points_.empty() || (acc_.exact() && !values_on_backend_); }
+    /** @brief True when the host needs every chunk's metrics: `on_host()`, unless a sweep's parts are reduced on the
+     *         backend (sweep_reduced_in_parts). */
+    bool needs_metrics() const { return on_host() && parts_ == nullptr; }
     /** @brief Prepares the backend's running statistics when they are kept there: the partials and histogram rows,
-     *         and, for exact quantiles on a backend that keeps values, room for `members` members' values. */
+     *         and, for exact quantiles on a backend that keeps values, room for `members` members' values; or, for a
+     *         sweep reduced in parts on a backend that reduces parts, the shape and table of those parts. */
     void start(EnsembleBackend& backend, std::uint64_t members);
     /** @brief Counts the statuses and onsets of a completed chunk (on the host), and adds its metrics when
-     *         `on_host()`. */
-    void add_chunk(const ChunkArgs& a, long long m);
+     *         `on_host()`: from `a`, or, for a sweep reduced in parts, each point's part reduced on the backend in
+     *         `slot`, the slot holding the chunk (its statuses are `a`'s). */
+    void add_chunk(const ChunkArgs& a, long long m, int slot = -1);
     /** @brief The statistics so far (after every slot completed), the backend's included, as bytes
      *         (stats::EnsembleAccumulator::save); the stage goes on unchanged. */
     std::string snapshot(EnsembleBackend& backend) const;
@@ -67,6 +72,10 @@ public:
     void finish();
 
 private:
+    /** @brief add_chunk's counts of members [0, m) of `a`, and their metrics added from `a` (`on_host()` without a
+     *         sweep), or as `partials` and `counts` reduced elsewhere when given. */
+    void add_members(const ChunkArgs& a, long long m, const stats::SeriesPartial* partials,
+                     const std::uint64_t* counts);
     /** @brief The alive fraction per output time, the times flagged below statistics.low_population_fraction, and
      *         the warning of a run where most members failed. */
     void populations();
@@ -121,6 +130,10 @@ private:
     bool collected_ = false;
     /// a sweep with points still open at `finish`: the pooled accumulator and theirs, referenced (never saved)
     std::unique_ptr<stats::EnsembleAccumulator> pooled_view_;
+    /// a sweep reduced in parts: the backend that reduces them, and one part's statistics (a point's shape)
+    EnsembleBackend* parts_ = nullptr;
+    std::vector<stats::SeriesPartial> part_partials_;
+    std::vector<std::uint64_t> part_counts_;
 };
 
 } // namespace nhvk

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: MIT
 #include "pipeline/slot_pipeline.hpp"
 
+#include <algorithm>
+
 namespace nhvk {
 
 Downloads HostStages::downloads(const Chunk& c) const {
     Downloads d;
-    d.metrics = reduce_.on_host() || samples_ != nullptr || members_ != nullptr;
+    d.metrics = reduce_.needs_metrics() || samples_ != nullptr || members_ != nullptr;
     d.inputs = samples_ != nullptr || members_ != nullptr || saved_.wants(c.first, c.m);
     return d;
 }
 
-void HostStages::add(const ChunkArgs& a, const Chunk& c) {
-    reduce_.add_chunk(a, c.m);
+void HostStages::add(const ChunkArgs& a, const Chunk& c, int slot) {
+    reduce_.add_chunk(a, c.m, slot);
     if (samples_) samples_->add_chunk(a, c.first, c.m);
     if (members_) members_->add_chunk(a, c.first, c.m);
     if (saved_.wants(c.first, c.m)) saved_.add_chunk(a, c.first, c.m);
@@ -29,10 +31,13 @@ double total(const StageSeconds& t) { return t.sample + t.integrate + t.reduce +
 void SlotPipeline::finish(int s) {
     backend_.wait(s);
     const auto t = Clock::now();
+    const double backend_before = total(backend_.stage_seconds());
     Slot& slot = slots_[static_cast<std::size_t>(s)];
-    host_.add(backend_.slot(s), slot.chunk);
+    host_.add(backend_.slot(s), slot.chunk, s);
     slot.busy = false;
-    const double host = seconds_since(t);
+    // NOTE: the host's own time: the backend's work the host stages asked for and waited on (a sweep's parts reduced
+    // on the device) is in the backend's stage seconds already
+    const double host = std::max(0.0, seconds_since(t) - (total(backend_.stage_seconds()) - backend_before));
     host_seconds_ += host;
     // NOTE: the backend's seconds since the chunk before finished are this chunk's: a slot's stages are counted when
     // it is waited for, and the slots are waited for in the order of issue.

@@ -35,8 +35,8 @@ public:
     bool reduce_on_backend() const { return !reduce_.on_host(); }
     /** @brief The regions of chunk `c` the host needs back. */
     Downloads downloads(const Chunk& c) const;
-    /** @brief The host's part of chunk `c`, whose results are in `a`. */
-    void add(const ChunkArgs& a, const Chunk& c);
+    /** @brief The host's part of chunk `c`, whose results are in `a`, the backend's `slot` (completed). */
+    void add(const ChunkArgs& a, const Chunk& c, int slot);
 
 private:
     ReduceStage& reduce_;

@@ -13,13 +13,18 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "checks.hpp"
 #include "config.hpp"
 #include "ensemble.hpp"
+#include "ensemble_testing.hpp"
 #include "nhvk/backend/backend.hpp"
+#include "nhvk/stats/block_reduce.hpp"
 #include "nhvk/stats/chunk_metrics.hpp"
 #include "pipeline/reduce_stage.hpp"
 #include "pipeline/run_plan.hpp"
@@ -268,22 +273,6 @@ private:
     std::vector<double> values_;
 };
 
-void expect_same_series(const nhvk::EnsembleResult& a, const nhvk::EnsembleResult& b) {
-    ASSERT_EQ(a.series.size(), b.series.size());
-    ASSERT_EQ(a.exact_quantiles, b.exact_quantiles);
-    for (std::size_t s = 0; s < a.series.size(); ++s) {
-        const auto& x = a.series[s];
-        const auto& y = b.series[s];
-        EXPECT_EQ(x.count, y.count) << "series " << s;
-        EXPECT_EQ(x.nonfinite, y.nonfinite) << "series " << s;
-        const double xs[] = {x.mean, x.std, x.min, x.max, x.p01, x.p05, x.p25, x.p50, x.p75, x.p95, x.p99};
-        const double ys[] = {y.mean, y.std, y.min, y.max, y.p01, y.p05, y.p25, y.p50, y.p75, y.p95, y.p99};
-        for (int i = 0; i < 11; ++i)
-            EXPECT_TRUE((std::isnan(xs[i]) && std::isnan(ys[i])) || xs[i] == ys[i])
-                << "series " << s << " field " << i << ": " << xs[i] << " vs " << ys[i];
-    }
-}
-
 /** The growth law's sampling intervals (replica groups): the same method and the same doubles. */
 void expect_same_growth_intervals(const nhvk::EnsembleResult& a, const nhvk::EnsembleResult& b) {
     EXPECT_EQ(a.growth_interval_method, b.growth_interval_method);
@@ -346,8 +335,8 @@ TEST(PopulationValuesOnBackend, SelectedThereBroughtHereOrSnapshottedEqualTheHos
     EXPECT_EQ(kv2.downloads, 1);
     EXPECT_EQ(kv2.selections, 0);
     ASSERT_TRUE(host_r.exact_quantiles);
-    expect_same_series(there_r, host_r);
-    expect_same_series(here_r, host_r);
+    nhvk_test::expect_same_series(there_r, host_r);
+    nhvk_test::expect_same_series(here_r, host_r);
     // the growth law's intervals too: the jackknife on every path (it was the batch means where the values stayed on
     // the backend, so that a GPU run and its resumed or merged twin disagreed)
     EXPECT_EQ(host_r.growth_interval_method, "jackknife");
@@ -368,8 +357,152 @@ TEST(PopulationValuesOnBackend, SelectedThereBroughtHereOrSnapshottedEqualTheHos
     EXPECT_EQ(kv3.selections, 0);
     EXPECT_EQ(kv3.downloads, 1);
     // the counts of the first chunk came with the snapshot's statistics, not its tally: compare the series only
-    expect_same_series(resumed_r, host_r);
+    nhvk_test::expect_same_series(resumed_r, host_r);
     expect_same_growth_intervals(resumed_r, host_r);
+}
+
+/**
+ * @brief The CPU backend with its metrics kept where the CUDA backend keeps them: a "device" copy of each chunk's
+ *        metrics, the slot's own left NaN unless `download` asks for them, and a sweep's parts reduced from the copy
+ *        by the device's block reduction (its host twin, block_reduce_host, then combine_tiles). Lets the host's side
+ *        of a sweep reduced in parts (ReduceStage, the pipeline's downloads) be tested without a device: a part read
+ *        from the slot instead would carry NaN into the statistics.
+ */
+class PartsOnDevice final : public nhvk::EnsembleBackend {
+public:
+    explicit PartsOnDevice(std::unique_ptr<nhvk::EnsembleBackend> cpu) : cpu_(std::move(cpu)) {}
+    std::string name() const override { return "parts-on-device"; }
+    int slots() const override { return cpu_->slots(); }
+    nhvk::ChunkArgs& slot(int s) override { return cpu_->slot(s); }
+    void sample(int s, std::uint64_t first, long long m) override { cpu_->sample(s, first, m); }
+    void upload(int s, long long m) override { cpu_->upload(s, m); }
+    void integrate(int s, long long m) override {
+        cpu_->integrate(s, m);
+        nhvk::ChunkArgs& a = slot(s);
+        const std::size_t n = static_cast<std::size_t>(nhvk::metric_rows(a.nt)) * static_cast<std::size_t>(a.ld);
+        device_.assign(a.metrics, a.metrics + n);
+        std::fill(a.metrics, a.metrics + n, std::numeric_limits<double>::quiet_NaN());
+    }
+    void start_reduction(std::size_t n_series, const nhvk::stats::LogBinTable& table, std::uint64_t capacity) override {
+        EXPECT_EQ(capacity, 0u) << "a sweep's parts keep no values";
+        n_series_ = n_series;
+        table_ = table;
+    }
+    void reduce(int, long long) override { ADD_FAILURE() << "a sweep reduced in parts runs no running reduction"; }
+    bool reduces_parts() const override { return true; }
+    void reduce_part(int s, long long j0, long long len, std::uint64_t first_member,
+                     nhvk::stats::SeriesPartial* partials, std::uint64_t* counts) override {
+        ++parts;
+        nhvk::ChunkArgs a = slot(s);
+        a.metrics = device_.data();
+        const nhvk::stats::ChunkView in = nhvk::part_view(a, j0, len, first_member);
+        ASSERT_EQ(in.n_series, n_series_);
+        const nhvk::stats::LogBinner b = nhvk::stats::LogBinner::make(table_);
+        // three tiles and batches of five targets: several blocks per row and several passes per block
+        const std::size_t tiles = 3;
+        const nhvk::stats::BlockPlan plan = nhvk::stats::block_plan(in, tiles, 5, &b);
+        std::vector<nhvk::stats::SeriesPartial> tile_partials(n_series_ * tiles);
+        std::vector<std::uint64_t> tile_rows(n_series_ * tiles * b.row_words(), 0u);
+        nhvk::stats::block_reduce_host(plan, tile_partials.data(), tile_rows.data(), 64);
+        std::fill(partials, partials + n_series_, nhvk::stats::SeriesPartial{});
+        std::fill(counts, counts + n_series_ * b.row_words(), std::uint64_t{0});
+        nhvk::stats::combine_tiles(thrust::cpp::par, n_series_, tiles, b, tile_partials.data(), tile_rows.data(),
+                                   partials, counts);
+    }
+    void download(int s, long long m, nhvk::Downloads d) override {
+        cpu_->download(s, m, d);
+        if (!d.metrics) return;
+        ++metric_downloads;
+        std::copy(device_.begin(), device_.end(), slot(s).metrics);
+    }
+    void wait(int s) override { cpu_->wait(s); }
+    void collect(nhvk::stats::SeriesPartial*, std::uint64_t*) override {}
+    nhvk::StageSeconds stage_seconds() const override { return cpu_->stage_seconds(); }
+    /** @brief The last chunk's metrics as integrated. */
+    const double* device_metrics() const { return device_.data(); }
+    int parts = 0, metric_downloads = 0;
+
+private:
+    std::unique_ptr<nhvk::EnsembleBackend> cpu_;
+    std::vector<double> device_;
+    std::size_t n_series_ = 0;
+    nhvk::stats::LogBinTable table_;
+};
+
+// A sweep whose points hold too many values for exact quantiles is reduced part by part where the metrics are (the
+// CUDA backend), and no metrics come to the host. Its statistics equal the host's reduction of the same metrics, bit
+// for bit, at every point and pooled, also when resumed from a snapshot. Chunks of 3700 members split the points of
+// 4500 into parts of every kind: a whole chunk in one point, a point's end and the next one's start, a short part.
+TEST(SweepParts, ReducedWhereTheMetricsAreEqualTheHostsStatisticsAtEveryPoint) {
+    const std::string path = std::string(NHVK_SOURCE_DIR) + "/tests/host/data/sweep_parts.toml";
+    const auto load = [&](const std::vector<std::string>& sets) {
+        return nhvk::load_config(path, sets, nhvk::model_registry());
+    };
+    const nhvk::RunConfig cfg = load({});
+    ASSERT_TRUE(nhvk::sweep_reduced_in_parts(cfg));
+    // the rule's edge: one member fewer per point than a part's statistics weigh, and exact quantiles, keep the host's
+    // reduction
+    EXPECT_FALSE(nhvk::sweep_reduced_in_parts(load({"run.exact_memory_mb=1024"})));
+    const std::size_t part_members =
+        (sizeof(nhvk::stats::SeriesPartial) + 8u * nhvk::stats::LogHistogramSpec{}.row_words() + 7u) / 8u;
+    EXPECT_TRUE(nhvk::sweep_reduced_in_parts(load({"run.trajectories=" + std::to_string(part_members)})));
+    EXPECT_FALSE(nhvk::sweep_reduced_in_parts(load({"run.trajectories=" + std::to_string(part_members - 1)})));
+
+    const long long chunk = 3700;
+    const nhvk::RunPlan plan = nhvk::make_run_plan(cfg, chunk);
+    PartsOnDevice dev(nhvk::make_cpu_backend(plan.layout, plan.common, 2));
+    nhvk::EnsembleResult host_r, parts_r, resumed_r;
+    nhvk::ReduceStage host(cfg, host_r), parts(cfg, parts_r);
+    std::optional<nhvk::ReduceStage> resumed;
+    const std::uint64_t total = cfg.members();
+    parts.start(dev, total);
+    EXPECT_FALSE(parts.needs_metrics());
+    EXPECT_TRUE(host.needs_metrics());
+    int ranges = 0, chunks = 0;
+    for (std::uint64_t first = 0; first < total; first += static_cast<std::uint64_t>(chunk)) {
+        const long long m = static_cast<long long>(std::min<std::uint64_t>(chunk, total - first));
+        nhvk::for_each_point_range(static_cast<std::uint64_t>(cfg.run.trajectories), first, m,
+                                   [&](std::uint64_t, std::uint64_t, long long, long long) { ++ranges; });
+        dev.sample(0, first, m);
+        dev.integrate(0, m);
+        dev.download(0, m, nhvk::Downloads{false, parts.needs_metrics()});
+        parts.add_chunk(dev.slot(0), m, 0);
+        if (resumed) resumed->add_chunk(dev.slot(0), m, 0);
+        nhvk::ChunkArgs integrated = dev.slot(0);
+        integrated.metrics = const_cast<double*>(dev.device_metrics());
+        host.add_chunk(integrated, m);
+        if (++chunks == 2) {
+            // a resume record's statistics, after the first point finished and with the second one open
+            resumed.emplace(cfg, resumed_r);
+            resumed->restore(parts.snapshot(dev), "snapshot");
+            resumed->start(dev, total - first - static_cast<std::uint64_t>(m));
+            EXPECT_FALSE(resumed->needs_metrics());
+        }
+    }
+    EXPECT_EQ(dev.metric_downloads, 0);
+    // every part once, and those of the chunks after the snapshot (the first two chunks hold three) once more
+    EXPECT_EQ(dev.parts, ranges + (ranges - 3));
+    EXPECT_GE(ranges - 3, 3);
+    ASSERT_TRUE(resumed.has_value());
+    host.finish();
+    parts.finish();
+    resumed->finish();
+    ASSERT_EQ(parts_r.points.size(), 3u);
+    for (std::size_t p = 0; p < 3; ++p) {
+        SCOPED_TRACE("point " + std::to_string(p));
+        EXPECT_FALSE(host_r.points[p].exact_quantiles);
+        EXPECT_GT(host_r.points[p].valid, 4000u);
+        // the replica groups' std intervals are compared too (member j's group comes from its index in the point)
+        EXPECT_GE(std::count_if(host_r.points[p].series.begin(), host_r.points[p].series.end(),
+                                [](const nhvk::stats::SeriesSummary& x) { return std::isfinite(x.std_se); }),
+                  8)
+            << "d_q and d_v at each of the 4 output times";
+        nhvk_test::expect_same_series(parts_r.points[p], host_r.points[p]);
+        nhvk_test::expect_same_series(resumed_r.points[p], host_r.points[p]);
+        expect_same_growth_intervals(parts_r.points[p], host_r.points[p]);
+    }
+    nhvk_test::expect_same_series(parts_r, host_r);
+    nhvk_test::expect_same_series(resumed_r, host_r);
 }
 
 } // namespace

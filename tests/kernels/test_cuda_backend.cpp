@@ -103,12 +103,14 @@
 #include <utility>
 #include <vector>
 
+#include "checks.hpp"
 #include "config.hpp"
 #include "ensemble.hpp"
 #include "modelfile/file_models.hpp"
 #include "nhvk/backend/backend.hpp"
 #include "nhvk/backend/trajectory.hpp"
 #include "nhvk/sample_member.hpp"
+#include "pipeline/reduce_stage.hpp"
 #include "pipeline/run_plan.hpp"
 #include "registry.hpp"
 
@@ -1291,6 +1293,49 @@ std::vector<std::string> model_names() {
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaVsCpuSampling, ::testing::ValuesIn(model_names()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+// A sweep reduced in parts on the device (reduce_part: the block reduction of each point's part, only its statistics
+// brought back) equals the host's reduction of the same device-integrated metrics, bit for bit, at every point and
+// pooled. Chunks of 3700 members split the points of 4500 into parts of every kind, and alternate between the slots.
+TEST(CudaSweepParts, DevicePartsEqualTheHostsReductionOfTheSameMetrics) {
+    NHVK_REQUIRE_CUDA();
+    const RunConfig cfg = nhvk::load_config(std::string(NHVK_SOURCE_DIR) + "/tests/host/data/sweep_parts.toml", {},
+                                            nhvk::model_registry());
+    ASSERT_TRUE(nhvk::sweep_reduced_in_parts(cfg));
+    constexpr long long chunk = 3700;
+    nhvk::RunPlan plan = nhvk::make_run_plan(cfg, chunk);
+    plan.layout.host_metrics = true; // for the host's reduction alongside
+    std::unique_ptr<nhvk::EnsembleBackend> gpu = nhvk::make_cuda_backend(plan.layout, plan.common);
+    ASSERT_TRUE(gpu->reduces_parts());
+    nhvk::EnsembleResult host_r, parts_r;
+    nhvk::ReduceStage host(cfg, host_r), parts(cfg, parts_r);
+    const std::uint64_t total = cfg.members();
+    parts.start(*gpu, total);
+    ASSERT_FALSE(parts.needs_metrics());
+    int s = 0;
+    for (std::uint64_t first = 0; first < total; first += static_cast<std::uint64_t>(chunk), s = 1 - s) {
+        const long long m = static_cast<long long>(std::min<std::uint64_t>(chunk, total - first));
+        gpu->sample(s, first, m);
+        gpu->integrate(s, m);
+        nhvk::Downloads d;
+        d.metrics = true;
+        gpu->download(s, m, d);
+        gpu->wait(s);
+        host.add_chunk(gpu->slot(s), m);
+        parts.add_chunk(gpu->slot(s), m, s);
+    }
+    host.finish();
+    parts.finish();
+    ASSERT_EQ(parts_r.points.size(), 3u);
+    for (std::size_t p = 0; p < 3; ++p) {
+        SCOPED_TRACE("point " + std::to_string(p));
+        EXPECT_FALSE(host_r.points[p].exact_quantiles);
+        EXPECT_GT(host_r.points[p].valid, 4000u);
+        nhvk_test::expect_same_series(parts_r.points[p], host_r.points[p]);
+    }
+    nhvk_test::expect_same_series(parts_r, host_r);
+    EXPECT_GT(gpu->stage_seconds().reduce, 0.0);
+}
 
 // Without a device the CUDA entry points say so instead of pretending to run (runs everywhere; on a GPU machine it
 // checks the opposite: the backend exists and names itself).

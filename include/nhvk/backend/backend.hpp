@@ -19,6 +19,7 @@
 #include "nhvk/distribution.hpp"
 #include "nhvk/ensemble_chunk.hpp"
 #include "nhvk/numerics.hpp"
+#include "nhvk/stats/chunk_metrics.hpp"
 #include "nhvk/stats/log_histogram.hpp"
 #include "nhvk/stats/series_partial.hpp"
 
@@ -110,6 +111,15 @@ inline ChunkArgs member_range(const ChunkArgs& a, long long j0, long long len) {
     b.onset = shift(a.onset);
     b.sample_status = shift(a.sample_status);
     return b;
+}
+
+/** @brief The reduction's view of the members [j0, j0 + len) of chunk `a` as a chunk of their own whose member indices
+ *         start at `first_member` (a sweep point's members in a run of that point alone: the index within the point
+ *         keys the replica groups). */
+inline stats::ChunkView part_view(const ChunkArgs& a, long long j0, long long len, std::uint64_t first_member) {
+    ChunkArgs b = member_range(a, j0, len);
+    b.first_member = first_member;
+    return stats::metrics_view(b, len);
 }
 
 /**
@@ -248,6 +258,16 @@ public:
                                  std::uint64_t value_capacity) = 0;
     /** @brief Stage 3: add the metrics of slot `s`'s valid members (status ok) to the running statistics. */
     virtual void reduce(int s, long long m) = 0;
+    /** @brief True when `reduce_part` reduces where the metrics are, so that a sweep's points need no metrics on the
+     *         host (the CUDA backend; the CPU backend's metrics are the host's already). */
+    virtual bool reduces_parts() const { return false; }
+    /** @brief Stage 3 for a part of a chunk, synchronously, after `wait(s)` and before slot `s` is issued again: the
+     *         members [j0, j0 + len) of slot `s`'s chunk as part_view(j0, len, first_member) sees them, reduced into
+     *         fresh statistics of start_reduction's shape and table (called with no values), which replace
+     *         `partials[n_series]` and `counts[n_series · table.spec.row_words()]` (host arrays). The running
+     *         statistics stay as they are. Deterministic, as `collect`. */
+    virtual void reduce_part(int s, long long j0, long long len, std::uint64_t first_member,
+                             stats::SeriesPartial* partials, std::uint64_t* counts);
     /** @brief Slot `s`'s statuses (sample_status … onset) → host, and what `d` asks for. */
     virtual void download(int s, long long m, Downloads d) = 0;
     /** @brief Complete everything enqueued on slot `s`. */
@@ -283,6 +303,10 @@ public:
     virtual ChunkPacing pacing(long long capacity) const { return {0.0, capacity, capacity}; }
 };
 
+inline void EnsembleBackend::reduce_part(int, long long, long long, std::uint64_t, stats::SeriesPartial*,
+                                         std::uint64_t*) {
+    throw std::logic_error("reduce_part: backend '" + name() + "' reduces no parts");
+}
 inline void EnsembleBackend::order_statistics(const std::vector<std::vector<std::uint64_t>>&,
                                               std::vector<std::vector<double>>&) {
     throw std::logic_error("order_statistics: backend '" + name() + "' keeps no values");
