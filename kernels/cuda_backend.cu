@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -397,6 +398,8 @@ public:
             cudaFreeHost(h_[s]);
             cudaFree(d_[s]);
         }
+        for (auto& [key, k] : parts_) cudaEventDestroy(k.done);
+        for (KeyStatistics& k : free_parts_) cudaEventDestroy(k.done);
         cudaFree(d_times_);
         cudaFree(d_params_);
     }
@@ -532,42 +535,72 @@ public:
         end(s, t);
     }
     bool reduces_parts() const override { return true; }
-    void reduce_part(int s, long long j0, long long len, std::uint64_t first_member, stats::SeriesPartial* partials,
-                     std::uint64_t* counts) override {
+    void reduce_part(int s, long long j0, long long len, std::uint64_t first_member, std::uint64_t key) override {
         if (n_series_ == 0 || value_capacity_ > 0)
             throw std::logic_error("reduce_part needs start_reduction without values first");
         const stats::ChunkView in = part_view(dev_args_[s], j0, len, first_member);
         if (in.n_series != n_series_)
             throw std::logic_error("reduce_part: the chunk's series differ from start_reduction's");
-        const std::size_t words = n_series_ * row_words_;
-        if (d_part_.size != n_series_) {
-            d_part_ = DeviceArray<stats::SeriesPartial>(n_series_);
-            d_part_counts_ = DeviceArray<std::uint64_t>(words);
-        }
         const auto policy = thrust::cuda::par_nosync.on(stream_[s]);
         const int t = begin(s, stage_reduce);
-        // NOTE: the slot's tiles are scratch here: a sweep keeps no running statistics on the device (each part's
-        // come back whole), so snapshots, resume and MPI see only the host's
+        auto it = parts_.find(key);
+        if (it == parts_.end()) {
+            // NOTE: a point's statistics are made at its first part and reused once taken (cudaFree would wait for
+            // the whole device, the other slot's integration too)
+            KeyStatistics k;
+            if (!free_parts_.empty()) {
+                k = std::move(free_parts_.back());
+                free_parts_.pop_back();
+            } else {
+                k.partials = DeviceArray<stats::SeriesPartial>(n_series_);
+                k.counts = DeviceArray<std::uint64_t>(n_series_ * row_words_);
+                NHVK_CUDA_CHECK(cudaEventCreateWithFlags(&k.done, cudaEventDisableTiming));
+            }
+            thrust::fill(policy, k.partials.p, k.partials.p + n_series_, stats::SeriesPartial{});
+            NHVK_CUDA_CHECK(cudaMemsetAsync(k.counts.p, 0, sizeof(std::uint64_t) * n_series_ * row_words_, stream_[s]));
+            k.stream = s;
+            it = parts_.emplace(key, std::move(k)).first;
+        } else if (it->second.stream != s) {
+            // the key's last part was added on the other slot's stream: this one adds after it
+            NHVK_CUDA_CHECK(cudaStreamWaitEvent(stream_[s], it->second.done, 0));
+            it->second.stream = s;
+        }
+        // NOTE: the slot's tiles are this part's scratch (a sweep runs no running reduction), combined into the key's
+        // statistics, exactly as collect combines the run's
         DeviceArray<stats::SeriesPartial>& tiles = d_tile_partials_[s];
         DeviceArray<std::uint64_t>& rows = d_tile_counts_[s];
         thrust::fill(policy, tiles.p, tiles.p + tiles.size, stats::SeriesPartial{});
         NHVK_CUDA_CHECK(cudaMemsetAsync(rows.p, 0, sizeof(std::uint64_t) * rows.size, stream_[s]));
-        thrust::fill(policy, d_part_.p, d_part_.p + n_series_, stats::SeriesPartial{});
-        NHVK_CUDA_CHECK(cudaMemsetAsync(d_part_counts_.p, 0, sizeof(std::uint64_t) * words, stream_[s]));
         if (reduce_batch_ > 0)
             launch_block_reduce(stats::block_plan(in, n_tiles_, reduce_batch_, &binner_), reduce_block_threads, tiles.p,
                                 rows.p, stream_[s]);
         else stats::accumulate_chunk(policy, in, n_tiles_, tiles.p, rows.p, binner_);
         NHVK_CUDA_CHECK(cudaGetLastError());
-        stats::combine_tiles(policy, n_series_, n_tiles_, binner_, tiles.p, rows.p, d_part_.p, d_part_counts_.p);
+        stats::combine_tiles(policy, n_series_, n_tiles_, binner_, tiles.p, rows.p, it->second.partials.p,
+                             it->second.counts.p);
+        NHVK_CUDA_CHECK(cudaEventRecord(it->second.done, stream_[s]));
         end(s, t);
-        const int x = begin(s, stage_transfer);
-        NHVK_CUDA_CHECK(cudaMemcpyAsync(partials, d_part_.p, sizeof(stats::SeriesPartial) * n_series_,
-                                        cudaMemcpyDeviceToHost, stream_[s]));
-        NHVK_CUDA_CHECK(cudaMemcpyAsync(counts, d_part_counts_.p, sizeof(std::uint64_t) * words, cudaMemcpyDeviceToHost,
-                                        stream_[s]));
-        end(s, x);
-        wait(s);
+    }
+    void take_part(std::uint64_t key, stats::SeriesPartial* partials, std::uint64_t* counts, bool release) override {
+        const auto it = parts_.find(key);
+        if (it == parts_.end()) {
+            std::fill(partials, partials + n_series_, stats::SeriesPartial{});
+            std::fill(counts, counts + n_series_ * row_words_, std::uint64_t{0});
+            return;
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        // NOTE: the key's last part done, the other work of its stream not waited for; plain copies on the legacy
+        // stream, which the slots' non-blocking streams do not order
+        NHVK_CUDA_CHECK(cudaEventSynchronize(it->second.done));
+        NHVK_CUDA_CHECK(cudaMemcpy(partials, it->second.partials.p, sizeof(stats::SeriesPartial) * n_series_,
+                                   cudaMemcpyDeviceToHost));
+        NHVK_CUDA_CHECK(cudaMemcpy(counts, it->second.counts.p, sizeof(std::uint64_t) * n_series_ * row_words_,
+                                   cudaMemcpyDeviceToHost));
+        if (release) {
+            free_parts_.push_back(std::move(it->second));
+            parts_.erase(it);
+        }
+        seconds_[stage_transfer] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     void download(int s, long long, Downloads d) override {
         const int t = begin(s, stage_transfer);
@@ -767,9 +800,16 @@ private:
     stats::LogBinner binner_, binner_host_; // the tables on the device, and table_ on the host
     DeviceArray<stats::SeriesPartial> d_tile_partials_[2];
     DeviceArray<std::uint64_t> d_tile_counts_[2];
-    // one part's statistics (reduce_part, which completes before it returns, so the slots share them)
-    DeviceArray<stats::SeriesPartial> d_part_;
-    DeviceArray<std::uint64_t> d_part_counts_;
+    /// the running statistics of one key of reduce_part (a sweep's point): `done` follows its last part, enqueued
+    /// on slot `stream`'s stream
+    struct KeyStatistics {
+        DeviceArray<stats::SeriesPartial> partials;
+        DeviceArray<std::uint64_t> counts;
+        cudaEvent_t done = nullptr;
+        int stream = 0;
+    };
+    std::map<std::uint64_t, KeyStatistics> parts_;
+    std::vector<KeyStatistics> free_parts_; ///< taken keys' statistics, reused
     // device values of exact quantiles: value_capacity_ per series, the first values_filled_ written
     std::size_t value_capacity_ = 0, values_filled_ = 0;
     DeviceArray<double> d_values_;

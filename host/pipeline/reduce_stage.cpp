@@ -151,6 +151,8 @@ std::uint64_t ReduceStage::point_members(std::size_t p) const {
 void ReduceStage::complete_if_full(std::size_t p) {
     const auto N = static_cast<std::uint64_t>(cfg_.run.trajectories);
     if (done_[p] || !points_[p] || point_members(p) != N) return;
+    // NOTE: every part of the point was enqueued before this chunk's host part: the chunks after it hold none
+    take_from_backend(p);
     ReduceStage& point = *points_[p];
     point.r_.requested = N;
     point.r_.first = p * N;
@@ -169,6 +171,7 @@ void ReduceStage::start(EnsembleBackend& backend, std::uint64_t members) {
             // sampling)
             backend.start_reduction(acc_.n_series(), acc_.bin_table(), 0u);
             parts_ = &backend;
+            on_backend_.assign(points_.size(), 0u);
             part_partials_.resize(acc_.n_series());
             part_counts_.resize(acc_.n_series() * acc_.row_words());
         }
@@ -178,9 +181,29 @@ void ReduceStage::start(EnsembleBackend& backend, std::uint64_t members) {
     if (!on_host()) backend.start_reduction(acc_.n_series(), acc_.bin_table(), values_on_backend_ ? members : 0u);
 }
 
-void ReduceStage::add_chunk(const ChunkArgs& a, long long m, int slot) {
+void ReduceStage::enqueue(EnsembleBackend& backend, int s, std::uint64_t first, long long m) {
+    if (parts_) {
+        // NOTE: each point's members as a run of that point alone sees them: their index within the point
+        for_each_point_range(static_cast<std::uint64_t>(cfg_.run.trajectories), first, m,
+                             [&](std::uint64_t p, std::uint64_t i, long long j0, long long len) {
+                                 parts_->reduce_part(s, j0, len, i, p);
+                                 on_backend_.at(static_cast<std::size_t>(p)) = 1u;
+                             });
+    } else if (!on_host()) {
+        backend.reduce(s, m);
+    }
+}
+
+void ReduceStage::take_from_backend(std::size_t p) {
+    if (!parts_ || !on_backend_[p]) return;
+    if (!points_[p]) throw std::logic_error("ReduceStage: a sweep point's parts on the backend without its stage");
+    parts_->take_part(p, part_partials_.data(), part_counts_.data(), true);
+    points_[p]->acc_.add_partials(part_partials_.data(), part_counts_.data());
+    on_backend_[p] = 0u;
+}
+
+void ReduceStage::add_chunk(const ChunkArgs& a, long long m) {
     if (!points_.empty()) {
-        if (parts_ && slot < 0) throw std::logic_error("ReduceStage: a sweep reduced in parts needs the chunk's slot");
         // NOTE: each point's members as a run of that point alone sees them: their index within the point
         for_each_point_range(static_cast<std::uint64_t>(cfg_.run.trajectories), a.first_member, m,
                              [&](std::uint64_t p, std::uint64_t i, long long j0, long long len) {
@@ -189,21 +212,14 @@ void ReduceStage::add_chunk(const ChunkArgs& a, long long m, int slot) {
                                  const auto q = static_cast<std::size_t>(p);
                                  if (done_.at(q))
                                      throw std::logic_error("ReduceStage: members of a completed sweep point");
-                                 ReduceStage& point = open_point(q);
-                                 if (parts_) {
-                                     parts_->reduce_part(slot, j0, len, i, part_partials_.data(), part_counts_.data());
-                                     point.add_members(part, len, part_partials_.data(), part_counts_.data());
-                                 } else {
-                                     point.add_members(part, len, nullptr, nullptr);
-                                 }
+                                 open_point(q).add_members(part, len, parts_ == nullptr);
                                  complete_if_full(q);
                              });
     }
-    add_members(a, m, nullptr, nullptr);
+    add_members(a, m, true);
 }
 
-void ReduceStage::add_members(const ChunkArgs& a, long long m, const stats::SeriesPartial* partials,
-                              const std::uint64_t* counts) {
+void ReduceStage::add_members(const ChunkArgs& a, long long m, bool metrics) {
     onset_in_.resize(static_cast<std::size_t>(m));
     for (long long j = 0; j < m; ++j) {
         const auto ss = static_cast<SampleStatus>(a.sample_status[j]);
@@ -231,8 +247,7 @@ void ReduceStage::add_members(const ChunkArgs& a, long long m, const stats::Seri
             if (cfg_.alive_population && a.onset[j] == stats::onset_never) ++r_.onset.censored;
         }
     }
-    if (partials) acc_.add_partials(partials, counts);
-    else if (on_host() && points_.empty()) acc_.add_chunk(stats::metrics_view(a, m));
+    if (metrics && on_host() && points_.empty()) acc_.add_chunk(stats::metrics_view(a, m));
     r_.onset.add_chunk(a.onset, static_cast<std::size_t>(m), onset_in_.data());
 }
 
@@ -275,6 +290,17 @@ std::string ReduceStage::snapshot(EnsembleBackend& backend) const {
                 std::string summaries;
                 put_point_summaries(summaries, r_.points[p]);
                 bytes::put_string(out, summaries);
+            } else if (points_[p] && parts_ && on_backend_[p]) {
+                // NOTE: the point's statistics so far: the host's and the backend's parts, which the backend keeps
+                bytes::put<std::uint8_t>(out, point_open);
+                stats::EnsembleAccumulator copy = points_[p]->acc_;
+                std::vector<stats::SeriesPartial> partials(copy.n_series());
+                std::vector<std::uint64_t> counts(copy.n_series() * copy.row_words());
+                parts_->take_part(p, partials.data(), counts.data(), false);
+                copy.add_partials(partials.data(), counts.data());
+                std::string state;
+                copy.save(state);
+                bytes::put_string(out, state);
             } else if (points_[p]) {
                 bytes::put<std::uint8_t>(out, point_open);
                 bytes::put_string(out, points_[p]->snapshot(backend));
@@ -377,6 +403,8 @@ void ReduceStage::add_part(const PartialState& part, const std::string& what) {
 void ReduceStage::collect(EnsembleBackend& backend, bool select_there) {
     if (collected_) return;
     collected_ = true;
+    // NOTE: the points still open (a part of a sweep shared with another rank or shard) keep parts on the backend
+    for (std::size_t p = 0; p < on_backend_.size(); ++p) take_from_backend(p);
     if (on_host()) return;
     if (values_on_backend_ && select_there && acc_.stored_values() == 0u) {
         add_backend_statistics(acc_, backend, Values::elsewhere);

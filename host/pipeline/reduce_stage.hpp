@@ -48,10 +48,15 @@ public:
      *         and, for exact quantiles on a backend that keeps values, room for `members` members' values; or, for a
      *         sweep reduced in parts on a backend that reduces parts, the shape and table of those parts. */
     void start(EnsembleBackend& backend, std::uint64_t members);
+    /** @brief Stage 3 of the chunk of members [first, first + m) issued in slot `s` of `backend` (the one `start`
+     *         prepared): the backend's running reduction when it keeps the statistics, a sweep's parts (one per point
+     *         the chunk touches, kept there by point until the point is complete) when it reduces parts, nothing when
+     *         the host reduces the metrics. */
+    void enqueue(EnsembleBackend& backend, int s, std::uint64_t first, long long m);
     /** @brief Counts the statuses and onsets of a completed chunk (on the host), and adds its metrics when
-     *         `on_host()`: from `a`, or, for a sweep reduced in parts, each point's part reduced on the backend in
-     *         `slot`, the slot holding the chunk (its statuses are `a`'s). */
-    void add_chunk(const ChunkArgs& a, long long m, int slot = -1);
+     *         `needs_metrics()`; a sweep's point complete here takes its statistics from the backend when its parts
+     *         were reduced there. */
+    void add_chunk(const ChunkArgs& a, long long m);
     /** @brief The statistics so far (after every slot completed), the backend's included, as bytes
      *         (stats::EnsembleAccumulator::save); the stage goes on unchanged. */
     std::string snapshot(EnsembleBackend& backend) const;
@@ -72,10 +77,12 @@ public:
     void finish();
 
 private:
-    /** @brief add_chunk's counts of members [0, m) of `a`, and their metrics added from `a` (`on_host()` without a
-     *         sweep), or as `partials` and `counts` reduced elsewhere when given. */
-    void add_members(const ChunkArgs& a, long long m, const stats::SeriesPartial* partials,
-                     const std::uint64_t* counts);
+    /** @brief add_chunk's counts of members [0, m) of `a`, and, with `metrics`, their metrics from `a` (when
+     *         `on_host()` without a sweep: a run's or a point's stage). */
+    void add_members(const ChunkArgs& a, long long m, bool metrics);
+    /** @brief A sweep reduced in parts: point p's statistics on the backend into its stage (which must be open), the
+     *         backend's forgotten. */
+    void take_from_backend(std::size_t p);
     /** @brief The alive fraction per output time, the times flagged below statistics.low_population_fraction, and
      *         the warning of a run where most members failed. */
     void populations();
@@ -130,8 +137,10 @@ private:
     bool collected_ = false;
     /// a sweep with points still open at `finish`: the pooled accumulator and theirs, referenced (never saved)
     std::unique_ptr<stats::EnsembleAccumulator> pooled_view_;
-    /// a sweep reduced in parts: the backend that reduces them, and one part's statistics (a point's shape)
+    /// a sweep reduced in parts: the backend that reduces them, per point whether it holds parts of it, and room
+    /// for a point's statistics taken from it
     EnsembleBackend* parts_ = nullptr;
+    std::vector<std::uint8_t> on_backend_;
     std::vector<stats::SeriesPartial> part_partials_;
     std::vector<std::uint64_t> part_counts_;
 };

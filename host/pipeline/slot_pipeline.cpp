@@ -12,8 +12,8 @@ Downloads HostStages::downloads(const Chunk& c) const {
     return d;
 }
 
-void HostStages::add(const ChunkArgs& a, const Chunk& c, int slot) {
-    reduce_.add_chunk(a, c.m, slot);
+void HostStages::add(const ChunkArgs& a, const Chunk& c) {
+    reduce_.add_chunk(a, c.m);
     if (samples_) samples_->add_chunk(a, c.first, c.m);
     if (members_) members_->add_chunk(a, c.first, c.m);
     if (saved_.wants(c.first, c.m)) saved_.add_chunk(a, c.first, c.m);
@@ -33,10 +33,10 @@ void SlotPipeline::finish(int s) {
     const auto t = Clock::now();
     const double backend_before = total(backend_.stage_seconds());
     Slot& slot = slots_[static_cast<std::size_t>(s)];
-    host_.add(backend_.slot(s), slot.chunk, s);
+    host_.add(backend_.slot(s), slot.chunk);
     slot.busy = false;
-    // NOTE: the host's own time: the backend's work the host stages asked for and waited on (a sweep's parts reduced
-    // on the device) is in the backend's stage seconds already
+    // NOTE: the host's own time: the backend's work the host stages waited on (a sweep point's statistics brought
+    // from the device) is in the backend's stage seconds already
     const double host = std::max(0.0, seconds_since(t) - (total(backend_.stage_seconds()) - backend_before));
     host_seconds_ += host;
     // NOTE: the backend's seconds since the chunk before finished are this chunk's: a slot's stages are counted when
@@ -58,7 +58,7 @@ bool SlotPipeline::issue(const Chunk& c) {
     slots_[static_cast<std::size_t>(s)].chunk = c;
     backend_.sample(s, c.first, c.m);
     backend_.integrate(s, c.m);
-    if (host_.reduce_on_backend()) backend_.reduce(s, c.m);
+    host_.reduce(backend_, s, c);
     backend_.download(s, c.m, host_.downloads(c));
     slots_[static_cast<std::size_t>(s)].busy = true;
     ++issued_;

@@ -31,12 +31,13 @@ class HostStages {
 public:
     HostStages(ReduceStage& reduce, SamplesWriter* samples, MembersWriter* members, SavedTrajectories& saved)
         : reduce_(reduce), samples_(samples), members_(members), saved_(saved) {}
-    /** @brief True when the backend reduces each chunk on its side (only its partials come back). */
-    bool reduce_on_backend() const { return !reduce_.on_host(); }
+    /** @brief Stage 3 of chunk `c` issued in slot `s` of `backend`, where the backend reduces (ReduceStage::enqueue).
+     */
+    void reduce(EnsembleBackend& backend, int s, const Chunk& c) { reduce_.enqueue(backend, s, c.first, c.m); }
     /** @brief The regions of chunk `c` the host needs back. */
     Downloads downloads(const Chunk& c) const;
-    /** @brief The host's part of chunk `c`, whose results are in `a`, the backend's `slot` (completed). */
-    void add(const ChunkArgs& a, const Chunk& c, int slot);
+    /** @brief The host's part of chunk `c`, whose results are in `a`. */
+    void add(const ChunkArgs& a, const Chunk& c);
 
 private:
     ReduceStage& reduce_;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -364,9 +365,10 @@ TEST(PopulationValuesOnBackend, SelectedThereBroughtHereOrSnapshottedEqualTheHos
 /**
  * @brief The CPU backend with its metrics kept where the CUDA backend keeps them: a "device" copy of each chunk's
  *        metrics, the slot's own left NaN unless `download` asks for them, and a sweep's parts reduced from the copy
- *        by the device's block reduction (its host twin, block_reduce_host, then combine_tiles). Lets the host's side
- *        of a sweep reduced in parts (ReduceStage, the pipeline's downloads) be tested without a device: a part read
- *        from the slot instead would carry NaN into the statistics.
+ *        by the device's block reduction (its host twin, block_reduce_host, then combine_tiles into the part's key)
+ *        when they are enqueued. Lets the host's side of a sweep reduced in parts (ReduceStage, the pipeline's
+ *        downloads) be tested without a device: a part read from the slot instead would carry NaN into the
+ *        statistics.
  */
 class PartsOnDevice final : public nhvk::EnsembleBackend {
 public:
@@ -390,8 +392,7 @@ public:
     }
     void reduce(int, long long) override { ADD_FAILURE() << "a sweep reduced in parts runs no running reduction"; }
     bool reduces_parts() const override { return true; }
-    void reduce_part(int s, long long j0, long long len, std::uint64_t first_member,
-                     nhvk::stats::SeriesPartial* partials, std::uint64_t* counts) override {
+    void reduce_part(int s, long long j0, long long len, std::uint64_t first_member, std::uint64_t key) override {
         ++parts;
         nhvk::ChunkArgs a = slot(s);
         a.metrics = device_.data();
@@ -404,10 +405,20 @@ public:
         std::vector<nhvk::stats::SeriesPartial> tile_partials(n_series_ * tiles);
         std::vector<std::uint64_t> tile_rows(n_series_ * tiles * b.row_words(), 0u);
         nhvk::stats::block_reduce_host(plan, tile_partials.data(), tile_rows.data(), 64);
-        std::fill(partials, partials + n_series_, nhvk::stats::SeriesPartial{});
-        std::fill(counts, counts + n_series_ * b.row_words(), std::uint64_t{0});
+        Key& k = keys_[key];
+        k.partials.resize(n_series_);
+        k.counts.resize(n_series_ * b.row_words(), 0u);
         nhvk::stats::combine_tiles(thrust::cpp::par, n_series_, tiles, b, tile_partials.data(), tile_rows.data(),
-                                   partials, counts);
+                                   k.partials.data(), k.counts.data());
+    }
+    void take_part(std::uint64_t key, nhvk::stats::SeriesPartial* partials, std::uint64_t* counts,
+                   bool release) override {
+        ++(release ? takes : peeks);
+        const auto it = keys_.find(key);
+        ASSERT_NE(it, keys_.end()) << "the stage takes only the points it enqueued parts of";
+        std::copy(it->second.partials.begin(), it->second.partials.end(), partials);
+        std::copy(it->second.counts.begin(), it->second.counts.end(), counts);
+        if (release) keys_.erase(it);
     }
     void download(int s, long long m, nhvk::Downloads d) override {
         cpu_->download(s, m, d);
@@ -420,19 +431,28 @@ public:
     nhvk::StageSeconds stage_seconds() const override { return cpu_->stage_seconds(); }
     /** @brief The last chunk's metrics as integrated. */
     const double* device_metrics() const { return device_.data(); }
-    int parts = 0, metric_downloads = 0;
+    /** @brief Keys whose statistics the backend still keeps. */
+    std::size_t keys() const { return keys_.size(); }
+    int parts = 0, takes = 0, peeks = 0, metric_downloads = 0;
 
 private:
+    struct Key {
+        std::vector<nhvk::stats::SeriesPartial> partials;
+        std::vector<std::uint64_t> counts;
+    };
     std::unique_ptr<nhvk::EnsembleBackend> cpu_;
     std::vector<double> device_;
     std::size_t n_series_ = 0;
     nhvk::stats::LogBinTable table_;
+    std::map<std::uint64_t, Key> keys_;
 };
 
 // A sweep whose points hold too many values for exact quantiles is reduced part by part where the metrics are (the
-// CUDA backend), and no metrics come to the host. Its statistics equal the host's reduction of the same metrics, bit
-// for bit, at every point and pooled, also when resumed from a snapshot. Chunks of 3700 members split the points of
-// 4500 into parts of every kind: a whole chunk in one point, a point's end and the next one's start, a short part.
+// CUDA backend), each point's parts kept there until the point is complete, and no metrics come to the host. Its
+// statistics equal the host's reduction of the same metrics, bit for bit, at every point and pooled: when run to the
+// end, when resumed from a snapshot taken with a point open on the backend, and when only a part of the sweep runs
+// (a shard's or an MPI rank's, which ends with a point open). Chunks of 3700 members split the points of 4500 into
+// parts of every kind: a whole chunk in one point, a point's end and the next one's start.
 TEST(SweepParts, ReducedWhereTheMetricsAreEqualTheHostsStatisticsAtEveryPoint) {
     const std::string path = std::string(NHVK_SOURCE_DIR) + "/tests/host/data/sweep_parts.toml";
     const auto load = [&](const std::vector<std::string>& sets) {
@@ -440,8 +460,8 @@ TEST(SweepParts, ReducedWhereTheMetricsAreEqualTheHostsStatisticsAtEveryPoint) {
     };
     const nhvk::RunConfig cfg = load({});
     ASSERT_TRUE(nhvk::sweep_reduced_in_parts(cfg));
-    // the rule's edge: one member fewer per point than a part's statistics weigh, and exact quantiles, keep the host's
-    // reduction
+    // the rule's edges: exact quantiles, and one member fewer per point than a part's statistics weigh, keep the
+    // host's reduction
     EXPECT_FALSE(nhvk::sweep_reduced_in_parts(load({"run.exact_memory_mb=1024"})));
     const std::size_t part_members =
         (sizeof(nhvk::stats::SeriesPartial) + 8u * nhvk::stats::LogHistogramSpec{}.row_words() + 7u) / 8u;
@@ -451,11 +471,14 @@ TEST(SweepParts, ReducedWhereTheMetricsAreEqualTheHostsStatisticsAtEveryPoint) {
     const long long chunk = 3700;
     const nhvk::RunPlan plan = nhvk::make_run_plan(cfg, chunk);
     PartsOnDevice dev(nhvk::make_cpu_backend(plan.layout, plan.common, 2));
-    nhvk::EnsembleResult host_r, parts_r, resumed_r;
-    nhvk::ReduceStage host(cfg, host_r), parts(cfg, parts_r);
+    PartsOnDevice dev2(nhvk::make_cpu_backend(plan.layout, plan.common, 2));
+    PartsOnDevice dev3(nhvk::make_cpu_backend(plan.layout, plan.common, 2));
+    nhvk::EnsembleResult host_r, parts_r, resumed_r, shard_r, host_shard_r;
+    nhvk::ReduceStage host(cfg, host_r), parts(cfg, parts_r), shard(cfg, shard_r), host_shard(cfg, host_shard_r);
     std::optional<nhvk::ReduceStage> resumed;
     const std::uint64_t total = cfg.members();
     parts.start(dev, total);
+    shard.start(dev3, 2 * chunk);
     EXPECT_FALSE(parts.needs_metrics());
     EXPECT_TRUE(host.needs_metrics());
     int ranges = 0, chunks = 0;
@@ -465,28 +488,55 @@ TEST(SweepParts, ReducedWhereTheMetricsAreEqualTheHostsStatisticsAtEveryPoint) {
                                    [&](std::uint64_t, std::uint64_t, long long, long long) { ++ranges; });
         dev.sample(0, first, m);
         dev.integrate(0, m);
+        parts.enqueue(dev, 0, first, m);
         dev.download(0, m, nhvk::Downloads{false, parts.needs_metrics()});
-        parts.add_chunk(dev.slot(0), m, 0);
-        if (resumed) resumed->add_chunk(dev.slot(0), m, 0);
+        parts.add_chunk(dev.slot(0), m);
+        if (resumed) {
+            // the resumed run's own backend, which integrates the same chunk
+            dev2.sample(0, first, m);
+            dev2.integrate(0, m);
+            resumed->enqueue(dev2, 0, first, m);
+            dev2.download(0, m, nhvk::Downloads{false, resumed->needs_metrics()});
+            resumed->add_chunk(dev2.slot(0), m);
+        }
         nhvk::ChunkArgs integrated = dev.slot(0);
         integrated.metrics = const_cast<double*>(dev.device_metrics());
         host.add_chunk(integrated, m);
+        if (chunks < 2) {
+            // a part of the sweep that ends after two chunks, with a point open (its own backend)
+            dev3.sample(0, first, m);
+            dev3.integrate(0, m);
+            shard.enqueue(dev3, 0, first, m);
+            dev3.download(0, m, nhvk::Downloads{false, shard.needs_metrics()});
+            shard.add_chunk(dev3.slot(0), m);
+            host_shard.add_chunk(integrated, m);
+        }
         if (++chunks == 2) {
-            // a resume record's statistics, after the first point finished and with the second one open
+            // a resume record's statistics, after the first point finished and with the second one open, its parts so
+            // far on the backend
+            EXPECT_EQ(dev.keys(), 1u);
+            const int taken = dev.takes;
             resumed.emplace(cfg, resumed_r);
             resumed->restore(parts.snapshot(dev), "snapshot");
-            resumed->start(dev, total - first - static_cast<std::uint64_t>(m));
+            EXPECT_EQ(dev.peeks, 1);
+            EXPECT_EQ(dev.takes, taken) << "a snapshot leaves the point's parts on the backend";
+            resumed->start(dev2, total - first - static_cast<std::uint64_t>(m));
             EXPECT_FALSE(resumed->needs_metrics());
         }
     }
     EXPECT_EQ(dev.metric_downloads, 0);
-    // every part once, and those of the chunks after the snapshot (the first two chunks hold three) once more
-    EXPECT_EQ(dev.parts, ranges + (ranges - 3));
-    EXPECT_GE(ranges - 3, 3);
+    EXPECT_EQ(dev2.metric_downloads, 0);
+    EXPECT_EQ(dev.parts, ranges);
+    EXPECT_EQ(dev2.parts, ranges - 3) << "the parts of the chunks after the snapshot (the first two chunks hold three)";
+    EXPECT_EQ(dev.takes, 3) << "each point taken once, when complete";
+    EXPECT_EQ(dev.keys(), 0u);
     ASSERT_TRUE(resumed.has_value());
-    host.finish();
-    parts.finish();
-    resumed->finish();
+    EXPECT_EQ(dev3.keys(), 1u);
+    shard.collect(dev3, false);
+    EXPECT_EQ(dev3.keys(), 0u) << "collect takes the open point's parts";
+    EXPECT_EQ(dev3.takes, 2);
+    for (nhvk::ReduceStage* st : {&host, &parts, &*resumed, &shard, &host_shard}) st->finish();
+    EXPECT_EQ(dev2.keys(), 0u);
     ASSERT_EQ(parts_r.points.size(), 3u);
     for (std::size_t p = 0; p < 3; ++p) {
         SCOPED_TRACE("point " + std::to_string(p));
@@ -500,9 +550,13 @@ TEST(SweepParts, ReducedWhereTheMetricsAreEqualTheHostsStatisticsAtEveryPoint) {
         nhvk_test::expect_same_series(parts_r.points[p], host_r.points[p]);
         nhvk_test::expect_same_series(resumed_r.points[p], host_r.points[p]);
         expect_same_growth_intervals(parts_r.points[p], host_r.points[p]);
+        // the part of the sweep of the first two chunks: point 0 complete, point 1 open, point 2 not begun
+        nhvk_test::expect_same_series(shard_r.points[p], host_shard_r.points[p]);
     }
+    EXPECT_GT(host_shard_r.points[1].series.at(0).count, 0u);
     nhvk_test::expect_same_series(parts_r, host_r);
     nhvk_test::expect_same_series(resumed_r, host_r);
+    nhvk_test::expect_same_series(shard_r, host_shard_r);
 }
 
 } // namespace

@@ -1294,9 +1294,10 @@ std::vector<std::string> model_names() {
 INSTANTIATE_TEST_SUITE_P(Models, CudaVsCpuSampling, ::testing::ValuesIn(model_names()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
-// A sweep reduced in parts on the device (reduce_part: the block reduction of each point's part, only its statistics
-// brought back) equals the host's reduction of the same device-integrated metrics, bit for bit, at every point and
-// pooled. Chunks of 3700 members split the points of 4500 into parts of every kind, and alternate between the slots.
+// A sweep reduced in parts on the device (reduce_part: the block reduction of each point's part, added to the point's
+// statistics there; take_part when the point is complete) equals the host's reduction of the same device-integrated
+// metrics, bit for bit, at every point and pooled. Chunks of 3700 members split the points of 4500 into parts of every
+// kind, and two are in flight at once, as in a run: a point's parts come from both slots' streams.
 TEST(CudaSweepParts, DevicePartsEqualTheHostsReductionOfTheSameMetrics) {
     NHVK_REQUIRE_CUDA();
     const RunConfig cfg = nhvk::load_config(std::string(NHVK_SOURCE_DIR) + "/tests/host/data/sweep_parts.toml", {},
@@ -1312,18 +1313,28 @@ TEST(CudaSweepParts, DevicePartsEqualTheHostsReductionOfTheSameMetrics) {
     const std::uint64_t total = cfg.members();
     parts.start(*gpu, total);
     ASSERT_FALSE(parts.needs_metrics());
-    int s = 0;
-    for (std::uint64_t first = 0; first < total; first += static_cast<std::uint64_t>(chunk), s = 1 - s) {
+    long long in_slot[2] = {0, 0}; // members of the chunk in flight in each slot (0: none)
+    const auto finish = [&](int s) {
+        gpu->wait(s);
+        host.add_chunk(gpu->slot(s), in_slot[s]);
+        parts.add_chunk(gpu->slot(s), in_slot[s]);
+        in_slot[s] = 0;
+    };
+    int issued = 0;
+    for (std::uint64_t first = 0; first < total; first += static_cast<std::uint64_t>(chunk), ++issued) {
+        const int s = issued % 2;
+        if (in_slot[s] > 0) finish(s);
         const long long m = static_cast<long long>(std::min<std::uint64_t>(chunk, total - first));
         gpu->sample(s, first, m);
         gpu->integrate(s, m);
+        parts.enqueue(*gpu, s, first, m);
         nhvk::Downloads d;
         d.metrics = true;
         gpu->download(s, m, d);
-        gpu->wait(s);
-        host.add_chunk(gpu->slot(s), m);
-        parts.add_chunk(gpu->slot(s), m, s);
+        in_slot[s] = m;
     }
+    for (int k = 0; k < 2; ++k)
+        if (in_slot[(issued + k) % 2] > 0) finish((issued + k) % 2);
     host.finish();
     parts.finish();
     ASSERT_EQ(parts_r.points.size(), 3u);

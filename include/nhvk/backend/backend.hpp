@@ -261,13 +261,17 @@ public:
     /** @brief True when `reduce_part` reduces where the metrics are, so that a sweep's points need no metrics on the
      *         host (the CUDA backend; the CPU backend's metrics are the host's already). */
     virtual bool reduces_parts() const { return false; }
-    /** @brief Stage 3 for a part of a chunk, synchronously, after `wait(s)` and before slot `s` is issued again: the
-     *         members [j0, j0 + len) of slot `s`'s chunk as part_view(j0, len, first_member) sees them, reduced into
-     *         fresh statistics of start_reduction's shape and table (called with no values), which replace
-     *         `partials[n_series]` and `counts[n_series · table.spec.row_words()]` (host arrays). The running
-     *         statistics stay as they are. Deterministic, as `collect`. */
-    virtual void reduce_part(int s, long long j0, long long len, std::uint64_t first_member,
-                             stats::SeriesPartial* partials, std::uint64_t* counts);
+    /** @brief Stage 3 for a part of a chunk, enqueued on slot `s` after `integrate` as `reduce` is: the members
+     *         [j0, j0 + len) of slot `s`'s chunk, as part_view(j0, len, first_member) sees them, added to the running
+     *         statistics of `key` (a sweep's point), which the backend keeps apart from every other key's until
+     *         `take_part`. A key's parts may come from both slots. start_reduction (with no values) sets the shape
+     *         and table. */
+    virtual void reduce_part(int s, long long j0, long long len, std::uint64_t first_member, std::uint64_t key);
+    /** @brief The running statistics of `key`, once every part enqueued for it completed (empty for a key never
+     *         given), replacing `partials[n_series]` and `counts[n_series · table.spec.row_words()]` (host arrays);
+     *         with `release` the backend then forgets the key, otherwise it keeps adding to it (a snapshot).
+     *         Deterministic, as `collect`. */
+    virtual void take_part(std::uint64_t key, stats::SeriesPartial* partials, std::uint64_t* counts, bool release);
     /** @brief Slot `s`'s statuses (sample_status … onset) → host, and what `d` asks for. */
     virtual void download(int s, long long m, Downloads d) = 0;
     /** @brief Complete everything enqueued on slot `s`. */
@@ -303,9 +307,11 @@ public:
     virtual ChunkPacing pacing(long long capacity) const { return {0.0, capacity, capacity}; }
 };
 
-inline void EnsembleBackend::reduce_part(int, long long, long long, std::uint64_t, stats::SeriesPartial*,
-                                         std::uint64_t*) {
+inline void EnsembleBackend::reduce_part(int, long long, long long, std::uint64_t, std::uint64_t) {
     throw std::logic_error("reduce_part: backend '" + name() + "' reduces no parts");
+}
+inline void EnsembleBackend::take_part(std::uint64_t, stats::SeriesPartial*, std::uint64_t*, bool) {
+    throw std::logic_error("take_part: backend '" + name() + "' reduces no parts");
 }
 inline void EnsembleBackend::order_statistics(const std::vector<std::vector<std::uint64_t>>&,
                                               std::vector<std::vector<double>>&) {
