@@ -82,6 +82,21 @@ NHVK_HD void constraint_velocity_jacobian(const M& model, const S* q, const S* v
     }
 }
 
+/** @brief Whether a midpoint step of `N` unknowns runs its residual, Newton matrix and step out of line on the
+ *         device (`Outlined`): from 12 unknowns (n + k ≥ 6: rolling_disc, the ball and the six-coordinate models),
+ * where ptxas, allocating them together with the rest of the ensemble kernel, spilled 7 to 200 KB (three kernels fell
+ * back to 32 registers); below, inlined they spill less (bench/results/2026-11-29-midpoint-outlined-resources.txt). */
+template <int N> inline constexpr bool midpoint_outlined = N >= 12;
+
+/** @brief f(), inlined (`Outline` false), or on the device in a function of its own (true), whose registers ptxas
+ *         allocates apart from the caller's; the same code on the host either way. */
+template <bool Outline> struct Outlined {
+    template <class F> NHVK_HD NHVK_FORCEINLINE static decltype(auto) call(const F& f) { return f(); }
+};
+template <> struct Outlined<true> {
+    template <class F> NHVK_HD NHVK_NOINLINE static decltype(auto) call(const F& f) { return f(); }
+};
+
 /** @brief The applied force `F(q, v, t)` in `F` (zeros for a model without one). */
 template <class M, class S>
 NHVK_HD NHVK_FORCEINLINE void applied_force(const M& model, const S* q, const S* v, const S& t, S* F) {
@@ -104,7 +119,12 @@ template <class M, class T, bool Vk> struct MidpointEquations {
     M model;
     T q0[n], p0[n], t0, h;
 
-    template <class S> NHVK_HD void residual(const S* x, S* r) const {
+    /** @brief residual_body, out of line on the device for the larger systems (midpoint_outlined). */
+    template <class S> NHVK_HD NHVK_FORCEINLINE void residual(const S* x, S* r) const {
+        Outlined<midpoint_outlined<size>>::call([&] { residual_body(x, r); });
+    }
+
+    template <class S> NHVK_HD void residual_body(const S* x, S* r) const {
         const T hh = T(0.5) * h;
         const S* vm = x;
         const S* v1 = x + n + k;
@@ -164,7 +184,7 @@ template <class M, class T, bool Vk> struct MidpointEquations {
 
 /** @brief The Newton matrix `∂r/∂x` at `x`: one `Dual<T, 1>` tangent per column through the residual (a run-time
  *         column loop, one copy of the equations, as `rhs_jacobian`). */
-template <class E, class T> NHVK_HD void midpoint_matrix(const E& eq, const T* x, T (*A)[E::size]) {
+template <class E, class T> NHVK_HD void midpoint_matrix_body(const E& eq, const T* x, T (*A)[E::size]) {
     constexpr int N = E::size;
     using D = Dual<T, 1>;
     D xd[N], rd[N];
@@ -181,6 +201,11 @@ template <class E, class T> NHVK_HD void midpoint_matrix(const E& eq, const T* x
         NHVK_UNROLL
         for (int i = 0; i < N; ++i) A[i][c] = rd[i].d[0];
     }
+}
+
+/** @brief midpoint_matrix_body, out of line on the device for the larger systems (midpoint_outlined). */
+template <class E, class T> NHVK_HD void midpoint_matrix(const E& eq, const T* x, T (*A)[E::size]) {
+    Outlined<midpoint_outlined<E::size>>::call([&] { midpoint_matrix_body(eq, x, A); });
 }
 
 } // namespace detail
@@ -241,7 +266,11 @@ private:
     }
 
     /** @brief One step of `h` from `(t, y)`, `y` replaced by its result (kept on failure). */
-    NHVK_HD Status implicit_step(const Sys& sys, T t, T* y, T h) {
+    NHVK_HD NHVK_FORCEINLINE Status implicit_step(const Sys& sys, T t, T* y, T h) {
+        return detail::Outlined<detail::midpoint_outlined<N>>::call([&] { return implicit_step_body(sys, t, y, h); });
+    }
+
+    NHVK_HD Status implicit_step_body(const Sys& sys, T t, T* y, T h) {
         T dy[dim], rate[k > 0 ? k : 1];
         Status s = predict(sys, t, y, dy, rate);
         if (s != Status::ok) return s;
