@@ -158,18 +158,39 @@ double open_point_bytes(const RunConfig& point, bool histogram) {
     return n_series * (sizeof(stats::SeriesPartial) + sizeof(stats::SeriesSummary) + 24.0 + (histogram ? row : 0.0));
 }
 
-bool sweep_reduced_in_parts(const RunConfig& cfg) {
-    if (!cfg.sweep || cfg.sweep->configs.empty()) return false;
-    // NOTE: the point's stage's own rule (pipeline/reduce_stage.cpp's ReduceStage and EnsembleAccumulator): every point
-    // has the same shape and budget, since a sweep sets only parameters and sampling
-    const StatisticsShape shape = statistics_shape(cfg.sweep->configs.front());
-    const auto n = static_cast<std::uint64_t>(cfg.run.trajectories);
+namespace {
+/** @brief The values exact quantiles keep for one run of `cfg` (a sweep's point: each has the same shape, since a sweep
+ *         sets only parameters and sampling), and whether they fit its share of run.exact_memory_mb (an equal share
+ *         per point): EnsembleAccumulator's own rule, with the budget ReduceStage gives it (a replica group's values
+ * are a part of its row's, not a copy). */
+struct ExactValues {
+    long double stored;
+    bool exact;
+};
+ExactValues exact_values(const RunConfig& cfg) {
+    const StatisticsShape shape = statistics_shape(cfg);
+    const long double stored = stats::EnsembleAccumulator::expected_values(
+        shape.series, static_cast<std::uint64_t>(cfg.run.trajectories), shape.replica_shape());
     const std::size_t budget_values =
-        static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u / cfg.sweep->configs.size() / sizeof(double);
-    const bool exact = shape.series == 0u || stats::EnsembleAccumulator::expected_values(
-                                                 shape.series, n, shape.replica_shape()) <= budget_values;
+        static_cast<std::size_t>(cfg.run.exact_memory_mb) * 1024u * 1024u / cfg.points() / sizeof(double);
+    return {stored, shape.series == 0u || stored <= static_cast<long double>(budget_values)};
+}
+} // namespace
+
+bool sweep_reduced_in_parts(const RunConfig& cfg) {
+    if (!cfg.sweep) return false;
     const std::size_t part_bytes = sizeof(stats::SeriesPartial) + 8u * stats::LogHistogramSpec{}.row_words();
-    return !exact && static_cast<long double>(n) * 8.0L >= static_cast<long double>(part_bytes);
+    return !exact_values(cfg).exact &&
+           static_cast<long double>(cfg.run.trajectories) * 8.0L >= static_cast<long double>(part_bytes);
+}
+
+HostRegions device_host_regions(const RunConfig& cfg) {
+    HostRegions h;
+    h.inputs = cfg.run.save_samples || cfg.run.save_members || cfg.run.save_trajectories > 0;
+    // NOTE: a sweep's per-point statistics are reduced on the host (pipeline/reduce_stage), from the metrics unless
+    // the device reduces them part by part
+    h.metrics = cfg.run.save_samples || cfg.run.save_members || (cfg.sweep && !sweep_reduced_in_parts(cfg));
+    return h;
 }
 
 MemoryEstimate estimate_memory(const RunConfig& cfg, bool device_backend) {
@@ -181,26 +202,17 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, bool device_backend) {
     const double metric_series = static_cast<double>(shape.base), n_series = static_cast<double>(shape.series);
     // ChunkBlock (nhvk/backend/backend.hpp): inputs, five per-member status arrays, the metrics. The CPU backend holds
     // one block; the CUDA backend pins two host copies (its two slots) of the statuses and of the regions the host
-    // uses (ChunkLayout::host_inputs, host_metrics: see device_layout in host/ensemble.cpp).
+    // uses (device_host_regions).
     const double inputs = capacity * 8.0 * (2.0 * n + k + n_params), statuses = capacity * 11.0;
     const double metrics = capacity * 8.0 * metric_series;
-    const bool host_inputs = cfg.run.save_samples || cfg.run.save_members || cfg.run.save_trajectories > 0;
-    // a sweep's points reduce on the host, where the device backend brings every metric back, unless they are reduced
-    // in parts on the device
+    const HostRegions host = device_host_regions(cfg);
     const double P = static_cast<double>(cfg.points());
     const bool sweep = cfg.sweep != nullptr;
-    e.chunk =
-        device_backend
-            ? 2.0 * (statuses + (host_inputs ? inputs : 0.0) +
-                     (cfg.run.save_samples || cfg.run.save_members || (sweep && !sweep_reduced_in_parts(cfg)) ? metrics
-                                                                                                              : 0.0))
-            : inputs + statuses + metrics;
-    // a sweep's points share the budget equally (pipeline/reduce_stage)
-    const double budget = static_cast<double>(cfg.run.exact_memory_mb) * 1024.0 * 1024.0 / P;
-    // the accumulator's own rule (a replica group's values are a part of its row's, not a copy)
-    const double stored = static_cast<double>(stats::EnsembleAccumulator::expected_values(
-        shape.series, static_cast<std::uint64_t>(cfg.run.trajectories), shape.replica_shape()));
-    e.exact = stored * 8.0 <= std::floor(budget);
+    e.chunk = device_backend ? 2.0 * (statuses + (host.inputs ? inputs : 0.0) + (host.metrics ? metrics : 0.0))
+                             : inputs + statuses + metrics;
+    const ExactValues ev = exact_values(cfg);
+    const double stored = static_cast<double>(ev.stored);
+    e.exact = ev.exact;
     // exact mode keeps every value (a sweep's points pass theirs to the pooled statistics as they finish)
     e.values = e.exact ? stored * 8.0 * P : 0.0;
     // the accumulator's histogram rows (uint64 words, 32.8 KiB per series with the default window), and in histogram

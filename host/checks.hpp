@@ -83,6 +83,14 @@ StatisticsShape statistics_shape(const RunConfig& cfg);
  *         sending each part's statistics back costs less than sending its metrics. */
 bool sweep_reduced_in_parts(const RunConfig& cfg);
 
+/** @brief The chunk regions a device backend keeps host copies of for `cfg` (ChunkLayout::host_inputs and
+ *         host_metrics): the inputs for samples.csv, members.nc and saved trajectories; the metrics for samples.csv,
+ *         members.nc and a sweep whose points the host reduces. */
+struct HostRegions {
+    bool inputs = false, metrics = false;
+};
+HostRegions device_host_regions(const RunConfig& cfg);
+
 /** @brief The host memory a run needs, by what takes it (bytes, in floating point: no overflow). */
 struct MemoryEstimate {
     double chunk = 0.0;      ///< the chunk buffers

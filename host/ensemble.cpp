@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "checks.hpp"
 #include "model_ops.hpp"
 #include "modelfile/file_models.hpp"
 #include "nhvk/backend/cuda_device.hpp"
@@ -60,14 +61,12 @@ bool runs_on_device(const RunConfig& cfg) {
 
 namespace {
 
-/** @brief `layout` with the host regions a device backend needs for `cfg`: the inputs for samples.csv, members.nc
- *         and saved trajectories, the metrics for samples.csv and members.nc (the values of exact quantiles stay on
- *         the device). */
+/** @brief `layout` with the host regions a device backend needs for `cfg` (device_host_regions; the values of exact
+ *         quantiles stay on the device). */
 ChunkLayout device_layout(const RunConfig& cfg, ChunkLayout layout) {
-    layout.host_inputs = cfg.run.save_samples || cfg.run.save_members || cfg.run.save_trajectories > 0;
-    // NOTE: a sweep's per-point statistics are reduced on the host (pipeline/reduce_stage), from the metrics unless
-    // the device reduces them part by part
-    layout.host_metrics = cfg.run.save_samples || cfg.run.save_members || (cfg.sweep && !sweep_reduced_in_parts(cfg));
+    const HostRegions host = device_host_regions(cfg);
+    layout.host_inputs = host.inputs;
+    layout.host_metrics = host.metrics;
     return layout;
 }
 

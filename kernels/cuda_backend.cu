@@ -514,15 +514,7 @@ public:
         if (in.n_series != n_series_)
             throw std::logic_error("reduce: the chunk's series differ from start_reduction's");
         // NOTE: the slot's own tiles (the two streams never add into the same partials); merged exactly at collect.
-        // NOTE: exact quantiles (values kept) need no histogram rows.
-        if (reduce_batch_ > 0) {
-            launch_block_reduce(
-                stats::block_plan(in, n_tiles_, reduce_batch_, value_capacity_ > 0 ? nullptr : &binner_),
-                reduce_block_threads, d_tile_partials_[s].p, d_tile_counts_[s].p, stream_[s]);
-        } else {
-            stats::accumulate_chunk(thrust::cuda::par_nosync.on(stream_[s]), in, n_tiles_, d_tile_partials_[s].p,
-                                    value_capacity_ > 0 ? nullptr : d_tile_counts_[s].p, binner_);
-        }
+        reduce_into_tiles(s, in);
         if (value_capacity_ > 0) {
             // NOTE: the two slots' chunks take consecutive, disjoint ranges of every series.
             if (values_filled_ + static_cast<std::size_t>(m) > value_capacity_)
@@ -571,10 +563,7 @@ public:
         DeviceArray<std::uint64_t>& rows = d_tile_counts_[s];
         thrust::fill(policy, tiles.p, tiles.p + tiles.size, stats::SeriesPartial{});
         NHVK_CUDA_CHECK(cudaMemsetAsync(rows.p, 0, sizeof(std::uint64_t) * rows.size, stream_[s]));
-        if (reduce_batch_ > 0)
-            launch_block_reduce(stats::block_plan(in, n_tiles_, reduce_batch_, &binner_), reduce_block_threads, tiles.p,
-                                rows.p, stream_[s]);
-        else stats::accumulate_chunk(policy, in, n_tiles_, tiles.p, rows.p, binner_);
+        reduce_into_tiles(s, in);
         NHVK_CUDA_CHECK(cudaGetLastError());
         stats::combine_tiles(policy, n_series_, n_tiles_, binner_, tiles.p, rows.p, it->second.partials.p,
                              it->second.counts.p);
@@ -758,6 +747,17 @@ private:
         int stage = 0;
         cudaEvent_t begin = nullptr, end = nullptr;
     };
+    /** @brief Adds `in` to slot `s`'s tiles on its stream: the block reduction, or accumulate_chunk's items where a
+     *         row is too wide for a block's shared memory; no histogram rows for exact quantiles (values kept). */
+    void reduce_into_tiles(int s, const stats::ChunkView& in) {
+        const bool rows = value_capacity_ == 0;
+        if (reduce_batch_ > 0)
+            launch_block_reduce(stats::block_plan(in, n_tiles_, reduce_batch_, rows ? &binner_ : nullptr),
+                                reduce_block_threads, d_tile_partials_[s].p, d_tile_counts_[s].p, stream_[s]);
+        else
+            stats::accumulate_chunk(thrust::cuda::par_nosync.on(stream_[s]), in, n_tiles_, d_tile_partials_[s].p,
+                                    rows ? d_tile_counts_[s].p : nullptr, binner_);
+    }
     void set_m(int s, long long m) {
         host_args_[s].m = m;
         dev_args_[s].m = m;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "nhvk/config.hpp"
+#include "nhvk/dynamics.hpp"
 #include "nhvk/methods/dop853.hpp"
 #include "nhvk/methods/midpoint.hpp"
 #include "nhvk/methods/rodas5p.hpp"
@@ -40,7 +41,7 @@ public:
         // output time.
         T k[dim];
         if ((s = sys.rhs(this->t, this->y, k)) != Status::ok) return s;
-        return all_finite(k) ? Status::ok : Status::non_finite;
+        return detail::all_finite<dim>(k) ? Status::ok : Status::non_finite;
     }
 
     /** @brief Step `i` of the interval on the state `x` (a local copy of `y`, see `advance_to`); on failure `x` keeps
@@ -81,15 +82,7 @@ public:
         // non-finite state reports non_finite at once), so the status and the failing output index are the same.
         Base::finish(x, s);
         if (s != Status::ok) return s;
-        return all_finite(this->y) ? Status::ok : Status::non_finite;
-    }
-
-private:
-    NHVK_HD static bool all_finite(const T* x) {
-        bool ok = true;
-        NHVK_UNROLL
-        for (int i = 0; i < dim; ++i) ok = ok && is_finite(x[i]);
-        return ok;
+        return detail::all_finite<dim>(this->y) ? Status::ok : Status::non_finite;
     }
 };
 

@@ -194,20 +194,38 @@ INSTANTIATE_TEST_SUITE_P(Configs, Population, ::testing::ValuesIn(config_files()
                              return n;
                          });
 
-/**
- * @brief The CPU backend keeping the values of exact quantiles as the CUDA backend does: stored unfiltered by the
- *        same stats::store_chunk_values, selected by sorting. Lets the host's side of that path (ReduceStage,
- *        EnsembleAccumulator) be tested without a device.
- */
-class KeepsValues final : public nhvk::EnsembleBackend {
+/** @brief Every stage run by the CPU backend it wraps: the base of the test backends below, which each change what
+ *         the host sees of one path of the CUDA backend. */
+class OverCpu : public nhvk::EnsembleBackend {
 public:
-    explicit KeepsValues(std::unique_ptr<nhvk::EnsembleBackend> cpu) : cpu_(std::move(cpu)) {}
-    std::string name() const override { return "keeps-values"; }
+    explicit OverCpu(std::unique_ptr<nhvk::EnsembleBackend> cpu) : cpu_(std::move(cpu)) {}
     int slots() const override { return cpu_->slots(); }
     nhvk::ChunkArgs& slot(int s) override { return cpu_->slot(s); }
     void sample(int s, std::uint64_t first, long long m) override { cpu_->sample(s, first, m); }
     void upload(int s, long long m) override { cpu_->upload(s, m); }
     void integrate(int s, long long m) override { cpu_->integrate(s, m); }
+    void start_reduction(std::size_t n_series, const nhvk::stats::LogBinTable& table, std::uint64_t capacity) override {
+        cpu_->start_reduction(n_series, table, capacity);
+    }
+    void reduce(int s, long long m) override { cpu_->reduce(s, m); }
+    void download(int s, long long m, nhvk::Downloads d) override { cpu_->download(s, m, d); }
+    void wait(int s) override { cpu_->wait(s); }
+    void collect(nhvk::stats::SeriesPartial* p, std::uint64_t* c) override { cpu_->collect(p, c); }
+    nhvk::StageSeconds stage_seconds() const override { return cpu_->stage_seconds(); }
+
+protected:
+    std::unique_ptr<nhvk::EnsembleBackend> cpu_;
+};
+
+/**
+ * @brief The CPU backend keeping the values of exact quantiles as the CUDA backend does: stored unfiltered by the
+ *        same stats::store_chunk_values, selected by sorting. Lets the host's side of that path (ReduceStage,
+ *        EnsembleAccumulator) be tested without a device.
+ */
+class KeepsValues final : public OverCpu {
+public:
+    using OverCpu::OverCpu;
+    std::string name() const override { return "keeps-values"; }
     void start_reduction(std::size_t n_series, const nhvk::stats::LogBinTable& table, std::uint64_t capacity) override {
         cpu_->start_reduction(n_series, table, 0);
         n_series_ = n_series;
@@ -222,10 +240,6 @@ public:
                                         capacity_, filled_);
         filled_ += static_cast<std::size_t>(m);
     }
-    void download(int s, long long m, nhvk::Downloads d) override { cpu_->download(s, m, d); }
-    void wait(int s) override { cpu_->wait(s); }
-    void collect(nhvk::stats::SeriesPartial* p, std::uint64_t* c) override { cpu_->collect(p, c); }
-    nhvk::StageSeconds stage_seconds() const override { return cpu_->stage_seconds(); }
     bool keeps_values() const override { return true; }
     void order_statistics(const std::vector<std::vector<std::uint64_t>>& ranks,
                           std::vector<std::vector<double>>& out) override {
@@ -269,7 +283,6 @@ public:
     int selections = 0, downloads = 0, bands = 0;
 
 private:
-    std::unique_ptr<nhvk::EnsembleBackend> cpu_;
     std::size_t n_series_ = 0, capacity_ = 0, filled_ = 0;
     std::vector<double> values_;
 };
@@ -370,14 +383,10 @@ TEST(PopulationValuesOnBackend, SelectedThereBroughtHereOrSnapshottedEqualTheHos
  *        downloads) be tested without a device: a part read from the slot instead would carry NaN into the
  *        statistics.
  */
-class PartsOnDevice final : public nhvk::EnsembleBackend {
+class PartsOnDevice final : public OverCpu {
 public:
-    explicit PartsOnDevice(std::unique_ptr<nhvk::EnsembleBackend> cpu) : cpu_(std::move(cpu)) {}
+    using OverCpu::OverCpu;
     std::string name() const override { return "parts-on-device"; }
-    int slots() const override { return cpu_->slots(); }
-    nhvk::ChunkArgs& slot(int s) override { return cpu_->slot(s); }
-    void sample(int s, std::uint64_t first, long long m) override { cpu_->sample(s, first, m); }
-    void upload(int s, long long m) override { cpu_->upload(s, m); }
     void integrate(int s, long long m) override {
         cpu_->integrate(s, m);
         nhvk::ChunkArgs& a = slot(s);
@@ -426,9 +435,6 @@ public:
         ++metric_downloads;
         std::copy(device_.begin(), device_.end(), slot(s).metrics);
     }
-    void wait(int s) override { cpu_->wait(s); }
-    void collect(nhvk::stats::SeriesPartial*, std::uint64_t*) override {}
-    nhvk::StageSeconds stage_seconds() const override { return cpu_->stage_seconds(); }
     /** @brief The last chunk's metrics as integrated. */
     const double* device_metrics() const { return device_.data(); }
     /** @brief Keys whose statistics the backend still keeps. */
@@ -440,7 +446,6 @@ private:
         std::vector<nhvk::stats::SeriesPartial> partials;
         std::vector<std::uint64_t> counts;
     };
-    std::unique_ptr<nhvk::EnsembleBackend> cpu_;
     std::vector<double> device_;
     std::size_t n_series_ = 0;
     nhvk::stats::LogBinTable table_;
