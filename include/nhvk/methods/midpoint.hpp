@@ -83,9 +83,9 @@ NHVK_HD void constraint_velocity_jacobian(const M& model, const S* q, const S* v
 }
 
 /** @brief Whether a midpoint step of `N` unknowns runs its residual, Newton matrix and step out of line on the
- *         device (`Outlined`): from 12 unknowns (n + k ≥ 6: rolling_disc, the ball and the six-coordinate models),
- * where ptxas, allocating them together with the rest of the ensemble kernel, spilled 7 to 200 KB (three kernels fell
- * back to 32 registers); below, inlined they spill less (bench/results/2026-11-29-midpoint-outlined-resources.txt). */
+ *         device (`Outlined`): from 12 unknowns (n + k ≥ 6), the step's working set (nested dual numbers, the matrix,
+ *         its factors) does not fit in registers beside the rest of the ensemble kernel; allocated apart, the pieces
+ *         spill little. Smaller steps spill less inlined (bench/results/2026-11-29-midpoint-outlined-resources.txt). */
 template <int N> inline constexpr bool midpoint_outlined = N >= 12;
 
 /** @brief f(), inlined (`Outline` false), or on the device in a function of its own (true), whose registers ptxas
