@@ -7,7 +7,8 @@
 # dynamics needs less than half the registers of both. The probe is a measurement, not a product kernel.
 # Usage: bench/kernel_split_probe.sh [build-dir] [arch]    (default: build, sm_90; CASES="Model:precision:Method ...",
 #        default "RollingDisc:double:Dopri5 RollingDisc:double:Rk4 BallOnTurntable:double:Dopri5
-#        BallOnTurntable:double:Rk4 BallOnTurntable:float:Dopri5 NhParticle:double:Rk4")
+#        BallOnTurntable:double:Rk4 BallOnTurntable:float:Dopri5 NhParticle:double:Rk4"; ENSEMBLE_ONLY=1: the ensemble
+#        kernels alone, a quicker table of the CASES than kernel_resources.sh's of every method)
 # Prints: registers stack_bytes spill_bytes kernel
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,9 +47,11 @@ __global__ void __launch_bounds__(block_size) one_dynamics_kernel(ChunkArgs a) {
 EOF
     for c in $cases; do
         IFS=: read -r model prec method <<<"$c"
-        for vk in false true; do
-            echo "template __global__ void one_dynamics_kernel<models::$model, $prec, $method, $vk>(ChunkArgs);"
-        done
+        if [ -z "${ENSEMBLE_ONLY:-}" ]; then
+            for vk in false true; do
+                echo "template __global__ void one_dynamics_kernel<models::$model, $prec, $method, $vk>(ChunkArgs);"
+            done
+        fi
         echo "template __global__ void ensemble_chunk_kernel<models::$model, $prec, $method>(ChunkArgs);"
     done
     echo '}'

@@ -373,7 +373,20 @@ public:
             char* inputs = L.host_inputs ? statuses + block_.status_bytes : nullptr;
             char* metrics =
                 L.host_metrics ? statuses + block_.status_bytes + (inputs ? block_.input_bytes : 0u) : nullptr;
-            NHVK_CUDA_CHECK(cudaMalloc(&d_[s], block_.total));
+            // NOTE: the device block ends with the chunk's two-pass stash (ChunkArgs::stash), which the host never
+            // sees
+            const std::size_t stash_bytes =
+                sizeof(double) * static_cast<std::size_t>(stash_values(L.n, L.nt) * std::max(L.capacity, 1LL));
+            if (const cudaError_t e = cudaMalloc(&d_[s], block_.total + stash_bytes); e != cudaSuccess) {
+                (void)cudaGetLastError();
+                const auto mib = [](std::size_t b) { return std::to_string((b + (1u << 20) - 1) >> 20); };
+                throw std::runtime_error("backend 'cuda': no room on the device for a chunk of " +
+                                         std::to_string(L.capacity) + " members (" + mib(block_.total + stash_bytes) +
+                                         " MiB per buffer slot, two slots: " + mib(block_.metric_bytes) +
+                                         " MiB of metrics, " + mib(stash_bytes) +
+                                         " MiB of nonholonomic states for the vakonomic pass; " +
+                                         cudaGetErrorString(e) + "); lower run.chunk or the number of output times");
+            }
             NHVK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_[s], cudaStreamNonBlocking));
             host_args_[s] = common_args(L, c);
             block_.bind_regions(host_args_[s], inputs, statuses, metrics, L);
@@ -381,6 +394,7 @@ public:
             h_metrics_[s] = metrics;
             dev_args_[s] = common_args(L, c);
             block_.bind(dev_args_[s], d_[s], L);
+            dev_args_[s].stash = reinterpret_cast<double*>(d_[s] + block_.total);
             dev_args_[s].times = d_times_;
             if (!L.per_member_params) dev_args_[s].params = d_params_;
         }

@@ -12,7 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -22,6 +25,23 @@
 #include "registry.hpp"
 
 namespace nhvk_test {
+
+/** Every config of configs/, sorted: the parameters of the tests that run each bundled config. */
+inline std::vector<std::string> bundled_configs() {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(NHVK_SOURCE_DIR) / "configs"))
+        if (e.path().extension() == ".toml") out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+/** The name of a bundled config's test: the file's stem, with '_' for what a test name cannot hold. */
+inline std::string config_test_name(const ::testing::TestParamInfo<std::string>& i) {
+    std::string n = std::filesystem::path(i.param).stem().string();
+    for (char& c : n)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    return n;
+}
 
 /** `[model]` naming `name`. */
 inline std::string model_table(const std::string& name) { return "[model]\nname = \"" + name + "\"\n"; }

@@ -47,6 +47,9 @@ struct ChunkArgs {
     std::int32_t* fail_index = nullptr; ///< output index that could not be reached
     std::int32_t* onset = nullptr;      ///< first output index with d_q > threshold, stats::onset_never if none reached
     std::uint8_t* sample_status = nullptr; ///< SampleStatus per member, written by the sampling stage
+    /// stash_values(n, nt) · ld: the nonholonomic states of the two-pass integration (StateStash), which the device
+    /// always runs; nullptr on the CPU integrates both dynamics at once
+    double* stash = nullptr;
 };
 
 /** @brief Integrate member `j` of the chunk with both dynamics and write its metrics (no trajectory stored).
@@ -85,8 +88,16 @@ NHVK_HD NHVK_FORCEINLINE void run_chunk_member(const ChunkArgs& a, long long j) 
     for (int c = 0; c < k; ++c) mu0[c] = a.mu0 ? T(a.mu0[c * a.ld + j]) : T(0);
     DivergenceObserver<M, T, Equations<M, T>> obs{Equations<M, T>(model), a.divergence, a.nt, a.metrics + j, a.ld,
                                                   a.onset_threshold,      a.stop_at};
+#if defined(__CUDA_ARCH__)
+    // NOTE: one motion at a time keeps the larger models' kernels within the registers (integrate_member_in_two_passes)
+    const MemberOutcome out = integrate_member_in_two_passes<Stepper, Equations>(
+        model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs, StateStash{a.stash + j, a.ld});
+#else
     const MemberOutcome out =
-        integrate_member<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs);
+        a.stash ? integrate_member_in_two_passes<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl,
+                                                                     obs, StateStash{a.stash + j, a.ld})
+                : integrate_member<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs);
+#endif
     a.status[j] = static_cast<std::uint8_t>(out.status);
     a.failed[j] = static_cast<std::uint8_t>(out.failed);
     a.fail_index[j] = out.time_index;

@@ -69,14 +69,17 @@ template <class T> NHVK_HD T wrap_angle(T d) {
     return d > pi ? d - two_pi : d;
 }
 
-/** @brief Which dynamics' state breaks the model's source constraints (`check_model_state`; `none`: both hold). Only
- *         models with `has_source_constraints` evaluate anything. */
+/** @brief Whether state `y` breaks the model's source constraints (`check_model_state`). Only models with
+ *         `has_source_constraints` evaluate anything. */
+template <class M, class T> NHVK_HD NHVK_FORCEINLINE bool breaks_source(const M& model, const T* y, T t) {
+    if constexpr (M::has_source_constraints) return model.source_residual(y, y + M::n, t) > source_tolerance<T>();
+    return false;
+}
+/** @brief Which dynamics' state breaks the model's source constraints (`none`: both hold). */
 template <class M, class T>
 NHVK_HD NHVK_FORCEINLINE Dynamics source_breach(const M& model, const T* y_nh, const T* y_vk, T t) {
-    if constexpr (M::has_source_constraints) {
-        if (model.source_residual(y_nh, y_nh + M::n, t) > source_tolerance<T>()) return Dynamics::nonholonomic;
-        if (model.source_residual(y_vk, y_vk + M::n, t) > source_tolerance<T>()) return Dynamics::vakonomic;
-    }
+    if (breaks_source(model, y_nh, t)) return Dynamics::nonholonomic;
+    if (breaks_source(model, y_vk, t)) return Dynamics::vakonomic;
     return Dynamics::none;
 }
 
@@ -177,9 +180,9 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
             // NOTE: on the CPU the two fixed-step integrations advance in lockstep, one step of each per iteration:
             // two independent dependency chains (each step waits on its divisions) that the core overlaps, about a
             // third faster than one after the other. Each system's arithmetic is the same as in advance_to, so the
-            // results are bit-identical to it (and to the device, which keeps one state live at a time for its
-            // registers); so are the outcomes: a failure of the nonholonomic motion in an interval is reported
-            // whatever the vakonomic one did there, as when it is integrated first.
+            // results are bit-identical to it (and to the device, which integrates one motion after the other for
+            // its registers: integrate_member_in_two_passes); so are the outcomes: a failure of the nonholonomic motion
+            // in an interval is reported whatever the vakonomic one did there, as when it is integrated first.
             typename Stepper<NH, T>::Interval ia;
             typename Stepper<VK, T>::Interval ib;
             Status sa = a.plan(ti, ia), sb = b.plan(ti, ib);
@@ -250,6 +253,140 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
             out.time_index = i + 1;
             return out;
         }
+    }
+    return out;
+}
+
+/** @brief A system's state at t0 from `(q0, v0)`: `y = (q0, v0)`, then zeros to `dim` (the nonholonomic energy-balance
+ *         integrals start at 0; the vakonomic multipliers are the caller's). */
+template <int n, int dim, class T> NHVK_HD NHVK_FORCEINLINE void start_state(T* y, const T* q0, const T* v0) {
+    NHVK_UNROLL
+    for (int j = 0; j < n; ++j) {
+        y[j] = q0[j];
+        y[n + j] = v0[j];
+    }
+    NHVK_UNROLL
+    for (int j = 2 * n; j < dim; ++j) y[j] = T(0);
+}
+
+/** @brief Where `integrate_member_in_two_passes` keeps the nonholonomic state `(q, v)` at each output time for the
+ *         vakonomic pass: component `c` at output time `i` at `p[(c * nt + i) * ld]` (the caller offsets `p` by the
+ *         member's column, as for the metrics). Double also in a float run: the round trip is exact. */
+struct StateStash {
+    double* p;
+    long long ld;
+};
+
+/** @brief Values of `StateStash` per member: `2n` components at each of `nt` output times. */
+NHVK_HD constexpr long long stash_values(int n, int nt) { return 2LL * n * nt; }
+
+/**
+ * @brief `integrate_member` in two passes, for the device: the nonholonomic motion through every output time first,
+ *        its `(q, v)` stashed at each (`StateStash`), then the vakonomic one, whose observer reads them back. The
+ *        observer is split accordingly (`nh_part(i, t, y_nh)`, then `vk_part(i, t, y_vk, y_nh)`, as
+ *        `DivergenceObserver`). The outcome, the observer's calls at every output time the member reaches, and
+ *        every value they see equal `integrate_member`'s, bit for bit; past the output time where the member ends,
+ *        the nonholonomic pass may have written metrics that no output time reached reads.
+ *
+ * NOTE: a thread that integrates both motions at once keeps the idle one's state and step control in registers while
+ * the other steps, and the larger models' right-hand sides then spill; one motion at a time, each pass holds one
+ * (bench/results/2026-11-29-two-pass-resources.md). The precedence of the failures is `integrate_member`'s: at an
+ * output time, a failed nonholonomic step, then a failed vakonomic one, then the nonholonomic state off the source
+ * constraints, then the vakonomic one.
+ */
+template <template <class, class> class Stepper, template <class, class> class Equations = AdEquations, class M,
+          class T, class Observer>
+NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member_in_two_passes(const M& model, const T* q0, const T* v0,
+                                                                      const T* mu0, T t0, const double* times, int nt,
+                                                                      const StepControl& ctl, Observer& obs,
+                                                                      StateStash stash) {
+    static_assert(!ObserverTallies<Observer>::value, "a tally needs both step counts at each output time");
+    constexpr int n = M::n, k = M::k;
+    using NH = BalancedNonholonomicSystem<M, T, Equations<M, T>>;
+    using VK = VakonomicSystem<M, T, Equations<M, T>>;
+    MemberOutcome out;
+    // The output index where the nonholonomic motion ended (nt: it reached every one; -1: at t0), and how: a failed
+    // step (nh_status) or a state off the source constraints (nh_off), which ranks below a failed vakonomic step.
+    int nh_end = nt;
+    Status nh_status = Status::ok;
+    bool nh_off = false;
+    {
+        const NH nh{model};
+        T y[NH::dim];
+        start_state<n, NH::dim>(y, q0, v0);
+        Stepper<NH, T> a;
+        const Status s = a.init(nh, t0, y, ctl);
+        if (s != Status::ok) {
+            out.status = s;
+            out.failed = Dynamics::nonholonomic;
+            return out;
+        }
+        if (breaks_source(model, a.y, t0)) {
+            nh_end = -1;
+            nh_off = true;
+        } else {
+            obs.nh_part(-1, t0, a.y);
+            if constexpr (dense_stepper<Stepper<NH, T>>) {
+                if (nt > 0) a.land_last_on(T(times[nt - 1]));
+            }
+            for (int i = 0; i < nt; ++i) {
+                const T ti = T(times[i]);
+                if ((nh_status = a.advance_to(nh, ti)) != Status::ok || (nh_off = breaks_source(model, a.y, ti))) {
+                    nh_end = i;
+                    break;
+                }
+                obs.nh_part(i, ti, a.y);
+                NHVK_UNROLL
+                for (int c = 0; c < 2 * n; ++c) stash.p[(c * nt + i) * stash.ld] = double(a.y[c]);
+            }
+        }
+    }
+    const VK vk{model};
+    T y[VK::dim];
+    start_state<n, VK::dim>(y, q0, v0);
+    NHVK_UNROLL
+    for (int a = 0; a < k; ++a) y[2 * n + a] = mu0 ? mu0[a] : T(0);
+    Stepper<VK, T> b;
+    // How the member ends: the status, the dynamics that failed, and the output index (-1: t0, as the loop's start).
+    Status s = b.init(vk, t0, y, ctl);
+    Dynamics failed = Dynamics::none;
+    int i = -1;
+    if (s != Status::ok) failed = Dynamics::vakonomic;
+    else if (nh_off && nh_end < 0) s = Status::chart_singular, failed = Dynamics::nonholonomic;
+    else if (breaks_source(model, b.y, t0)) s = Status::chart_singular, failed = Dynamics::vakonomic;
+    else {
+        obs.vk_part(-1, t0, b.y, static_cast<const T*>(nullptr));
+        if constexpr (dense_stepper<Stepper<VK, T>>) {
+            if (nt > 0) b.land_last_on(T(times[nt - 1]));
+        }
+        for (i = 0; i < nt; ++i) {
+            if (i == nh_end && !nh_off) {
+                s = nh_status, failed = Dynamics::nonholonomic;
+                break;
+            }
+            const T ti = T(times[i]);
+            if ((s = b.advance_to(vk, ti)) != Status::ok) {
+                failed = Dynamics::vakonomic;
+                break;
+            }
+            if (i == nh_end || breaks_source(model, b.y, ti)) {
+                s = Status::chart_singular, failed = i == nh_end ? Dynamics::nonholonomic : Dynamics::vakonomic;
+                break;
+            }
+            T y_nh[2 * n];
+            NHVK_UNROLL
+            for (int c = 0; c < 2 * n; ++c) y_nh[c] = T(stash.p[(c * nt + i) * stash.ld]);
+            obs.vk_part(i, ti, b.y, static_cast<const T*>(y_nh));
+            if (i + 1 < nt && ObserverStops<Observer>::get(obs)) {
+                s = Status::diverged, ++i;
+                break;
+            }
+        }
+    }
+    if (s != Status::ok) {
+        out.status = s;
+        out.failed = failed;
+        out.time_index = i;
     }
     return out;
 }
@@ -401,33 +538,51 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct DivergenceObser
     bool stop = false;                                  ///< d_q passed stop_at at the last output time seen
     T e0_nh = T(0), e0_vk = T(0), scale = T(1);
 
+    /** @brief Both states at output time `i` (`-1`: t0, which sets the reference energies and the energy scale). */
     NHVK_HD NHVK_FORCEINLINE void operator()(int i, T t, const T* y_nh, const T* y_vk) {
+        nh_part(i, t, y_nh);
+        vk_part(i, t, y_vk, y_nh);
+    }
+
+    /** @brief What the nonholonomic state alone gives: at t0 its energy and the energy scale, at output time `i` its
+     *         residual, energy drift and energy balance. */
+    NHVK_HD NHVK_FORCEINLINE void nh_part(int i, T t, const T* y_nh) {
         constexpr int n = M::n;
-        const T* mu = y_vk + 2 * n;
         const StateDiagnostics<T> dn = diagnose_with(eq, y_nh, y_nh + n, t);
-        const StateDiagnostics<T> dk = diagnose_with(eq, y_vk, y_vk + n, t, mu);
         if (i < 0) {
             e0_nh = dn.energy;
-            e0_vk = dk.vk_energy;
             scale = energy_scale(eq, y_nh, y_nh + n, t, dn.energy);
+            return;
+        }
+        const T de_nh = dn.energy - e0_nh;
+        const T work = y_nh[2 * n];
+        T applied = T(0);
+        if constexpr (2 * n + 1 < BalancedNonholonomicSystem<M, T, Eq>::dim) applied = y_nh[2 * n + 1];
+        metrics[(metric_res_nh * nt + i) * stride] = double(dn.residual);
+        metrics[(metric_energy_nh * nt + i) * stride] = abs(double(de_nh));
+        metrics[(metric_energy_rel_nh * nt + i) * stride] = abs(double(de_nh / scale));
+        metrics[(metric_balance_nh * nt + i) * stride] = abs(double((de_nh - work - applied) / scale));
+        metrics[(metric_work_nh * nt + i) * stride] = double(work);
+    }
+
+    /** @brief The rest, after `nh_part` at the same time: the vakonomic state's energy at t0; at output time `i` the
+     *         divergences from the nonholonomic `(q, v)` in `y_nh`, the vakonomic residual and energy drift, the
+     *         onset and the stop. */
+    NHVK_HD NHVK_FORCEINLINE void vk_part(int i, T t, const T* y_vk, const T* y_nh) {
+        constexpr int n = M::n;
+        const StateDiagnostics<T> dk = diagnose_with(eq, y_vk, y_vk + n, t, y_vk + 2 * n);
+        if (i < 0) {
+            e0_vk = dk.vk_energy;
             return;
         }
         double dq = 0.0, dv = 0.0;
         divergence_between(eq, div, y_nh, y_vk, t, dq, dv);
-        const T de_nh = dn.energy - e0_nh, de_vk = dk.vk_energy - e0_vk;
-        const T work = y_nh[2 * n];
-        T applied = T(0);
-        if constexpr (2 * n + 1 < BalancedNonholonomicSystem<M, T, Eq>::dim) applied = y_nh[2 * n + 1];
+        const T de_vk = dk.vk_energy - e0_vk;
         metrics[(metric_dq * nt + i) * stride] = dq;
         metrics[(metric_dv * nt + i) * stride] = dv;
-        metrics[(metric_res_nh * nt + i) * stride] = double(dn.residual);
         metrics[(metric_res_vk * nt + i) * stride] = double(dk.residual);
-        metrics[(metric_energy_nh * nt + i) * stride] = abs(double(de_nh));
         metrics[(metric_energy_vk * nt + i) * stride] = abs(double(de_vk));
-        metrics[(metric_energy_rel_nh * nt + i) * stride] = abs(double(de_nh / scale));
         metrics[(metric_energy_rel_vk * nt + i) * stride] = abs(double(de_vk / scale));
-        metrics[(metric_balance_nh * nt + i) * stride] = abs(double((de_nh - work - applied) / scale));
-        metrics[(metric_work_nh * nt + i) * stride] = double(work);
         if (onset_index == stats::onset_never && dq > onset_threshold) onset_index = i;
         stop = dq > stop_at;
     }

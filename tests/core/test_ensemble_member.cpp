@@ -19,6 +19,8 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -515,6 +517,70 @@ TEST(EnsembleMember, IntegratedStatesOffTheSourceConstraintsAreChartSingular) {
         nhvk::integrate_member<Dopri5>(SourceXZero{}, q_off, still, mu0, 0.0, times.data(), 2, ctl, rec);
     EXPECT_EQ(t0.status, Status::chart_singular);
     EXPECT_EQ(t0.time_index, -1);
+}
+
+/** The two steppers of the two-pass test, with whether each takes a fixed step. */
+struct AdaptiveDopri5 {
+    static constexpr bool fixed = false;
+    template <class S, class T> using tmpl = nhvk::Dopri5<S, T>;
+};
+struct FixedRk4 {
+    static constexpr bool fixed = true;
+    template <class S, class T> using tmpl = nhvk::Rk4<S, T>;
+};
+
+// The device's two passes (the nonholonomic motion through every output time, then the vakonomic one) end a member
+// as integrating both at once does, with the same precedence at an output time: a failed nonholonomic step, a failed
+// vakonomic one, the nonholonomic state off the source constraints, the vakonomic one. Starts on and off x = 0, at
+// rest in x (where only the vakonomic motion, driven by μ, leaves it) or moving, and step limits that end the runs
+// early; the observer's metrics at the output times reached agree bit for bit.
+TEST(EnsembleMember, TwoPassesEndMembersAsIntegratingBothAtOnce) {
+    const std::vector<double> times = {0.1, 0.2, 0.4};
+    const int nt = int(times.size());
+    std::set<std::tuple<Status, nhvk::Dynamics, int>> seen;
+    const auto both = [&](auto method, const double* q0, const double* v0, const double* mu0, long long max_steps) {
+        using Method = decltype(method);
+        nhvk::StepControl ctl;
+        ctl.dt = Method::fixed ? 0.05 : 0.0;
+        ctl.max_steps = max_steps;
+        const long long rows = nhvk::metric_rows(nt);
+        std::vector<double> one(rows, sentinel), two(rows, sentinel), stash(nhvk::stash_values(3, nt), sentinel);
+        nhvk::DivergenceObserver<SourceXZero, double> a{SourceXZero{}, nhvk::DivergenceSpec{}, nt, one.data(), 1, 1e-3};
+        nhvk::DivergenceObserver<SourceXZero, double> b{SourceXZero{}, nhvk::DivergenceSpec{}, nt, two.data(), 1, 1e-3};
+        const nhvk::MemberOutcome o1 =
+            nhvk::integrate_member<Method::template tmpl>(SourceXZero{}, q0, v0, mu0, 0.0, times.data(), nt, ctl, a);
+        const nhvk::MemberOutcome o2 = nhvk::integrate_member_in_two_passes<Method::template tmpl>(
+            SourceXZero{}, q0, v0, mu0, 0.0, times.data(), nt, ctl, b, nhvk::StateStash{stash.data(), 1});
+        EXPECT_EQ(o2.status, o1.status) << nhvk::status_name(o2.status) << " against " << nhvk::status_name(o1.status);
+        EXPECT_EQ(o2.failed, o1.failed);
+        EXPECT_EQ(o2.time_index, o1.time_index);
+        EXPECT_EQ(b.onset_index, a.onset_index);
+        const int reached = o1.status == Status::ok ? nt : std::max(0, o1.time_index);
+        for (int r = 0; r < nhvk::metric_count; ++r)
+            for (int i = 0; i < reached; ++i)
+                EXPECT_EQ(bits(two[r * nt + i]), bits(one[r * nt + i])) << "metric " << r << ", time " << i;
+        seen.insert({o1.status, o1.failed, o1.time_index});
+    };
+    const double on[3] = {0, 0.5, 0}, off[3] = {0.5, 0.5, 0};
+    const double moving[3] = {1, 0.5, 0}, still[3] = {0, 1, 0.5}, no_mu[1] = {0}, mu[1] = {1.5};
+    for (const double* q0 : {on, off})
+        for (const double* v0 : {moving, still})
+            for (const double* mu0 : {no_mu, mu})
+                for (const long long max_steps : {nhvk::StepControl{}.max_steps, 3LL, 5LL}) {
+                    SCOPED_TRACE(::testing::Message()
+                                 << "q0 " << (q0 == on ? "on" : "off") << ", v0 " << (v0 == moving ? "moving" : "still")
+                                 << ", mu0 " << mu0[0] << ", max_steps " << max_steps);
+                    both(AdaptiveDopri5{}, q0, v0, mu0, max_steps);
+                    both(FixedRk4{}, q0, v0, mu0, max_steps);
+                }
+    using D = nhvk::Dynamics;
+    // the cases must have reached each kind of end the precedence orders
+    EXPECT_TRUE(seen.count({Status::ok, D::none, -1}));
+    EXPECT_TRUE(seen.count({Status::chart_singular, D::nonholonomic, -1}));
+    EXPECT_TRUE(seen.count({Status::chart_singular, D::nonholonomic, 0}));
+    EXPECT_TRUE(seen.count({Status::chart_singular, D::vakonomic, 0}));
+    EXPECT_TRUE(seen.count({Status::step_limit, D::nonholonomic, 1}) ||
+                seen.count({Status::step_limit, D::nonholonomic, 2}));
 }
 
 TEST(EnsembleMember, WrapAngle) {

@@ -44,14 +44,6 @@ using nhvk::Status;
 constexpr long long members = 240;
 constexpr double levels[7] = {0.01, 0.05, 0.25, 0.50, 0.75, 0.95, 0.99};
 
-std::vector<std::string> config_files() {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(fs::path(NHVK_SOURCE_DIR) / "configs"))
-        if (e.path().extension() == ".toml") out.push_back(e.path().string());
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
 /** @brief Which injected failure member j gets (none for most). */
 enum class Inject { none, rejected, late, first, never_crossed };
 Inject injected(long long j) {
@@ -186,13 +178,8 @@ TEST_P(Population, ExactAndHistogramModesReduceTheSameMembers) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Configs, Population, ::testing::ValuesIn(config_files()),
-                         [](const ::testing::TestParamInfo<std::string>& i) {
-                             std::string n = fs::path(i.param).stem().string();
-                             for (char& c : n)
-                                 if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                             return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Configs, Population, ::testing::ValuesIn(nhvk_test::bundled_configs()),
+                         nhvk_test::config_test_name);
 
 /** @brief Every stage run by the CPU backend it wraps: the base of the test backends below, which each change what
  *         the host sees of one path of the CUDA backend. */

@@ -110,6 +110,7 @@ inline ChunkArgs member_range(const ChunkArgs& a, long long j0, long long len) {
     b.fail_index = shift(a.fail_index);
     b.onset = shift(a.onset);
     b.sample_status = shift(a.sample_status);
+    b.stash = shift(a.stash);
     return b;
 }
 
