@@ -374,18 +374,21 @@ public:
             char* metrics =
                 L.host_metrics ? statuses + block_.status_bytes + (inputs ? block_.input_bytes : 0u) : nullptr;
             // NOTE: the device block ends with the chunk's two-pass stash (ChunkArgs::stash), which the host never
-            // sees
+            // sees; an implicit method integrates both motions at once and has none
             const std::size_t stash_bytes =
-                sizeof(double) * static_cast<std::size_t>(stash_values(L.n, L.nt) * std::max(L.capacity, 1LL));
+                two_passes_on_device(c.method)
+                    ? sizeof(double) * static_cast<std::size_t>(stash_values(L.n, L.nt) * std::max(L.capacity, 1LL))
+                    : 0u;
             if (const cudaError_t e = cudaMalloc(&d_[s], block_.total + stash_bytes); e != cudaSuccess) {
                 (void)cudaGetLastError();
                 const auto mib = [](std::size_t b) { return std::to_string((b + (1u << 20) - 1) >> 20); };
-                throw std::runtime_error("backend 'cuda': no room on the device for a chunk of " +
-                                         std::to_string(L.capacity) + " members (" + mib(block_.total + stash_bytes) +
-                                         " MiB per buffer slot, two slots: " + mib(block_.metric_bytes) +
-                                         " MiB of metrics, " + mib(stash_bytes) +
-                                         " MiB of nonholonomic states for the vakonomic pass; " +
-                                         cudaGetErrorString(e) + "); lower run.chunk or the number of output times");
+                throw std::runtime_error(
+                    "backend 'cuda': no room on the device for a chunk of " + std::to_string(L.capacity) +
+                    " members (" + mib(block_.total + stash_bytes) +
+                    " MiB per buffer slot, two slots: " + mib(block_.metric_bytes) + " MiB of metrics" +
+                    (stash_bytes ? ", " + mib(stash_bytes) + " MiB of nonholonomic states for the vakonomic pass"
+                                 : std::string()) +
+                    "; " + cudaGetErrorString(e) + "); lower run.chunk or the number of output times");
             }
             NHVK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_[s], cudaStreamNonBlocking));
             host_args_[s] = common_args(L, c);
@@ -394,7 +397,7 @@ public:
             h_metrics_[s] = metrics;
             dev_args_[s] = common_args(L, c);
             block_.bind(dev_args_[s], d_[s], L);
-            dev_args_[s].stash = reinterpret_cast<double*>(d_[s] + block_.total);
+            if (stash_bytes) dev_args_[s].stash = reinterpret_cast<double*>(d_[s] + block_.total);
             dev_args_[s].times = d_times_;
             if (!L.per_member_params) dev_args_[s].params = d_params_;
         }

@@ -48,7 +48,7 @@ struct ChunkArgs {
     std::int32_t* onset = nullptr;      ///< first output index with d_q > threshold, stats::onset_never if none reached
     std::uint8_t* sample_status = nullptr; ///< SampleStatus per member, written by the sampling stage
     /// stash_values(n, nt) · ld: the nonholonomic states of the two-pass integration (StateStash), which the device
-    /// always runs; nullptr on the CPU integrates both dynamics at once
+    /// runs for the explicit methods (two_passes_on_device); nullptr on the CPU integrates both dynamics at once
     double* stash = nullptr;
 };
 
@@ -90,8 +90,11 @@ NHVK_HD NHVK_FORCEINLINE void run_chunk_member(const ChunkArgs& a, long long j) 
                                                   a.onset_threshold,      a.stop_at};
 #if defined(__CUDA_ARCH__)
     // NOTE: one motion at a time keeps the larger models' kernels within the registers (integrate_member_in_two_passes)
-    const MemberOutcome out = integrate_member_in_two_passes<Stepper, Equations>(
-        model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs, StateStash{a.stash + j, a.ld});
+    MemberOutcome out;
+    if constexpr (two_passes_on_device(Stepper<VakonomicSystem<M, T, Equations<M, T>>, T>::method))
+        out = integrate_member_in_two_passes<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs,
+                                                                 StateStash{a.stash + j, a.ld});
+    else out = integrate_member<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs);
 #else
     const MemberOutcome out =
         a.stash ? integrate_member_in_two_passes<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl,

@@ -257,6 +257,13 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
     return out;
 }
 
+/** @brief Whether the device integrates a member of method `m` in two passes (`integrate_member_in_two_passes`): the
+ *         explicit methods. An implicit method's step keeps its Newton or Jacobian work in local memory whatever else
+ *         the thread holds, and its kernels spilled more in two passes than at once (ptxas, sm_90: midpoint double
+ *         6160 → 7808 bytes over the 16 models, rodas5p double 13,472 → 14,536 over two;
+ *         bench/results/2026-11-29-two-pass-resources.md). */
+NHVK_HD constexpr bool two_passes_on_device(Method m) { return !method_info(m).implicit; }
+
 /** @brief A system's state at t0 from `(q0, v0)`: `y = (q0, v0)`, then zeros to `dim` (the nonholonomic energy-balance
  *         integrals start at 0; the vakonomic multipliers are the caller's). */
 template <int n, int dim, class T> NHVK_HD NHVK_FORCEINLINE void start_state(T* y, const T* q0, const T* v0) {

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The device integrates a member's two motions one after the other (integrate_member_in_two_passes: the nonholonomic
-// one through every output time, its states stashed, then the vakonomic one), and the CPU runs that path for a chunk
-// that has a stash. Here every bundled config's members are integrated both ways on the CPU backend, with the
-// generated equations as on the device, in both precisions and with every method: the outcome of every member (status,
-// failed dynamics, output index, onset) and every metric at every output time it reached must be the same, bit for
-// bit. Step limits and a divergence stop make members end at every output time, and in either dynamics.
+// With an explicit method the device integrates a member's two motions one after the other
+// (integrate_member_in_two_passes: the nonholonomic one through every output time, its states stashed, then the
+// vakonomic one), and the CPU runs that path for a chunk that has a stash. Here every bundled config's members are
+// integrated both ways on the CPU backend, with the generated equations as on the device, in both precisions and with
+// every method: the outcome of every member (status, failed dynamics, output index, onset) and every metric at every
+// output time it reached must be the same, bit for bit. Step limits and a divergence stop make members end at every
+// output time, and in either dynamics.
 #include <gtest/gtest.h>
 
 #include <algorithm>
