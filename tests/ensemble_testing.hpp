@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <initializer_list>
 #include <string>
@@ -25,6 +27,13 @@
 #include "registry.hpp"
 
 namespace nhvk_test {
+
+/** The bits of `x`: equal for equal doubles, NaN included, and unequal for 0 and −0. */
+inline std::uint64_t bits(double x) {
+    std::uint64_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return u;
+}
 
 /** Every config of configs/, sorted: the parameters of the tests that run each bundled config. */
 inline std::vector<std::string> bundled_configs() {

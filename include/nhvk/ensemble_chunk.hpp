@@ -89,16 +89,17 @@ NHVK_HD NHVK_FORCEINLINE void run_chunk_member(const ChunkArgs& a, long long j) 
     DivergenceObserver<M, T, Equations<M, T>> obs{Equations<M, T>(model), a.divergence, a.nt, a.metrics + j, a.ld,
                                                   a.onset_threshold,      a.stop_at};
 #if defined(__CUDA_ARCH__)
-    // NOTE: one motion at a time keeps the larger models' kernels within the registers (integrate_member_in_two_passes)
+    // NOTE: with an explicit method one motion at a time: the idle motion's state and step control are not held in
+    // registers while the other steps (integrate_member_in_two_passes, two_passes_on_device)
     MemberOutcome out;
     if constexpr (two_passes_on_device(Stepper<VakonomicSystem<M, T, Equations<M, T>>, T>::method))
         out = integrate_member_in_two_passes<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs,
-                                                                 StateStash{a.stash + j, a.ld});
+                                                                 StateStash{a.stash + j, a.ld, a.nt});
     else out = integrate_member<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs);
 #else
     const MemberOutcome out =
         a.stash ? integrate_member_in_two_passes<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl,
-                                                                     obs, StateStash{a.stash + j, a.ld})
+                                                                     obs, StateStash{a.stash + j, a.ld, a.nt})
                 : integrate_member<Stepper, Equations>(model, q0, v0, mu0, T(a.t0), a.times, a.nt, a.ctl, obs);
 #endif
     a.status[j] = static_cast<std::uint8_t>(out.status);

@@ -259,9 +259,8 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
 
 /** @brief Whether the device integrates a member of method `m` in two passes (`integrate_member_in_two_passes`): the
  *         explicit methods. An implicit method's step keeps its Newton or Jacobian work in local memory whatever else
- *         the thread holds, and its kernels spilled more in two passes than at once (ptxas, sm_90: midpoint double
- *         6160 → 7808 bytes over the 16 models, rodas5p double 13,472 → 14,536 over two;
- *         bench/results/2026-11-29-two-pass-resources.md). */
+ *         the thread holds, so the idle motion's registers are not what it lacks, and its kernels spill more in two
+ *         passes than at once (bench/results/2026-11-29-two-pass-resources.md). */
 NHVK_HD constexpr bool two_passes_on_device(Method m) { return !method_info(m).implicit; }
 
 /** @brief A system's state at t0 from `(q0, v0)`: `y = (q0, v0)`, then zeros to `dim` (the nonholonomic energy-balance
@@ -282,6 +281,8 @@ template <int n, int dim, class T> NHVK_HD NHVK_FORCEINLINE void start_state(T* 
 struct StateStash {
     double* p;
     long long ld;
+    int nt;
+    NHVK_HD double& at(int c, int i) const { return p[(static_cast<long long>(c) * nt + i) * ld]; }
 };
 
 /** @brief Values of `StateStash` per member: `2n` components at each of `nt` output times. */
@@ -344,7 +345,7 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member_in_two_passes(const M& m
                 }
                 obs.nh_part(i, ti, a.y);
                 NHVK_UNROLL
-                for (int c = 0; c < 2 * n; ++c) stash.p[(c * nt + i) * stash.ld] = double(a.y[c]);
+                for (int c = 0; c < 2 * n; ++c) stash.at(c, i) = double(a.y[c]);
             }
         }
     }
@@ -382,7 +383,7 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member_in_two_passes(const M& m
             }
             T y_nh[2 * n];
             NHVK_UNROLL
-            for (int c = 0; c < 2 * n; ++c) y_nh[c] = T(stash.p[(c * nt + i) * stash.ld]);
+            for (int c = 0; c < 2 * n; ++c) y_nh[c] = T(stash.at(c, i));
             obs.vk_part(i, ti, b.y, static_cast<const T*>(y_nh));
             if (i + 1 < nt && ObserverStops<Observer>::get(obs)) {
                 s = Status::diverged, ++i;

@@ -550,7 +550,7 @@ TEST(EnsembleMember, TwoPassesEndMembersAsIntegratingBothAtOnce) {
         const nhvk::MemberOutcome o1 =
             nhvk::integrate_member<Method::template tmpl>(SourceXZero{}, q0, v0, mu0, 0.0, times.data(), nt, ctl, a);
         const nhvk::MemberOutcome o2 = nhvk::integrate_member_in_two_passes<Method::template tmpl>(
-            SourceXZero{}, q0, v0, mu0, 0.0, times.data(), nt, ctl, b, nhvk::StateStash{stash.data(), 1});
+            SourceXZero{}, q0, v0, mu0, 0.0, times.data(), nt, ctl, b, nhvk::StateStash{stash.data(), 1, nt});
         EXPECT_EQ(o2.status, o1.status) << nhvk::status_name(o2.status) << " against " << nhvk::status_name(o1.status);
         EXPECT_EQ(o2.failed, o1.failed);
         EXPECT_EQ(o2.time_index, o1.time_index);

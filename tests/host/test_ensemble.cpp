@@ -70,11 +70,7 @@ nlohmann::json read_json(const fs::path& p) {
     return nlohmann::json::parse(in);
 }
 
-std::uint64_t bits(double x) {
-    std::uint64_t u;
-    std::memcpy(&u, &x, sizeof u);
-    return u;
-}
+using nhvk_test::bits;
 
 /** Field-by-field bit equality of two summaries (NaN == NaN when the bits agree). */
 void expect_bit_identical(const SeriesSummary& a, const SeriesSummary& b, const std::string& where) {

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -32,11 +31,7 @@ using nhvk::Status;
 
 constexpr long long members = 16;
 
-std::uint64_t bits(double x) {
-    std::uint64_t b;
-    std::memcpy(&b, &x, sizeof b);
-    return b;
-}
+using nhvk_test::bits;
 
 /** How the members of one run ended: counts by status, and by the dynamics that failed. */
 struct Endings {
