@@ -54,28 +54,8 @@ fi
 step "2. the statistics' targets (bench/gpu_statistics.sh, N = $n)"
 CHUNKS=65536 timeout 120 bash "$here/bench/gpu_statistics.sh" "$build" "$n" 2>&1 | tee "$out/gpu_statistics.md"
 
-# run LABEL ARGS...: one nhvk run on the device, its stage times from summary.json
-run() {
-    local label="$1"
-    shift
-    rm -rf "$out/run"
-    timeout 120 "$build/nhvk" run "$@" --backend cuda -q --out "$out/run" >"$out/run.log" 2>&1
-    local rc=$?
-    if [ "$rc" != 0 ]; then
-        echo "$label (rc $rc): $(tail -2 "$out/run.log" | tr '\n' ' ')"
-        return
-    fi
-    echo "$label (rc $rc): $(python3 - "$out/run/summary.json" <<'PY' 2>&1
-import json, sys
-s = json.load(open(sys.argv[1]))
-t = s["timing"]
-r = t["reduction_seconds"] / t["integration_seconds"] if t.get("integration_seconds") else float("nan")
-print(", ".join(f"{k} {t[k]:.4f}" for k in ("seconds", "integration_seconds", "sampling_seconds",
-                                            "reduction_seconds", "transfer_seconds") if k in t),
-      f"| reduction/integration {r:.2f} |", s["statistics"]["quantiles"], "| valid", s["trajectories"]["valid"])
-PY
-)"
-}
+# run LABEL ARGS...: one nhvk run on the device (bench/gpu_run.sh)
+. "$here/bench/gpu_run.sh"
 dopri="$here/bench/configs/nh_particle_bench.toml"
 run "DOPRI5 bench, N = $n, replicas 0" "$dopri" --trajectories "$n" --set statistics.replicas=0
 run "DOPRI5 bench, 10^6, exact quantiles" "$dopri" --trajectories 1000000 --set run.exact_memory_mb=100000
