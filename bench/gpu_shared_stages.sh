@@ -7,6 +7,7 @@
 #   1. correctness on the device: the chunk, trajectory and statistics tests against the CPU (CudaVsCpu,
 #      CudaVsCpuEnsemble) for three models whose double DOPRI5 kernels keep their stages in shared memory
 #      (ball_on_turntable, rolling_disc, parallel_velocities), and for the same in float and in RK4, which do not;
+#      the ball as a model file too (CudaModelFile);
 #   2. compute-sanitizer memcheck on the ball's chunk test (a column outside the block's dynamic shared memory);
 #   3. the integration at 10^6 members: ball_on_turntable DOPRI5 in double and float, rolling_disc and
 #      parallel_velocities DOPRI5 in double (the targets: the ball ≤ 3.0 s, float at or under double,
@@ -30,13 +31,16 @@ git -C "$here" rev-parse --short HEAD 2>/dev/null || true
 # NOTE: one compile cache for the whole script, so that the kernels NVRTC compiles in step 0 serve the later steps
 export NHVK_CACHE_DIR="${NHVK_CACHE_DIR:-$out/cache}"
 
-step "0. the kernels of step 1 compiled by NVRTC into the cache, nine processes at once"
+step "0. the kernels of step 1 compiled by NVRTC into the cache, ten processes at once"
 for m in ball_on_turntable rolling_disc parallel_velocities; do
     for pm in double:dopri5 float:dopri5 double:rk4; do
         timeout 120 "$build/nhvk" compile "$m" --precision "${pm%:*}" --method "${pm#*:}" --trajectory \
             >"$out/compile_${m}_${pm/:/_}.log" 2>&1 &
     done
 done
+# the ball as a model file: the same kernels through a model file's NVRTC unit (CudaModelFile)
+timeout 120 "$build/nhvk" compile "$here/models/ball_on_turntable.toml" --precision double --method dopri5 \
+    --trajectory >"$out/compile_model_file.log" 2>&1 &
 wait
 cat "$out"/compile_*.log | grep -E "compiled|error" | head -20
 
@@ -45,7 +49,8 @@ filter=""
 for m in ball_on_turntable rolling_disc parallel_velocities; do
     for c in double_dopri5 float_dopri5 double_rk4; do filter+="Models/CudaVsCpu*.*/${m}_$c:"; done
 done
-timeout 150 "$build/tests/nhvk_kernels_tests" --gtest_filter="${filter%:}" >"$out/tests.log" 2>&1
+filter+="Models/CudaModelFile.*/ball_on_turntable_double_dopri5"
+timeout 150 "$build/tests/nhvk_kernels_tests" --gtest_filter="$filter" >"$out/tests.log" 2>&1
 echo "rc $?"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran|Failure" "$out/tests.log" | head -20
 
