@@ -111,6 +111,20 @@ template <class O, class A, class B> NHVK_HD NHVK_FORCEINLINE void tally_steps(O
         obs.tally(a.steps, RejectedSteps<A>::of(a), b.steps, RejectedSteps<B>::of(b));
 }
 
+/** @brief A system's state at t0: `y = (q0, v0, rest)`, `rest` filling components `2n … dim − 1` (the vakonomic
+ *         multipliers μ0), or zeros where it is nullptr (the nonholonomic energy-balance integrals start at 0, as the
+ *         multipliers do without μ0). */
+template <int n, int dim, class T>
+NHVK_HD NHVK_FORCEINLINE void start_state(T* y, const T* q0, const T* v0, const T* rest = nullptr) {
+    NHVK_UNROLL
+    for (int j = 0; j < n; ++j) {
+        y[j] = q0[j];
+        y[n + j] = v0[j];
+    }
+    NHVK_UNROLL
+    for (int j = 2 * n; j < dim; ++j) y[j] = rest ? rest[j - 2 * n] : T(0);
+}
+
 /**
  * @brief Integrate both dynamics of one member to `times[0..nt)` and call `obs(i, t_i, y_nh, y_vk)` at each.
  *
@@ -126,21 +140,14 @@ template <template <class, class> class Stepper, template <class, class> class E
 NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T* q0, const T* v0, const T* mu0, T t0,
                                                         const double* times, int nt, const StepControl& ctl,
                                                         Observer& obs) {
-    constexpr int n = M::n, k = M::k;
+    constexpr int n = M::n;
     using NH = BalancedNonholonomicSystem<M, T, Equations<M, T>>;
     using VK = VakonomicSystem<M, T, Equations<M, T>>;
     const NH nh{model};
     const VK vk{model};
     T y_nh[NH::dim], y_vk[VK::dim];
-    NHVK_UNROLL
-    for (int j = 0; j < n; ++j) {
-        y_nh[j] = y_vk[j] = q0[j];
-        y_nh[n + j] = y_vk[n + j] = v0[j];
-    }
-    NHVK_UNROLL
-    for (int j = 2 * n; j < NH::dim; ++j) y_nh[j] = T(0);
-    NHVK_UNROLL
-    for (int a = 0; a < k; ++a) y_vk[2 * n + a] = mu0 ? mu0[a] : T(0);
+    start_state<n, NH::dim>(y_nh, q0, v0);
+    start_state<n, VK::dim>(y_vk, q0, v0, mu0);
 
     MemberOutcome out;
     Stepper<NH, T> a;
@@ -263,18 +270,6 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
  *         passes than at once (bench/results/2026-11-29-two-pass-resources.md). */
 NHVK_HD constexpr bool two_passes_on_device(Method m) { return !method_info(m).implicit; }
 
-/** @brief A system's state at t0 from `(q0, v0)`: `y = (q0, v0)`, then zeros to `dim` (the nonholonomic energy-balance
- *         integrals start at 0; the vakonomic multipliers are the caller's). */
-template <int n, int dim, class T> NHVK_HD NHVK_FORCEINLINE void start_state(T* y, const T* q0, const T* v0) {
-    NHVK_UNROLL
-    for (int j = 0; j < n; ++j) {
-        y[j] = q0[j];
-        y[n + j] = v0[j];
-    }
-    NHVK_UNROLL
-    for (int j = 2 * n; j < dim; ++j) y[j] = T(0);
-}
-
 /** @brief Where `integrate_member_in_two_passes` keeps the nonholonomic state `(q, v)` at each output time for the
  *         vakonomic pass: component `c` at output time `i` at `p[(c * nt + i) * ld]` (the caller offsets `p` by the
  *         member's column, as for the metrics). Double also in a float run: the round trip is exact. */
@@ -309,7 +304,7 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member_in_two_passes(const M& m
                                                                       const StepControl& ctl, Observer& obs,
                                                                       StateStash stash) {
     static_assert(!ObserverTallies<Observer>::value, "a tally needs both step counts at each output time");
-    constexpr int n = M::n, k = M::k;
+    constexpr int n = M::n;
     using NH = BalancedNonholonomicSystem<M, T, Equations<M, T>>;
     using VK = VakonomicSystem<M, T, Equations<M, T>>;
     MemberOutcome out;
@@ -351,9 +346,7 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member_in_two_passes(const M& m
     }
     const VK vk{model};
     T y[VK::dim];
-    start_state<n, VK::dim>(y, q0, v0);
-    NHVK_UNROLL
-    for (int a = 0; a < k; ++a) y[2 * n + a] = mu0 ? mu0[a] : T(0);
+    start_state<n, VK::dim>(y, q0, v0, mu0);
     Stepper<VK, T> b;
     // How the member ends: the status, the dynamics that failed, and the output index (-1: t0, as the loop's start).
     Status s = b.init(vk, t0, y, ctl);

@@ -13,10 +13,19 @@
 #include <nhvk/steppers.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
 namespace nhvk_test {
+
+/** The bits of `x`: equal for equal doubles, NaN included, and unequal for 0 and −0. */
+inline std::uint64_t bits(double x) {
+    std::uint64_t b = 0;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+}
 
 /**
  * A 2-dof test model with non-trivial q-, v- and t-dependence everywhere (AD test and energy balance):

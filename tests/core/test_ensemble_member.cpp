@@ -16,7 +16,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <set>
@@ -42,11 +41,7 @@ nhvk::DivergenceSpec divergence_over(unsigned mask, unsigned angles) {
 
 constexpr double sentinel = -12345.0;
 
-std::uint64_t bits(double x) {
-    std::uint64_t b;
-    std::memcpy(&b, &x, sizeof b);
-    return b;
-}
+using nhvk_test::bits;
 
 /** The chunk's input arrays and one set of output arrays. */
 struct Chunk {

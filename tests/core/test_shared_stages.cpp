@@ -5,6 +5,8 @@
 // vectors live in at once, a first stage not kept through a rejected step, or the state not written back at an output
 // time or a failure gives different bits. Every catalogue model, both dynamics, with and without projection, through
 // rejected steps and to a step limit.
+#include "core_test_util.hpp"
+
 #include <nhvk/dynamics.hpp>
 #include <nhvk/generated.hpp>
 #include <nhvk/generated/all.hpp>
@@ -15,8 +17,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -34,11 +34,7 @@ template <class Sys> struct InColumns : Sys {
     using Sys::Sys;
 };
 
-std::uint64_t bits(double x) {
-    std::uint64_t b = 0;
-    std::memcpy(&b, &x, sizeof b);
-    return b;
-}
+using nhvk_test::bits;
 
 /** @brief What a DOPRI5 run leaves: the status at each output time reached, the state there, the step counts. */
 struct Run {
