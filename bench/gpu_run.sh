@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Sourced by the GPU scripts (gpu_reduction.sh, gpu_shared_stages.sh), which set `build` and `out`:
+# Sourced by the GPU scripts (gpu_reduction.sh), which set `build` and `out`:
 # run LABEL ARGS...: one `nhvk run ARGS` on the device, its stage times from summary.json on one line.
 run() {
     local label="$1"

@@ -9,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
-#include <string>
 #include <tuple>
 #include <vector>
 
@@ -32,8 +31,6 @@ struct Driver {
     decltype(&cuModuleLoadData) module_load_data = nullptr;
     decltype(&cuModuleGetFunction) module_get_function = nullptr;
     decltype(&cuLaunchKernel) launch_kernel = nullptr;
-    decltype(&cuFuncSetAttribute) func_set_attribute = nullptr;
-    decltype(&cuFuncGetAttribute) func_get_attribute = nullptr;
 #if CUDA_VERSION >= 12040
     decltype(&cuFuncGetParamInfo) func_get_param_info = nullptr;
 #endif
@@ -58,8 +55,6 @@ const Driver& driver() {
         entry_point("cuModuleLoadData", r.module_load_data);
         entry_point("cuModuleGetFunction", r.module_get_function);
         entry_point("cuLaunchKernel", r.launch_kernel);
-        entry_point("cuFuncSetAttribute", r.func_set_attribute);
-        entry_point("cuFuncGetAttribute", r.func_get_attribute);
 #if CUDA_VERSION >= 12040
         entry_point("cuFuncGetParamInfo", r.func_get_param_info);
 #endif
@@ -80,7 +75,6 @@ struct Loaded {
     CudaJitModule m;
     CUmodule module = nullptr;
     std::vector<CUfunction> fn;
-    std::size_t stage_bytes = 0; ///< dynamic shared memory of the integrating kernel fn[0] (nhvk/stage_store.hpp)
 };
 
 using Key = std::tuple<std::string, bool, Precision, Method>;
@@ -120,19 +114,6 @@ Loaded& module_for(const std::string& model, bool trajectory, Precision precisio
             check(driver().module_get_function(&f, l.module, name.c_str()), name.c_str());
             l.fn.push_back(f);
         }
-        // NOTE: the rule of cuda_detail::stage_bytes, from the model's sizes and the PTX version, which is the
-        // __CUDA_ARCH__ the kernel was compiled with
-        int ptx = 0;
-        check(driver().func_get_attribute(&ptx, CU_FUNC_ATTRIBUTE_PTX_VERSION, l.fn.at(0)), "cuFuncGetAttribute");
-        l.stage_bytes = shared_stage_bytes(l.m.n, l.m.k, precision == Precision::f64 ? 8 : 4, method, ptx);
-        if (l.stage_bytes > 0)
-            check(driver().func_set_attribute(l.fn.at(0), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                              static_cast<int>(l.stage_bytes)),
-                  ("cuFuncSetAttribute: model '" + model + "' keeps its DOPRI5 stages in " +
-                   std::to_string(l.stage_bytes / 1024) +
-                   " KiB of shared memory per block, which this device does not grant; run it in float or with "
-                   "--backend cpu")
-                      .c_str());
     }
     return l;
 }
@@ -141,9 +122,8 @@ unsigned blocks_for(long long m) {
     return static_cast<unsigned>((m + cuda_detail::block_size - 1) / cuda_detail::block_size);
 }
 
-void launch(CUfunction f, unsigned blocks, unsigned threads, void* stream, void** args, std::size_t shared = 0) {
-    check(driver().launch_kernel(f, blocks, 1, 1, threads, 1, 1, static_cast<unsigned>(shared),
-                                 static_cast<CUstream>(stream), args, nullptr),
+void launch(CUfunction f, unsigned blocks, unsigned threads, void* stream, void** args) {
+    check(driver().launch_kernel(f, blocks, 1, 1, threads, 1, 1, 0, static_cast<CUstream>(stream), args, nullptr),
           "cuLaunchKernel (a model file's kernel)");
 }
 
@@ -152,7 +132,7 @@ void jit_launch_chunk(const ChunkCommon& common, const ChunkArgs& device_args, v
     Loaded& l = module_for(common.model, false, common.precision, common.method);
     ChunkArgs a = device_args;
     void* args[] = {&a};
-    launch(l.fn.at(0), blocks_for(a.m), cuda_detail::block_size, stream, args, l.stage_bytes);
+    launch(l.fn.at(0), blocks_for(a.m), cuda_detail::block_size, stream, args);
 }
 
 void jit_launch_sample(const ChunkCommon& common, const ChunkArgs& device_args, std::uint64_t first, void* stream) {
@@ -205,7 +185,7 @@ template <class T> TrajectoryResult flat_trajectory(Loaded& l, const TrajectoryR
     MemberOutcome* outcome = static_cast<MemberOutcome*>(d_outcome.p);
     int nt_arg = nt;
     void* args[] = {&params, &init_p, &times, &nt_arg, &ctl, &out, &outcome};
-    launch(l.fn.at(0), 1, 1, nullptr, args, l.stage_bytes);
+    launch(l.fn.at(0), 1, 1, nullptr, args);
     return cuda_detail::read_trajectory<T>(d_out, d_outcome, nt, row);
 }
 

@@ -8,8 +8,6 @@
 
 #include <cuda_runtime.h>
 
-#include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "cuda_check.hpp"
@@ -22,25 +20,6 @@
 namespace nhvk {
 
 namespace cuda_detail {
-
-/** @brief The dynamic shared memory that `kernel` (an integrating kernel of `M`, `T`, `St`) needs on this device, set
- *         as its limit where it is beyond the 48 KiB a launch gets without asking; a device that cannot grant it is an
- *         error that names the amount. */
-template <class M, class T, template <class, class> class St, class Kernel> std::size_t stage_memory(Kernel kernel) {
-    cudaFuncAttributes attr{};
-    NHVK_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-    // NOTE: the PTX version is the __CUDA_ARCH__ the kernel's device code was compiled with (stage_bytes)
-    const std::size_t bytes = stage_bytes<M, T, St>(attr.ptxVersion);
-    if (bytes == 0) return 0;
-    const cudaError_t e =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-    if (e != cudaSuccess)
-        throw std::runtime_error("backend 'cuda': model '" + std::string(M::name) + "' keeps its DOPRI5 stages in " +
-                                 std::to_string(bytes / 1024) + " KiB of shared memory per block, which this device " +
-                                 "does not grant (" + cudaGetErrorString(e) +
-                                 "); run it in float or with --backend cpu");
-    return bytes;
-}
 
 template <class M, class T, template <class, class> class St>
 TrajectoryResult trajectory_on_device(const TrajectoryRequest& req) {
@@ -63,8 +42,7 @@ TrajectoryResult trajectory_on_device(const TrajectoryRequest& req) {
     a.out = static_cast<T*>(d_out.p);
     a.outcome = static_cast<MemberOutcome*>(d_outcome.p);
     const M model = make_model<M>(req.params.empty() ? nullptr : req.params.data());
-    const std::size_t smem = stage_memory<M, T, St>(trajectory_kernel<M, T, St>);
-    trajectory_kernel<M, T, St><<<1, 1, smem>>>(model, a);
+    trajectory_kernel<M, T, St><<<1, 1>>>(model, a);
     NHVK_CUDA_CHECK(cudaGetLastError());
     return read_trajectory<T>(d_out, d_outcome, nt, row);
 }
@@ -77,9 +55,8 @@ template <class M> void launch_chunk(const ChunkCommon& common, const ChunkArgs&
         using T = decltype(tt);
         using St = decltype(st);
         const long long blocks = (device_args.m + block_size - 1) / block_size;
-        const std::size_t smem = stage_memory<M, T, St::template tmpl>(ensemble_chunk_kernel<M, T, St::template tmpl>);
         ensemble_chunk_kernel<M, T, St::template tmpl>
-            <<<static_cast<unsigned>(blocks), block_size, smem, stream>>>(device_args);
+            <<<static_cast<unsigned>(blocks), block_size, 0, stream>>>(device_args);
     });
     NHVK_CUDA_CHECK(cudaGetLastError());
 }

@@ -10,39 +10,15 @@
 #include "nhvk/dispatch.hpp"
 #include "nhvk/generated.hpp"
 #include "nhvk/sample_member.hpp"
-#include "nhvk/stage_store.hpp"
 
 namespace nhvk {
 
 namespace cuda_detail {
-constexpr int block_size = device_block_size;
-
-/** @brief The dynamic shared memory a block of the integrating kernels of `M`, `T`, `St` compiled for compute
- *         capability `arch` is launched with: the stage columns of nhvk/stage_store.hpp (0 where the stages stay in
- *         registers). The host takes `arch` from the kernel's PTX version (`kernel_arch`), the device from
- *         `__CUDA_ARCH__`: the same number, also where the driver compiles PTX for a newer GPU. */
-template <class M, class T, template <class, class> class St> NHVK_HD constexpr std::size_t stage_bytes(int arch) {
-    return shared_stage_bytes(M::n, M::k, int(sizeof(T)), St<VakonomicSystem<M, T, GenEquations<M, T>>, T>::method,
-                              arch);
-}
-
-/** @brief Stops the kernel (a launch failure) when the block was given less dynamic shared memory than its stage
- *         columns need, rather than let it read and write past it: a launch site that forgot `stage_bytes`. */
-template <class M, class T, template <class, class> class St> __device__ __forceinline__ void require_stage_memory() {
-#if defined(__CUDA_ARCH__)
-    constexpr std::size_t bytes = stage_bytes<M, T, St>(__CUDA_ARCH__ / 10);
-    if constexpr (bytes > 0) {
-        unsigned have = 0;
-        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(have));
-        if (have < bytes) __trap();
-    }
-#endif
-}
+constexpr int block_size = 128;
 
 /** @brief One thread per trajectory of the chunk. */
 template <class M, class T, template <class, class> class St>
 __global__ void __launch_bounds__(block_size) ensemble_chunk_kernel(ChunkArgs a) {
-    require_stage_memory<M, T, St>();
     const long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (j < a.m) run_chunk_member<M, T, St, GenEquations>(a, j);
 }
@@ -67,7 +43,6 @@ template <class M, class T> struct TrajectoryArgs {
 
 template <class M, class T, template <class, class> class St>
 __global__ void trajectory_kernel(M model, TrajectoryArgs<M, T> a) {
-    require_stage_memory<M, T, St>();
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     StateRecorder<M, T> rec{a.out};
     *a.outcome = integrate_member<St, GenEquations>(model, a.q0, a.v0, a.mu0, a.t0, a.times, a.nt, a.ctl, rec);
@@ -79,7 +54,6 @@ __global__ void trajectory_kernel(M model, TrajectoryArgs<M, T> a) {
 template <class M, class T, template <class, class> class St>
 __global__ void trajectory_flat_kernel(const double* params, const double* init, const double* times, int nt,
                                        StepControl ctl, T* out, MemberOutcome* outcome) {
-    require_stage_memory<M, T, St>();
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     const M model = make_model<M>(params);
     T q0[M::n], v0[M::n], mu0[M::k > 0 ? M::k : 1];

@@ -18,7 +18,6 @@
 #include "nhvk/methods/rodas5p.hpp"
 #include "nhvk/methods/tsit5.hpp"
 #include "nhvk/numerics.hpp"
-#include "nhvk/stage_store.hpp"
 #include "nhvk/status.hpp"
 #include "nhvk/step_control.hpp"
 
@@ -123,24 +122,6 @@ public:
     }
 
     NHVK_HD NHVK_FORCEINLINE Status advance_to(const Sys& sys, T t_target) {
-        if (!(t < t_target)) return Status::ok;
-        if constexpr (shared_stages) {
-            // NOTE: the state in a column too, read back into `y` at the output time (or the failure)
-            const detail::SharedColumn<T, dim, 4> yv;
-            NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) yv[j] = y[j];
-            const Status s = steps_to(sys, t_target, yv);
-            NHVK_UNROLL
-            for (int j = 0; j < dim; ++j) y[j] = yv[j];
-            return s;
-        } else {
-            return steps_to(sys, t_target, y);
-        }
-    }
-
-private:
-    /** @brief `advance_to` on the state `y`: the stepper's own, or its copy in a column. */
-    template <class YV> NHVK_HD NHVK_FORCEINLINE Status steps_to(const Sys& sys, T t_target, YV y) {
         // Butcher tableau of DOPRI5.
         const T c2 = T(1.0 / 5), c3 = T(3.0 / 10), c4 = T(4.0 / 5), c5 = T(8.0 / 9);
         const T a21 = T(1.0 / 5);
@@ -158,12 +139,9 @@ private:
         // NOTE: the first stage f(t, y) is evaluated on entry instead of being kept from the previous call (FSAL
         // across output times): it is the same value, since the last stage of an accepted step is evaluated at the
         // new (t, y), and not keeping it frees registers while the other dynamics is integrated (on the device).
-        // k1 = f(t, y) lives across steps (FSAL). In shared memory k2 … k4 give their columns to the running prefixes
-        // of the sixth stage's input (s6), the solution (sb) and the error (se) once the fifth stage's input is formed
-        // (b2 = e2 = 0); in registers these are arrays of their own, which the compiler allocates as it likes. Each
-        // prefix is summed left to right as the stages come (the same bits as the whole sums).
-        detail::StageVector<T, dim, shared_stages, 0> k1;
-        Status s = detail::rhs_at(sys, t, y, k1);
+        if (!(t < t_target)) return Status::ok;
+        T k1[dim];
+        Status s = sys.rhs(t, y, k1);
         if (s != Status::ok) return s;
         bool last_rejected = false;
         while (t < t_target) {
@@ -179,28 +157,26 @@ private:
             const T t_new = clipped ? t_target : t + h;
             // NOTE: zero-initialized only because g++ cannot always prove that a stage is read after its right-hand
             // side succeeded (-Wmaybe-uninitialized); every element is written before it is read.
-            T k[dim] = {}, tmp[dim] = {};
-            // NOTE: k2 and s6 are the same column in shared memory, as are k3 and sb, k4 and se
-            detail::StageVector<T, dim, shared_stages, 1> k2 = {}, s6 = {};
-            detail::StageVector<T, dim, shared_stages, 2> k3 = {}, sb = {};
-            detail::StageVector<T, dim, shared_stages, 3> k4 = {}, se = {};
+            T k2[dim] = {}, k3[dim] = {}, k4[dim] = {}, k[dim] = {}, tmp[dim] = {};
+            // Running prefixes of the sixth stage's input, the solution and the error (b2 = e2 = 0), each summed
+            // left to right as the stages come (the same bits as the whole sums): once the fifth stage's input is
+            // formed, k1 … k4 are dead (registers on the device).
+            T s6[dim] = {}, sb[dim] = {}, se[dim] = {};
             NHVK_UNROLL
             for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * a21 * k1[j];
-            if ((s = detail::rhs_into(sys, t + c2 * h, tmp, k2)) != Status::ok) return s;
+            if ((s = sys.rhs(t + c2 * h, tmp, k2)) != Status::ok) return s;
             NHVK_UNROLL
             for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * (a31 * k1[j] + a32 * k2[j]);
-            if ((s = detail::rhs_into(sys, t + c3 * h, tmp, k3)) != Status::ok) return s;
+            if ((s = sys.rhs(t + c3 * h, tmp, k3)) != Status::ok) return s;
             NHVK_UNROLL
             for (int j = 0; j < dim; ++j) tmp[j] = y[j] + h * (a41 * k1[j] + a42 * k2[j] + a43 * k3[j]);
-            if ((s = detail::rhs_into(sys, t + c4 * h, tmp, k4)) != Status::ok) return s;
+            if ((s = sys.rhs(t + c4 * h, tmp, k4)) != Status::ok) return s;
             NHVK_UNROLL
             for (int j = 0; j < dim; ++j) {
-                // NOTE: read before s6, sb and se overwrite k2, k3 and k4
-                const T x1 = k1[j], x2 = k2[j], x3 = k3[j], x4 = k4[j];
-                tmp[j] = y[j] + h * (a51 * x1 + a52 * x2 + a53 * x3 + a54 * x4);
-                s6[j] = a61 * x1 + a62 * x2 + a63 * x3 + a64 * x4;
-                sb[j] = b1 * x1 + b3 * x3 + b4 * x4;
-                se[j] = e1 * x1 + e3 * x3 + e4 * x4;
+                tmp[j] = y[j] + h * (a51 * k1[j] + a52 * k2[j] + a53 * k3[j] + a54 * k4[j]);
+                s6[j] = a61 * k1[j] + a62 * k2[j] + a63 * k3[j] + a64 * k4[j];
+                sb[j] = b1 * k1[j] + b3 * k3[j] + b4 * k4[j];
+                se[j] = e1 * k1[j] + e3 * k3[j] + e4 * k4[j];
             }
             if ((s = sys.rhs(t + c5 * h, tmp, k)) != Status::ok) return s;
             NHVK_UNROLL
@@ -238,24 +214,23 @@ private:
                 h_ = clipped ? (h_new > h_ ? h_new : h_) : h_new;
                 last_rejected = false;
                 if (ctl_.project) {
-                    if ((s = detail::project_at(sys, t, y)) != Status::ok) return s;
-                    if ((s = detail::rhs_at(sys, t, y, k1)) != Status::ok) return s;
+                    if ((s = sys.project(t, y)) != Status::ok) return s;
+                    if ((s = sys.rhs(t, y, k1)) != Status::ok) return s;
                 }
             } else {
                 ++rejected;
                 h_ = h * (fac < T(1) ? fac : T(1));
                 last_rejected = true;
-                // NOTE: in registers, f(t, y) again (the same value) rather than k1 kept live through the step: fewer
-                // registers on the device. A shared column keeps k1 through the step at no register cost.
-                if constexpr (!shared_stages)
-                    if ((s = detail::rhs_at(sys, t, y, k1)) != Status::ok) return s;
+                // NOTE: f(t, y) again (the same value) rather than a copy of k1 kept live through the step: fewer
+                // registers on the device.
+                if ((s = sys.rhs(t, y, k1)) != Status::ok) return s;
             }
         }
         return Status::ok;
     }
 
+private:
     using Controller = StepController<T, 4>; ///< the embedded 4th-order solution's estimate
-    static constexpr bool shared_stages = detail::uses_shared_stages<Sys, T, method>();
     StepControl ctl_;
     T h_ = T(0);
 };
