@@ -26,6 +26,9 @@ void register_cuda_jit_module(CudaJitModule) {
 }
 void set_cuda_module_provider(CudaModuleProvider) {}
 std::string cuda_device_arch() { throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason()); }
+std::size_t cuda_block_batch(std::size_t, std::size_t) {
+    throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
+}
 void cuda_block_reduce(const stats::BlockPlan&, const stats::LogBinTable*, unsigned, std::vector<stats::SeriesPartial>&,
                        std::vector<std::uint64_t>&) {
     throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -499,11 +500,8 @@ public:
         const stats::ChunkView shape = stats::metrics_view(dev_args_[0], layout_.capacity);
         const stats::BlockPlan probe =
             stats::block_plan(shape, 1, reduce_block_batch, value_capacity_ > 0 ? nullptr : &binner_host_);
-        const std::size_t smem =
-            std::min<std::size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, 48 << 10),
-                                  device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, 96 << 10) / 2);
         reduce_batch_ =
-            probe.with_rows ? std::min(reduce_block_batch, smem / probe.target_bytes()) : reduce_block_batch;
+            probe.with_rows ? cuda_block_batch(probe.target_bytes(), reduce_block_batch) : reduce_block_batch;
         if (reduce_batch_ > 0) {
             const std::size_t tile_bytes = sizeof(stats::SeriesPartial) + 8 * probe.row_words();
             n_tiles_ = stats::block_tiles(
@@ -843,9 +841,21 @@ std::string cuda_unavailable_reason() {
     return {};
 }
 
+std::size_t cuda_block_batch(std::size_t target_bytes, std::size_t max_batch) {
+    if (!cuda_available()) throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
+    const std::size_t smem =
+        std::min<std::size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, 48 << 10),
+                              device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, 96 << 10) / 2);
+    return std::min(max_batch, smem / std::max<std::size_t>(target_bytes, 1));
+}
+
 void cuda_block_reduce(const stats::BlockPlan& P, const stats::LogBinTable* table, unsigned threads,
                        std::vector<stats::SeriesPartial>& tiles, std::vector<std::uint64_t>& rows) {
     if (!cuda_available()) throw std::runtime_error("backend 'cuda': " + cuda_unavailable_reason());
+    if (P.batch > cuda_block_batch(P.target_bytes(), P.batch))
+        throw std::invalid_argument("cuda_block_reduce: a batch of " + std::to_string(P.batch) + " targets of " +
+                                    std::to_string(P.target_bytes()) + " bytes exceeds the shared memory the " +
+                                    "device reduction gives a block (cuda_block_batch)");
     if (threads == 0 || threads > reduce_block_threads || threads % 32 != 0)
         throw std::invalid_argument("cuda_block_reduce: threads must be a multiple of 32 up to 256");
     if (P.with_rows && table == nullptr) throw std::invalid_argument("cuda_block_reduce: rows need the bin table");

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,11 @@ void expect_device_equals_twin(const ChunkRows& c, std::size_t replicas, std::si
     SCOPED_TRACE(what);
     const nhvk::stats::LogBinTable table = LogHistogramSpec{}.table();
     const LogBinner b = LogBinner::make(table);
-    const nhvk::stats::BlockPlan P =
-        nhvk::stats::block_plan(view(c, 0, c.n, replicas, replicated, first), n_tiles, batch, rows ? &b : nullptr);
+    const nhvk::stats::ChunkView in = view(c, 0, c.n, replicas, replicated, first);
+    // NOTE: a histogram row is 34 KB: with rows, the batch the device reduction would take on this device (3 on an
+    // H100 or H200), as the backend chooses it
+    if (rows) batch = nhvk::cuda_block_batch(nhvk::stats::block_plan(in, n_tiles, batch, &b).target_bytes(), batch);
+    const nhvk::stats::BlockPlan P = nhvk::stats::block_plan(in, n_tiles, batch, rows ? &b : nullptr);
     const std::size_t n_series = c.n_series + replicas * replicated;
     std::vector<SeriesPartial> host(n_series * P.n_tiles);
     std::vector<std::uint64_t> host_rows(rows ? host.size() * b.row_words() : 0u, 0u);
@@ -77,6 +81,17 @@ TEST(CudaBlockReduce, DeviceEqualsItsHostTwinBitForBit) {
 
 TEST(CudaBlockReduce, Edges) {
     if (!nhvk::cuda_available()) GTEST_SKIP() << nhvk::cuda_unavailable_reason();
+    {
+        // a batch whose rows the device cannot keep in a block's shared memory is refused, not launched
+        const ChunkRows c = random_rows(64, 11);
+        const nhvk::stats::LogBinTable table = LogHistogramSpec{}.table();
+        const LogBinner b = LogBinner::make(table);
+        const nhvk::stats::BlockPlan P = nhvk::stats::block_plan(view(c, 0, c.n, 10, 3, 7), 1, 24, &b);
+        ASSERT_LT(nhvk::cuda_block_batch(P.target_bytes(), P.batch), P.batch);
+        std::vector<SeriesPartial> tiles((c.n_series + 30) * P.n_tiles);
+        std::vector<std::uint64_t> rows(tiles.size() * b.row_words(), 0u);
+        EXPECT_THROW(nhvk::cuda_block_reduce(P, &table, 256, tiles, rows), std::invalid_argument);
+    }
     expect_device_equals_twin(one_series({-2.5}), 0, 0, 0, 1, 24, 256, true, "one member");
     expect_device_equals_twin(one_series({1.0, -0.0, 3.0, 0.5, 1e-300}), 0, 0, 0, 4, 24, 256, true,
                               "a chunk smaller than a block");
