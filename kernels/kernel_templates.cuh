@@ -16,9 +16,40 @@ namespace nhvk {
 namespace cuda_detail {
 constexpr int block_size = 128;
 
+template <template <class, class> class A, template <class, class> class B> struct SameStepper {
+    static constexpr bool value = false;
+};
+template <template <class, class> class A> struct SameStepper<A, A> { static constexpr bool value = true; };
+
+constexpr bool same_name(const char* a, const char* b) {
+    while (*a != '\0' && *a == *b) ++a, ++b;
+    return *a == *b;
+}
+
+/**
+ * @brief The blocks of `block_size` threads that ptxas is asked to fit on one multiprocessor (`__launch_bounds__`'
+ *        second argument: registers a thread ≤ 65536 / (128 · blocks), the rest spilled) for the ensemble kernel of
+ *        model `M` (by name, so a model file of the same name gets the same) in `T` with `St`. 1, ptxas' own choice,
+ *        except where a device measured better: on an H200 at 10^6 members (bench/results/2026-11-30-h200-kernels.md)
+ *        ball_on_turntable's double DOPRI5 kernel took 6.0 s at 4 blocks against 7.2 s (3: 7.3 s), rolling_disc's
+ *        2.0 s at 3 against 2.4 s (4: 2.3 s); nh_particle's RK4 kernel was no faster at 3, 4 or 5. Other models and
+ *        methods are not measured.
+ */
+template <class M, class T, template <class, class> class St> constexpr int ensemble_min_blocks() {
+#ifdef NHVK_ENSEMBLE_MIN_BLOCKS
+    // NOTE: NHVK_CUDA_MIN_BLOCKS sets it for NVRTC's kernels (host/modelfile/cuda_compile.cpp), to measure other
+    // values (bench/gpu_min_blocks.sh)
+    return NHVK_ENSEMBLE_MIN_BLOCKS;
+#endif
+    if (sizeof(T) != 8 || !SameStepper<St, Dopri5>::value) return 1;
+    if (same_name(M::name, "ball_on_turntable")) return 4;
+    if (same_name(M::name, "rolling_disc")) return 3;
+    return 1;
+}
+
 /** @brief One thread per trajectory of the chunk. */
 template <class M, class T, template <class, class> class St>
-__global__ void __launch_bounds__(block_size) ensemble_chunk_kernel(ChunkArgs a) {
+__global__ void __launch_bounds__(block_size, ensemble_min_blocks<M, T, St>()) ensemble_chunk_kernel(ChunkArgs a) {
     const long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (j < a.m) run_chunk_member<M, T, St, GenEquations>(a, j);
 }

@@ -2,6 +2,7 @@
 #include "modelfile/cuda_compile.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -94,6 +95,19 @@ struct Program {
 };
 #endif
 
+/** @brief NHVK_CUDA_MIN_BLOCKS's value: the blocks of 128 threads a multiprocessor that every ensemble kernel NVRTC
+ *         compiles asks ptxas to fit (kernels/kernel_templates.cuh, ensemble_min_blocks), for measuring; 1 to 16. */
+int min_blocks_from(const char* text) {
+    const std::string t(text);
+    if (t.size() <= 2 && t.find_first_not_of("0123456789") == std::string::npos) {
+        const int b = std::stoi(t);
+        if (b >= 1 && b <= 16) return b;
+    }
+    throw std::runtime_error("NHVK_CUDA_MIN_BLOCKS='" + t.substr(0, 32) +
+                             "': expected a whole number from 1 to 16 (blocks of 128 threads a multiprocessor that "
+                             "the ensemble kernels compiled at run time ask for), or unset");
+}
+
 } // namespace
 
 bool nvrtc_available() { return NHVK_HAVE_NVRTC != 0; }
@@ -124,6 +138,8 @@ std::vector<std::string> nvrtc_options(const std::string& arch) {
     o.push_back("-DCUDART_VERSION=" +
                 std::to_string(std::stoi(v.substr(0, dot)) * 1000 + std::stoi(v.substr(dot + 1)) * 10));
     for (const std::string& d : jit_layout().cuda_includes) o.push_back("-I" + d);
+    if (const char* e = std::getenv("NHVK_CUDA_MIN_BLOCKS"); e && *e)
+        o.push_back("-DNHVK_ENSEMBLE_MIN_BLOCKS=" + std::to_string(min_blocks_from(e)));
     return o;
 }
 

@@ -4,9 +4,11 @@
 // (tests/kernels).
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,71 @@ TEST_P(CudaCompileModel, TheEnsembleKernelsAreInTheCubin) {
 INSTANTIATE_TEST_SUITE_P(Models, CudaCompileModel,
                          ::testing::Values("nh_particle", "ball_on_turntable", "rolling_disc", "sphere_holonomic",
                                            "driven_rolling_disc"));
+
+/** @brief The registers ptxas gave kernel `mangled` in the CUBIN `image` (its EIATTR_REGCOUNT in .nv.info), 0 if none.
+ */
+int register_count(const std::string& image, const std::string& mangled) {
+    const auto u16 = [&](std::size_t o) {
+        return static_cast<unsigned>(std::uint8_t(image[o]) | std::uint8_t(image[o + 1]) << 8);
+    };
+    const auto u32 = [&](std::size_t o) { return u16(o) | u16(o + 2) << 16; };
+    const auto u64 = [&](std::size_t o) { return std::uint64_t(u32(o)) | std::uint64_t(u32(o + 4)) << 32; };
+    const std::uint64_t shoff = u64(0x28);
+    const unsigned shentsize = u16(0x3a), shnum = u16(0x3c), shstrndx = u16(0x3e);
+    const auto header = [&](unsigned i) { return static_cast<std::size_t>(shoff + std::uint64_t(i) * shentsize); };
+    const std::size_t strtab = static_cast<std::size_t>(u64(header(shstrndx) + 0x18));
+    const auto name = [&](unsigned i) { return std::string(image.c_str() + strtab + u32(header(i))); };
+    unsigned symbol = 0; // a function's .text section names its symbol in sh_info
+    bool found = false;
+    for (unsigned i = 0; i < shnum; ++i)
+        if (name(i) == ".text." + mangled) symbol = u32(header(i) + 0x2c), found = true;
+    if (!found) return 0;
+    for (unsigned i = 0; i < shnum; ++i) {
+        if (name(i) != ".nv.info") continue;
+        const std::size_t begin = static_cast<std::size_t>(u64(header(i) + 0x18));
+        const std::size_t end = begin + static_cast<std::size_t>(u64(header(i) + 0x20));
+        for (std::size_t o = begin; o + 4 <= end;) {
+            const unsigned format = std::uint8_t(image[o]), attribute = std::uint8_t(image[o + 1]);
+            if (format != 0x04) { // attributes without a size field take 4 bytes
+                o += 4;
+                continue;
+            }
+            if (attribute == 0x2f && u32(o + 4) == symbol) return static_cast<int>(u32(o + 8)); // EIATTR_REGCOUNT
+            o += 4 + u16(o + 2);
+        }
+    }
+    return 0;
+}
+
+// The ensemble kernel's measured minimum of blocks a multiprocessor (kernels/kernel_templates.cuh,
+// ensemble_min_blocks) reaches NVRTC's kernels, of a model file too (by its name): rolling_disc's double DOPRI5 kernel
+// at 3 blocks of 128 threads has at most 65536 / 384 registers a thread (without the bound ptxas gives it over 200).
+TEST_F(CudaCompile, TheMeasuredMinimumOfBlocksHoldsTheRegisters) {
+    const std::vector<std::string> names = nhvk::modelfile::cuda_kernel_names(
+        nhvk::modelfile::CudaKernels::ensemble, nhvk::Precision::f64, nhvk::Method::dopri5);
+    const CudaArtefact a = compile(model("rolling_disc"), "sm_90", names);
+    ASSERT_TRUE(is_elf(a.image));
+    const int registers = register_count(a.image, a.lowered.at(0));
+    EXPECT_GT(registers, 0) << "no register count for " << a.lowered.at(0);
+    EXPECT_LE(registers, 65536 / (128 * 3));
+    // NHVK_CUDA_MIN_BLOCKS overrides the table for measuring: at 1 block ptxas takes more registers than 3 blocks allow
+    {
+        nhvk_test::ScopedEnv one("NHVK_CUDA_MIN_BLOCKS", "1");
+        const CudaArtefact b = compile(model("rolling_disc"), "sm_90", names);
+        EXPECT_FALSE(b.file.cached) << "the override is part of the cache key";
+        EXPECT_GT(register_count(b.image, b.lowered.at(0)), 65536 / (128 * 3));
+    }
+    for (const char* bad : {"0", "17", "3x", "-2", "400"}) {
+        nhvk_test::ScopedEnv env("NHVK_CUDA_MIN_BLOCKS", bad);
+        try {
+            nhvk::jit::nvrtc_options("sm_90");
+            ADD_FAILURE() << "NHVK_CUDA_MIN_BLOCKS=" << bad << " was taken";
+        } catch (const std::runtime_error& e) {
+            EXPECT_NE(std::string(e.what()).find("NHVK_CUDA_MIN_BLOCKS='" + std::string(bad) + "'"), std::string::npos)
+                << e.what();
+        }
+    }
+}
 
 // Every precision and method, and the trajectory kernel, of the smallest model (the others share the templates).
 TEST_F(CudaCompile, EveryCombinationCompiles) {
