@@ -40,11 +40,12 @@ template <class M, class T, template <class, class> class St> constexpr int ense
     // NOTE: NHVK_CUDA_MIN_BLOCKS sets it for NVRTC's kernels (host/modelfile/cuda_compile.cpp), to measure other
     // values (bench/gpu_min_blocks.sh)
     return NHVK_ENSEMBLE_MIN_BLOCKS;
-#endif
+#else
     if (sizeof(T) != 8 || !SameStepper<St, Dopri5>::value) return 1;
     if (same_name(M::name, "ball_on_turntable")) return 4;
     if (same_name(M::name, "rolling_disc")) return 3;
     return 1;
+#endif
 }
 
 /** @brief One thread per trajectory of the chunk. */
