@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "modelfile/model_file.hpp"
 #include "nhvk_jit_config.hpp"
 #include "nhvk_version.hpp"
 
@@ -103,8 +104,8 @@ int min_blocks_from(const char* text) {
         const int b = std::stoi(t);
         if (b >= 1 && b <= 16) return b;
     }
-    throw std::runtime_error("NHVK_CUDA_MIN_BLOCKS='" + t.substr(0, 32) +
-                             "': expected a whole number from 1 to 16 (blocks of 128 threads a multiprocessor that "
+    throw std::runtime_error("NHVK_CUDA_MIN_BLOCKS=" + modelfile::shown(t, 32) +
+                             ": expected a whole number from 1 to 16 (blocks of 128 threads a multiprocessor that "
                              "the ensemble kernels compiled at run time ask for), or unset");
 }
 

@@ -137,9 +137,20 @@ TEST_F(CudaCompile, TheMeasuredMinimumOfBlocksHoldsTheRegisters) {
             nhvk::jit::nvrtc_options("sm_90");
             ADD_FAILURE() << "NHVK_CUDA_MIN_BLOCKS=" << bad << " was taken";
         } catch (const std::runtime_error& e) {
-            EXPECT_NE(std::string(e.what()).find("NHVK_CUDA_MIN_BLOCKS='" + std::string(bad) + "'"), std::string::npos)
+            EXPECT_NE(std::string(e.what()).find("NHVK_CUDA_MIN_BLOCKS=\"" + std::string(bad) + "\""),
+                      std::string::npos)
                 << e.what();
         }
+    }
+    // a value of control characters is shown escaped, not written to the terminal
+    nhvk_test::ScopedEnv hostile("NHVK_CUDA_MIN_BLOCKS", "\x1b[2J3");
+    try {
+        nhvk::jit::nvrtc_options("sm_90");
+        ADD_FAILURE() << "an escape sequence was taken";
+    } catch (const std::runtime_error& e) {
+        const std::string w = e.what();
+        EXPECT_EQ(w.find('\x1b'), std::string::npos) << w;
+        EXPECT_NE(w.find("NHVK_CUDA_MIN_BLOCKS=\"\\033[2J3\""), std::string::npos) << w;
     }
 }
 
