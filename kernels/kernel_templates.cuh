@@ -30,10 +30,8 @@ constexpr bool same_name(const char* a, const char* b) {
  * @brief The blocks of `block_size` threads that ptxas is asked to fit on one multiprocessor (`__launch_bounds__`'
  *        second argument: registers a thread ≤ 65536 / (128 · blocks), the rest spilled) for the ensemble kernel of
  *        model `M` (by name, so a model file of the same name gets the same) in `T` with `St`. 1, ptxas' own choice,
- *        except where a device measured better: on an H200 at 10^6 members (bench/results/2026-11-30-h200-kernels.md)
- *        ball_on_turntable's double DOPRI5 kernel took 6.0 s at 4 blocks against 7.2 s (3: 7.3 s), rolling_disc's
- *        2.0 s at 3 against 2.4 s (4: 2.3 s); nh_particle's RK4 kernel was no faster at 3, 4 or 5. Other models and
- *        methods are not measured.
+ *        except where a device ran a kernel faster with more blocks and spills than with fewer registers spilled
+ *        (bench/results/2026-11-30-h200-kernels.md); a model or method not listed has not been measured.
  */
 template <class M, class T, template <class, class> class St> constexpr int ensemble_min_blocks() {
 #ifdef NHVK_ENSEMBLE_MIN_BLOCKS

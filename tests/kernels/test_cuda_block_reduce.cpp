@@ -41,8 +41,8 @@ void expect_device_equals_twin(const ChunkRows& c, std::size_t replicas, std::si
     const nhvk::stats::LogBinTable table = LogHistogramSpec{}.table();
     const LogBinner b = LogBinner::make(table);
     const nhvk::stats::ChunkView in = view(c, 0, c.n, replicas, replicated, first);
-    // NOTE: a histogram row is 34 KB: with rows, the batch the device reduction would take on this device (3 on an
-    // H100 or H200), as the backend chooses it
+    // NOTE: a histogram row is 34 KB, so with rows the batch is the one the backend takes on this device: a larger
+    // one would ask a block for more shared memory than the device has
     if (rows) batch = nhvk::cuda_block_batch(nhvk::stats::block_plan(in, n_tiles, batch, &b).target_bytes(), batch);
     const nhvk::stats::BlockPlan P = nhvk::stats::block_plan(in, n_tiles, batch, rows ? &b : nullptr);
     const std::size_t n_series = c.n_series + replicas * replicated;

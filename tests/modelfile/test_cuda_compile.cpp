@@ -4,6 +4,7 @@
 // (tests/kernels).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -82,7 +83,7 @@ INSTANTIATE_TEST_SUITE_P(Models, CudaCompileModel,
  */
 int register_count(const std::string& image, const std::string& mangled) {
     const auto u16 = [&](std::size_t o) {
-        return static_cast<unsigned>(std::uint8_t(image[o]) | std::uint8_t(image[o + 1]) << 8);
+        return static_cast<unsigned>(std::uint8_t(image.at(o)) | std::uint8_t(image.at(o + 1)) << 8);
     };
     const auto u32 = [&](std::size_t o) { return u16(o) | u16(o + 2) << 16; };
     const auto u64 = [&](std::size_t o) { return std::uint64_t(u32(o)) | std::uint64_t(u32(o + 4)) << 32; };
@@ -90,7 +91,9 @@ int register_count(const std::string& image, const std::string& mangled) {
     const unsigned shentsize = u16(0x3a), shnum = u16(0x3c), shstrndx = u16(0x3e);
     const auto header = [&](unsigned i) { return static_cast<std::size_t>(shoff + std::uint64_t(i) * shentsize); };
     const std::size_t strtab = static_cast<std::size_t>(u64(header(shstrndx) + 0x18));
-    const auto name = [&](unsigned i) { return std::string(image.c_str() + strtab + u32(header(i))); };
+    const auto name = [&](unsigned i) {
+        return std::string(image.c_str() + std::min<std::size_t>(strtab + u32(header(i)), image.size()));
+    };
     unsigned symbol = 0; // a function's .text section names its symbol in sh_info
     bool found = false;
     for (unsigned i = 0; i < shnum; ++i)
@@ -101,7 +104,7 @@ int register_count(const std::string& image, const std::string& mangled) {
         const std::size_t begin = static_cast<std::size_t>(u64(header(i) + 0x18));
         const std::size_t end = begin + static_cast<std::size_t>(u64(header(i) + 0x20));
         for (std::size_t o = begin; o + 4 <= end;) {
-            const unsigned format = std::uint8_t(image[o]), attribute = std::uint8_t(image[o + 1]);
+            const unsigned format = std::uint8_t(image.at(o)), attribute = std::uint8_t(image.at(o + 1));
             if (format != 0x04) { // attributes without a size field take 4 bytes
                 o += 4;
                 continue;
