@@ -201,11 +201,14 @@ NHVK_HD NHVK_FORCEINLINE MemberOutcome integrate_member(const M& model, const T*
             NHVK_UNROLL
             for (int j = 0; j < VK::dim; ++j) xb[j] = b.y[j];
             const long long n_steps = ia.m > ib.m ? ia.m : ib.m;
+            long long done_a = 0, done_b = 0; // the steps each completed
             for (long long st = 0; st < n_steps; ++st) {
-                if (st < ia.m && sa == Status::ok) sa = a.step(nh, xa, ia, st);
-                if (st < ib.m && sb == Status::ok) sb = b.step(vk, xb, ib, st);
+                if (st < ia.m && sa == Status::ok && (sa = a.step(nh, xa, ia, st)) == Status::ok) done_a = st + 1;
+                if (st < ib.m && sb == Status::ok && (sb = b.step(vk, xb, ib, st)) == Status::ok) done_b = st + 1;
                 if (sa != Status::ok) break;
             }
+            a.settle(ia, done_a);
+            b.settle(ib, done_b);
             if ((s = a.finish(xa, sa)) != Status::ok) {
                 out.status = s;
                 out.failed = Dynamics::nonholonomic;

@@ -186,8 +186,10 @@ NHVK_HD NHVK_FORCEINLINE Status advance_in_equal_steps(St& st, const Sys& sys, T
     T x[St::dim];
     NHVK_UNROLL
     for (int j = 0; j < St::dim; ++j) x[j] = st.y[j];
-    for (long long i = 0; i < iv.m; ++i)
+    long long i = 0;
+    for (; i < iv.m; ++i)
         if ((s = st.step(sys, x, iv, i)) != Status::ok) break;
+    st.settle(iv, i);
     return st.finish(x, s);
 }
 
@@ -252,16 +254,39 @@ protected:
         NHVK_UNROLL
         for (int i = 0; i < dim; ++i) y[i] = y0[i];
         steps = 0;
+        projection_failed_ = false;
     }
 
-    /** @brief A completed step `i` of the interval on `x`: its time, counted, projected where asked. */
-    NHVK_HD NHVK_FORCEINLINE Status land(const Sys& sys, T* x, const Interval& iv, long long i) {
-        // NOTE: t from the start of the interval, not accumulated, so the last step lands on t_target exactly.
-        t = (i + 1 == iv.m) ? iv.t_target : iv.t_start + T(i + 1) * iv.h;
-        ++steps;
-        if (ctl_.project) return sys.project(t, x);
-        return Status::ok;
+    /** @brief The time at which step `i` of `iv` starts (`i = iv.m`: where the last ends). */
+    NHVK_HD NHVK_FORCEINLINE static T time_at(const Interval& iv, long long i) {
+        // NOTE: from the start of the interval, not accumulated, so the last step lands on t_target exactly.
+        return i == iv.m ? iv.t_target : (i == 0 ? iv.t_start : iv.t_start + T(i) * iv.h);
     }
+
+    /** @brief The tail of step `i` of the interval on `x`: the projection where asked. The time and the count are
+     *         not kept step by step: `settle` sets them once after the steps. */
+    NHVK_HD NHVK_FORCEINLINE Status land(const Sys& sys, T* x, const Interval& iv, long long i) {
+        // NOTE: kept in every step, they cost every step on the device an int-to-double conversion, a multiply-add
+        // and 64-bit arithmetic, of which only the last value is read (bench/results/2026-11-30-step-loop-sass.md).
+        if (!ctl_.project) return Status::ok;
+        const Status s = sys.project(time_at(iv, i + 1), x);
+        if (s != Status::ok) projection_failed_ = true; // the step counts as taken: its state is x
+        return s;
+    }
+
+public:
+    /** @brief The time and the count after `done` completed steps of `iv` (and the step whose projection failed,
+     *         if one did): what keeping them step by step gave. */
+    NHVK_HD NHVK_FORCEINLINE void settle(const Interval& iv, long long done) {
+        if (projection_failed_) ++done;
+        projection_failed_ = false;
+        if (done <= 0) return;
+        t = time_at(iv, done);
+        steps += done;
+    }
+
+private:
+    bool projection_failed_ = false;
 };
 
 namespace detail {

@@ -47,7 +47,7 @@ public:
     /** @brief Step `i` of the interval on the state `x` (a local copy of `y`, see `advance_to`); on failure `x` keeps
      *         the last completed step. */
     NHVK_HD NHVK_FORCEINLINE Status step(const Sys& sys, T* x, const Interval& iv, long long i) {
-        const T h = iv.h, h2 = iv.h2, h6 = iv.h6, t = this->t;
+        const T h = iv.h, h2 = iv.h2, h6 = iv.h6, t = Base::time_at(iv, i);
         // y += h/6 ((k1 + 2 k2) + 2 k3 + k4), summed as the stages come, so that only x, the sum, a stage input and a
         // stage vector are live at once (registers on the device).
         T k[dim], acc[dim], tmp[dim];

@@ -245,7 +245,7 @@ public:
     /** @brief Step `i` of the interval on the state `x` (a local copy of `y`); on failure `x` keeps the last completed
      *         step. */
     NHVK_HD NHVK_STEP_INLINE Status step(const Sys& sys, T* x, const Interval& iv, long long i) {
-        const Status s = implicit_step(sys, this->t, x, iv.h);
+        const Status s = implicit_step(sys, Base::time_at(iv, i), x, iv.h);
         if (s != Status::ok) return s;
         return this->land(sys, x, iv, i);
     }
