@@ -212,10 +212,10 @@ void trace_motion_system_sized(Graph& g, const SaddleParts& s, const DerivedVari
 
 /** @brief `Wt⁻¹` for the Schur paths as row-major node ids (−1: a structural zero). `schur_diagonal`: `1/Wt_ii`,
  *         constants per trajectory. `schur_blocks`: each diagonal block in closed form, adjugate over determinant,
- *         after a `CheckSingular` that returns `singular` when the determinant is not finite or has no correct
- *         digit left: `|det| ≤ ε·per(|M|)`, where the permanent of the block's absolute values is the sum of
- *         the magnitudes of the terms the determinant cancels (and scales with rows and columns as the determinant
- *         does). */
+ *         after a `CheckSingular` (the function returns `singular`) when the determinant is not finite or has
+ *         no correct digit left: `|det| ≤ ε·per(|M|)`, where the permanent of the block's absolute values is the
+ *         sum of the magnitudes of the terms the determinant cancels (and scales with rows and columns as the
+ *         determinant does). */
 std::vector<int> inverse_metric(Graph& g, Body& body, const SaddleParts& s, int n, SolveKind kind) {
     std::vector<int> winv(static_cast<std::size_t>(n * n), -1);
     auto at = [n](int i, int j) { return static_cast<std::size_t>(i * n + j); };

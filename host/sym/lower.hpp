@@ -92,7 +92,8 @@ struct PermanentTerm {
     std::optional<Ref> factor;
     std::vector<Ref> products;
 };
-/** @brief Return `singular` unless `ε·Σ bound < |value| ≤ max` (`0 < |value|` for an empty bound). */
+/** @brief The function returns `singular` unless `ε·Σ bound < |value| ≤ max` (`0 < |value|` for an empty bound): the
+ *         test is remembered and the body goes on; its `Return` of `ok` gives `singular` when any test failed. */
 struct CheckSingular {
     Ref value;
     std::vector<PermanentTerm> bound;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "print.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
@@ -119,9 +120,12 @@ struct StatementText {
         const std::string v = ref(s.value);
         const std::string bound =
             terms.empty() ? std::string("T(0)") : "NumericLimits<T>::epsilon() * (" + join(terms, " + ") + ")";
-        // NOTE: one test for the bound, ±∞ and NaN (NaN fails both comparisons)
-        return "if (!(abs(" + v + ") > " + bound + " && abs(" + v +
-               ") <= NumericLimits<T>::max())) return Status::singular;";
+        // NOTE: one test for the bound, ±∞ and NaN (NaN fails both comparisons). The test is remembered and the
+        // body goes on (what it computes from here is not used when it failed): a return here is a branch and a join
+        // in every right-hand side of every stage, which on the device cost the small models' step loops an eighth of
+        // their instructions and the values live across the join their registers (bench/results/
+        // 2026-11-30-step-loop-sass.md).
+        return "regular_ = regular_ && abs(" + v + ") > " + bound + " && abs(" + v + ") <= NumericLimits<T>::max();";
     }
     std::string operator()(const LuSolve& s) const {
         const std::string name = s.system == System::saddle ? "A_" : "S_";
@@ -141,7 +145,7 @@ struct StatementText {
         case Return::What::nothing:
             return "return;";
         case Return::What::ok:
-            return "return Status::ok;";
+            return checks ? "return regular_ ? Status::ok : Status::singular;" : "return Status::ok;";
         case Return::What::value:
             return "return " + ref(s.value) + ";";
         case Return::What::consts:
@@ -150,7 +154,8 @@ struct StatementText {
         return "return K;";
     }
 
-    std::string in_; ///< the indent of the lines after the first
+    std::string in_;     ///< the indent of the lines after the first
+    bool checks = false; ///< whether the body has a `CheckSingular`, which declares `regular_` first
 };
 
 /** @brief The signature of a generated function, and the `(void)x;` for the arguments a body may not read. */
@@ -223,7 +228,10 @@ std::string node_code(const Node& nd, const std::string& a, const std::string& b
 
 std::string print_statements(const Statements& body, const std::string& indent) {
     std::string out;
-    const StatementText text{indent};
+    StatementText text{indent};
+    text.checks = std::any_of(body.begin(), body.end(),
+                              [](const Statement& s) { return std::holds_alternative<CheckSingular>(s); });
+    if (text.checks) out += indent + "bool regular_ = true; // every CheckSingular so far passed\n";
     for (const Statement& s : body) out += indent + std::visit(text, s) + "\n";
     return out;
 }

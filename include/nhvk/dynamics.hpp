@@ -566,10 +566,12 @@ template <class M, class T, class Eq = AdEquations<M, T>> struct BalancedNonholo
         // NOTE: the reaction power comes from the equations' own solve (the generated code shares the
         // trigonometry of J with the acceleration's): a second evaluation of J per right-hand side cost rolling_disc's
         // DOPRI5 kernels a stack frame.
+        // NOTE: written whatever the status (a caller reads no stage that failed): kept apart from the failure's
+        // branch, the device does not select the component at every stage.
         T power = T(0);
         const Status s = base.rhs(t, y, dy, lambda, &power);
-        if (s != Status::ok) return s;
         dy[2 * n] = power;
+        if (s != Status::ok) return s;
         if constexpr (applied) dy[2 * n + 1] = applied_power(base.eq.model, y, y + n, t);
         return Status::ok;
     }

@@ -190,6 +190,35 @@ TEST(SymPrint, PrintsAStatementListWithoutTheGraph) {
                                                        "  return Status::ok;\n");
 }
 
+// A CheckSingular does not leave the function: every test is remembered, the body goes on (no branch and no join in
+// the right-hand side of every stage), and the `ok` return gives `singular` when any of them failed, a later one
+// passing included; a body without a test returns `ok` as before.
+TEST(SymPrint, CheckSingularIsRememberedUntilTheReturn) {
+    using nhvk::sym::Ref;
+    const auto temp = [](int id) { return Ref{Ref::Kind::temp, Var::q, id, 0.0}; };
+    const Ref q0{Ref::Kind::variable, Var::q, 0, 0.0}, q1{Ref::Kind::variable, Var::q, 1, 0.0};
+    const nhvk::sym::Return ok{nhvk::sym::Return::What::ok, Ref{}};
+    const nhvk::sym::Statements body = {
+        nhvk::sym::Let{temp(2), Op::mul, 0.0, q0, q1},
+        nhvk::sym::CheckSingular{temp(2), {}},
+        nhvk::sym::Let{temp(3), Op::div, 0.0, q1, temp(2)},
+        nhvk::sym::CheckSingular{temp(3), {nhvk::sym::PermanentTerm{q0, {q1}}}},
+        nhvk::sym::Store{nhvk::sym::Array::a, 0, -1, temp(3)},
+        ok,
+    };
+    EXPECT_EQ(nhvk::sym::print_statements(body, "  "),
+              "  bool regular_ = true; // every CheckSingular so far passed\n"
+              "  const T t2 = q[0] * q[1];\n"
+              "  regular_ = regular_ && abs(t2) > T(0) && abs(t2) <= NumericLimits<T>::max();\n"
+              "  const T t3 = q[1] / t2;\n"
+              "  regular_ = regular_ && abs(t3) > NumericLimits<T>::epsilon() * (abs(q[0]) * (abs(q[1]))) && "
+              "abs(t3) <= NumericLimits<T>::max();\n"
+              "  a[0] = t3;\n"
+              "  return regular_ ? Status::ok : Status::singular;\n");
+    const nhvk::sym::Statements plain = {nhvk::sym::Store{nhvk::sym::Array::a, 0, -1, q0}, ok};
+    EXPECT_EQ(nhvk::sym::print_statements(plain, "  "), "  a[0] = q[0];\n  return Status::ok;\n");
+}
+
 /** The saddle parts of `n` coordinates whose Wt has the nonzero pattern `pattern` (row-major, symmetric), each
  *  entry depending on q (or on μ where `mu` is set). */
 nhvk::sym::SaddleParts pattern_parts(Graph& g, int n, const std::vector<int>& pattern, bool mu) {
