@@ -8,7 +8,8 @@
 # Usage: bench/kernel_split_probe.sh [build-dir] [arch]    (default: build, sm_90; CASES="Model:precision:Method ...",
 #        default "RollingDisc:double:Dopri5 RollingDisc:double:Rk4 BallOnTurntable:double:Dopri5
 #        BallOnTurntable:double:Rk4 BallOnTurntable:float:Dopri5 NhParticle:double:Rk4"; ENSEMBLE_ONLY=1: the ensemble
-#        kernels alone, a quicker table of the CASES than kernel_resources.sh's of every method)
+#        kernels alone, a quicker table of the CASES than kernel_resources.sh's of every method; CUBIN=path: keep the
+#        probe's machine code there)
 # Prints: registers stack_bytes spill_bytes kernel
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -56,8 +57,9 @@ EOF
     done
     echo '}'
 } >"$tmp/probe.cu"
-"$nvcc" -std=c++17 -O3 --expt-relaxed-constexpr -diag-suppress=20012 -arch="$arch" -Xptxas -v -c "$tmp/probe.cu" \
-    -o "$tmp/probe.o" -I"$here/include" -I"$here/host" -I"$here/kernels" -I"$build/gen/include" ${r123:+-I"$r123"} \
+# CUBIN=path keeps the machine code (bench/step_loop_sass.sh reads its loops)
+"$nvcc" -std=c++17 -O3 --expt-relaxed-constexpr -diag-suppress=20012 -arch="$arch" -Xptxas -v -cubin "$tmp/probe.cu" \
+    -o "${CUBIN:-$tmp/probe.cubin}" -I"$here/include" -I"$here/host" -I"$here/kernels" -I"$build/gen/include" ${r123:+-I"$r123"} \
     2>"$tmp/ptxas.txt" || { cat "$tmp/ptxas.txt" >&2; exit 1; }
 echo "registers stack_bytes spill_bytes kernel"
 awk '/Compiling entry function/ { match($0, /'"'"'[^'"'"']+'"'"'/); name = substr($0, RSTART + 1, RLENGTH - 2) }
