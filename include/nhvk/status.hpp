@@ -10,10 +10,8 @@
 
 namespace nhvk {
 
-/** @brief How the integration of one trajectory (one dynamics) ended. `ok` is the only success. Stored per member as a
- *         byte (`ChunkArgs::status`); in a register an `int`, which the device tests as it is, where a byte is
- *         extracted and widened before every test (two instructions at every stage of every step). */
-enum class Status : int {
+/** @brief How the integration of one trajectory (one dynamics) ended. `ok` is the only success. */
+enum class Status : std::uint8_t {
     ok = 0,             ///< reached the last output time
     singular = 1,       ///< the saddle-point (or projection) matrix was singular or too badly conditioned
     non_finite = 2,     ///< a state, derivative or error estimate became NaN or infinite
