@@ -121,10 +121,9 @@ struct StatementText {
         const std::string bound =
             terms.empty() ? std::string("T(0)") : "NumericLimits<T>::epsilon() * (" + join(terms, " + ") + ")";
         // NOTE: one test for the bound, ±∞ and NaN (NaN fails both comparisons). The test is remembered and the
-        // body goes on (what it computes from here is not used when it failed): a return here is a branch and a join
-        // in every right-hand side of every stage, which on the device cost the small models' step loops an eighth of
-        // their instructions and the values live across the join their registers (bench/results/
-        // 2026-11-30-step-loop-sass.md).
+        // body goes on (what it computes from here is not used when it failed): a return here would be a branch and
+        // a join in every right-hand side of every stage, and on the device the values live across the join would
+        // hold registers and need moves (bench/results/2026-11-30-step-loop-sass.md).
         return "regular_ = regular_ && abs(" + v + ") > " + bound + " && abs(" + v + ") <= NumericLimits<T>::max();";
     }
     std::string operator()(const LuSolve& s) const {

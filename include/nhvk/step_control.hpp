@@ -266,8 +266,8 @@ protected:
     /** @brief The tail of step `i` of the interval on `x`: the projection where asked. The time and the count are
      *         not kept step by step: `settle` sets them once after the steps. */
     NHVK_HD NHVK_FORCEINLINE Status land(const Sys& sys, T* x, const Interval& iv, long long i) {
-        // NOTE: kept in every step, they cost every step on the device an int-to-double conversion, a multiply-add
-        // and 64-bit arithmetic, of which only the last value is read (bench/results/2026-11-30-step-loop-sass.md).
+        // NOTE: setting them here would put an int-to-double conversion, a multiply-add and 64-bit arithmetic in
+        // every step on the device, for values of which only the last is read.
         if (!ctl_.project) return Status::ok;
         const Status s = sys.project(time_at(iv, i + 1), x);
         if (s != Status::ok) projection_failed_ = true; // the step counts as taken: its state is x
